@@ -1,0 +1,46 @@
+# Two commands a newcomer needs: `make demo` and `make test`. Both bootstrap themselves on a
+# machine that has only Python 3.11: a tools venv with uv (unless uv is on PATH), then the
+# project venv from the committed uv.lock.
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(CURDIR)/.venv
+
+UV := $(shell command -v uv 2>/dev/null)
+ifeq ($(UV),)
+UV := $(CURDIR)/.tools/bin/uv
+endif
+
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.stuntset-synced
+
+.PHONY: demo test lint typecheck pytest bench sync clean
+
+demo: $(STAMP)
+	$(BIN)/stuntset demo
+
+test: lint typecheck pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict src
+
+pytest: $(STAMP)
+	$(BIN)/pytest -n auto --cov=stuntset --cov-branch --cov-report=term --cov-fail-under=90
+
+sync: $(STAMP)
+
+$(STAMP): pyproject.toml uv.lock | $(UV)
+	$(UV) sync --locked --all-extras --python $(PYTHON)
+	touch $@
+
+$(CURDIR)/.tools/bin/uv:
+	$(PYTHON) -m venv .tools
+	.tools/bin/python -m pip install --quiet "uv==$(UV_VERSION)"
+
+clean:
+	rm -rf .venv .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* htmlcov dist build

@@ -1,0 +1,132 @@
+"""The one exception hierarchy of stuntset, split by who is at fault.
+
+::
+
+    StuntsetError
+    ├── UsageError (also ValueError)            the test author misused stuntset
+    │   ├── ScriptError                         a script is invalid or cannot be rendered on a wire
+    │   ├── UnknownScenario (also LookupError)  no scenario of that name
+    │   └── CapabilityError                     a provider was asked for what it cannot do
+    └── HarnessFailure (also AssertionError)    the system under test broke an expectation
+        ├── ContractViolation                   an event stream broke the event contract
+        ├── ScriptExhausted                     more turns were requested than the script holds
+        ├── UnusedTurns                         scripted turns were never requested
+        ├── WaitTimeout                         a condition did not come true in time
+        └── UnstubbedCall                       the code under test called a method nobody stubbed
+
+Failures that a double *simulates* (a 429, a cut stream, a crashed CLI) are never raised as
+these: the client library under test sees its own errors, exactly as in production.
+Every message names the offending value, what was expected, and the next step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CapabilityError",
+    "ContractViolation",
+    "HarnessFailure",
+    "ScriptError",
+    "ScriptExhausted",
+    "StuntsetError",
+    "UnknownScenario",
+    "UnstubbedCall",
+    "UnusedTurns",
+    "UsageError",
+    "WaitTimeout",
+]
+
+
+def _rebuild(cls: type[StuntsetError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
+class StuntsetError(Exception):
+    """Root of every error stuntset raises. Survives pickling (daemon, xdist workers)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+
+class UsageError(StuntsetError, ValueError):
+    """The test author misused stuntset (raised at configuration time where possible)."""
+
+
+class ScriptError(UsageError):
+    """A script is malformed, or names a step that the chosen wire cannot render.
+
+    Attributes name the place: ``source`` (file or ``"<python>"``), ``turn`` and ``step``
+    indexes (0-based) and ``wire`` where they apply.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        turn: int | None = None,
+        step: int | None = None,
+        field: str | None = None,
+        wire: str | None = None,
+    ) -> None:
+        place = []
+        if source is not None:
+            place.append(source)
+        if turn is not None:
+            place.append(f"turn {turn}")
+        if step is not None:
+            place.append(f"step {step}")
+        if field is not None:
+            place.append(f"field {field!r}")
+        if wire is not None:
+            place.append(f"wire {wire!r}")
+        super().__init__(f"{', '.join(place)}: {message}" if place else message)
+        self.source = source
+        self.turn = turn
+        self.step = step
+        self.field = field
+        self.wire = wire
+
+
+class UnknownScenario(UsageError, LookupError):
+    """No scenario has that name."""
+
+
+class CapabilityError(UsageError):
+    """A provider was asked for something it has declared it cannot do."""
+
+
+class HarnessFailure(StuntsetError, AssertionError):
+    """The system under test broke an expectation that stuntset checks."""
+
+
+class ContractViolation(HarnessFailure):
+    """An event stream broke a rule of the normalized event contract.
+
+    ``index`` is the 0-based position of the offending event, ``rule`` the rule's name.
+    """
+
+    def __init__(self, message: str, *, rule: str, index: int | None) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.index = index
+
+
+class ScriptExhausted(HarnessFailure):
+    """The code under test asked for a turn after the script ran out (or none matched)."""
+
+
+class UnusedTurns(HarnessFailure):
+    """Scripted turns were never requested by the code under test."""
+
+
+class WaitTimeout(HarnessFailure):
+    """A waited-for condition did not come true before the timeout."""
+
+
+class UnstubbedCall(HarnessFailure):
+    """The code under test used a member of a stub that the test did not provide."""

@@ -1,0 +1,50 @@
+"""The id seam: every id stuntset mints comes from an ``IdGenerator``.
+
+``SequentialIds`` gives ``run-1``, ``run-2``, ``tool-1``… (one counter per prefix): the same
+test produces the same ids on any machine, any xdist worker, in any order.
+``RandomIds`` gives unique ids for real use.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from typing import Protocol, runtime_checkable
+
+__all__ = ["IdGenerator", "RandomIds", "SequentialIds"]
+
+
+@runtime_checkable
+class IdGenerator(Protocol):
+    """Mints ids of the form ``<prefix>-<something unique>``."""
+
+    def new(self, prefix: str) -> str: ...
+
+
+class SequentialIds:
+    """Deterministic ids: ``<prefix>-1``, ``<prefix>-2``… with one counter per prefix.
+
+    ``namespace`` (optional) is inserted after the prefix, for callers that share one id space
+    between independent generators: ``SequentialIds("a").new("run") == "run-a1"``.
+    """
+
+    def __init__(self, namespace: str = "") -> None:
+        self._namespace = namespace
+        self._counters: defaultdict[str, int] = defaultdict(int)
+
+    def new(self, prefix: str) -> str:
+        self._counters[prefix] += 1
+        return f"{prefix}-{self._namespace}{self._counters[prefix]}"
+
+    def __repr__(self) -> str:
+        return f"SequentialIds(namespace={self._namespace!r})"
+
+
+class RandomIds:
+    """Unique ids for real runs: ``<prefix>-<12 hex digits>``."""
+
+    def new(self, prefix: str) -> str:
+        return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+    def __repr__(self) -> str:
+        return "RandomIds()"

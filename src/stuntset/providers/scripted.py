@@ -1,0 +1,404 @@
+"""``ScriptedProvider``: a complete in-process agent provider driven by a ``Script``.
+
+It renders each turn at agent level, as the normalized events a correct adapter would emit
+for it: text and reasoning deltas, tool calls and results, approval and input requests that
+block until answered, usage, and one terminal event. Faults become the terminal a correct
+adapter reports for them (``run.crashed`` with its kind and whether a retry may help; a stall
+waits until interrupted). It records every call made to it (``calls``) for assertions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+
+from stuntset.errors import UsageError
+from stuntset.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    CrashKind,
+    Event,
+    InputRequested,
+    InputResolved,
+    MessageCompleted,
+    MessageDelta,
+    ReasoningCompleted,
+    ReasoningDelta,
+    RunCompleted,
+    RunCrashed,
+    RunKilled,
+    RunStarted,
+    ToolCompleted,
+    ToolStarted,
+)
+from stuntset.events import Usage as UsageEvent
+from stuntset.providers.base import Call, Capabilities, Interrupted, Responded, Started
+from stuntset.script import (
+    AGENT_WIRE,
+    ApprovalRequest,
+    AuthExpired,
+    Delay,
+    Exit,
+    Garbage,
+    HttpError,
+    InputRequest,
+    MalformedJson,
+    OutOfOrder,
+    Overloaded,
+    RateLimit,
+    Reasoning,
+    Script,
+    ScriptPlayer,
+    SpawnFailure,
+    Stall,
+    Step,
+    StreamCut,
+    Text,
+    ToolCall,
+    ToolResult,
+    Turn,
+    TurnRequest,
+    Usage,
+)
+from stuntset.seams import current_clock, current_ids
+
+__all__ = ["ScriptedProvider", "ScriptedRun", "crash_for"]
+
+_CAPABILITIES = Capabilities(
+    approvals=True, input_requests=True, interrupt=True, resume=True, reasoning=True, usage=True
+)
+
+
+def _http_crash(step: HttpError) -> tuple[CrashKind, str, bool]:
+    status = step.status
+    kind: CrashKind
+    if status in (401, 403):
+        kind = "auth"
+    elif status == 429:
+        kind = "rate_limited"
+    elif status in (503, 529):
+        kind = "overloaded"
+    else:
+        kind = "http"
+    retryable = status in (408, 409, 429) or status >= 500
+    if step.should_retry is not None:
+        retryable = step.should_retry
+    return kind, f"HTTP {status}: {step.message or 'error'}", retryable
+
+
+def crash_for(step: Step) -> tuple[CrashKind, str, bool] | None:
+    """The ``run.crashed`` (kind, message, retryable) a correct adapter reports for a fault
+    step, or ``None`` for steps that do not crash a run."""
+    if isinstance(step, HttpError):
+        return _http_crash(step)
+    if isinstance(step, AuthExpired):
+        return "auth", step.message, False
+    if isinstance(step, RateLimit):
+        return "rate_limited", step.message, True
+    if isinstance(step, Overloaded):
+        return "overloaded", step.message, True
+    if isinstance(step, StreamCut):
+        return "protocol", "the stream ended before the run finished", True
+    if isinstance(step, MalformedJson):
+        return "protocol", f"malformed JSON on the wire: {step.text[:60]!r}", False
+    if isinstance(step, Garbage):
+        return "protocol", f"unparseable bytes on the wire: {step.data[:60]!r}", False
+    if isinstance(step, OutOfOrder):
+        return "protocol", "events arrived out of order", False
+    if isinstance(step, Exit):
+        detail = f": {step.stderr.strip()}" if step.stderr.strip() else ""
+        return "exited", f"the runtime exited with code {step.code} mid-turn{detail}", False
+    if isinstance(step, SpawnFailure):
+        return "spawn_failed", f"the runtime could not be started: {step.message}", False
+    return None
+
+
+class ScriptedProvider:
+    """An agent provider that plays a script: deterministic, in-process, complete.
+
+    ``clock`` and ``ids`` default to the ones in force (``stuntset.seams``), which the pytest
+    plugin makes deterministic. Every step kind renders; faults become ``run.crashed``.
+    """
+
+    __test__ = False
+
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        name: str = "scripted",
+        model: str | None = "scripted-model",
+        session_id: str | None = None,
+        clock: Any = None,
+        ids: Any = None,
+    ) -> None:
+        self.script = AGENT_WIRE.check(script if script is not None else Script())
+        self.player = ScriptPlayer(self.script)
+        self._name = name
+        self.model = model
+        self.clock = clock if clock is not None else current_clock()
+        self.ids = ids if ids is not None else current_ids()
+        self._session_id = session_id if session_id is not None else self.ids.new("session")
+        self.calls: list[Call] = []
+        self.runs: list[ScriptedRun] = []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return _CAPABILITIES
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def prompts(self) -> list[str]:
+        """Every prompt the provider was started with, in order."""
+        return [call.prompt for call in self.calls if isinstance(call, Started)]
+
+    def start(self, prompt: str, *, resume: str | None = None) -> ScriptedRun:
+        if resume is not None:
+            self._session_id = resume
+        request = TurnRequest(input_text=prompt, model=self.model, wire=AGENT_WIRE.name)
+        played = self.player.next_turn(request)
+        if played.index >= len(self.script.turns):
+            AGENT_WIRE.check_turn(played.turn, index=played.index, source=self.script.source)
+        run = ScriptedRun(self, self.ids.new("run"), played.turn)
+        self.calls.append(Started(run_id=run.run_id, prompt=prompt, resume=resume))
+        self.runs.append(run)
+        return run
+
+    def assert_all_turns_used(self) -> None:
+        """``UnusedTurns`` if scripted turns were never started."""
+        __tracebackhide__ = True
+        self.player.assert_all_used()
+
+    async def aclose(self) -> None:
+        for run in self.runs:
+            run.kill("provider closed")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(script={self.script.label()!r}, session_id={self._session_id!r})"
+
+
+class ScriptedRun:
+    """One scripted run. Iterate it once for its events; steer it while it streams."""
+
+    __test__ = False
+
+    def __init__(self, provider: ScriptedProvider, run_id: str, turn: Turn) -> None:
+        self._provider = provider
+        self._run_id = run_id
+        self._session_id = provider.session_id
+        self.turn = turn
+        self.events: list[Event] = []
+        self._open_requests: dict[str, str] = {}
+        self._answers: dict[str, str] = {}
+        self._killed: str | None = None
+        self._signal: anyio.Event | None = None
+        self._iterated = False
+        self.finished = False
+
+    @property
+    def run_id(self) -> str:
+        return self._run_id
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def open_requests(self) -> dict[str, str]:
+        """Requests waiting for ``respond()``: request id → ``"approval"`` or ``"input"``."""
+        return dict(self._open_requests)
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        if self._iterated:
+            raise UsageError(
+                f"run {self._run_id!r} was already iterated; its events are in run.events"
+            )
+        self._iterated = True
+        return self._render()
+
+    async def interrupt(self, reason: str = "interrupted") -> None:
+        self._provider.calls.append(Interrupted(run_id=self._run_id, reason=reason))
+        self.kill(reason)
+
+    def kill(self, reason: str) -> None:
+        """End the run at its next step (or at once if it is waiting)."""
+        if self._killed is None and not self.finished:
+            self._killed = reason
+            self._wake()
+
+    async def respond(self, request_id: str, decision: str) -> None:
+        kind = self._open_requests.get(request_id)
+        if kind is None:
+            open_ = ", ".join(f"{r} ({k})" for r, k in self._open_requests.items()) or "none"
+            raise UsageError(
+                f"run {self._run_id!r} has no open request {request_id!r} (open: {open_}); "
+                f"respond to the request_id of an approval.requested or input.requested event"
+            )
+        if kind == "approval" and decision not in ("allow", "deny"):
+            raise UsageError(f"approval {request_id!r} takes 'allow' or 'deny', got {decision!r}")
+        self._provider.calls.append(
+            Responded(run_id=self._run_id, request_id=request_id, decision=decision)
+        )
+        self._answers[request_id] = decision
+        self._wake()
+
+    # --- rendering --------------------------------------------------------------------------
+
+    def _stopped(self) -> bool:
+        return self._killed is not None
+
+    def _wake(self) -> None:
+        if self._signal is not None:
+            self._signal.set()
+
+    async def _wait_until(self, ready: Callable[[], bool]) -> bool:
+        """Block until ``ready()`` or a kill; True if ready."""
+        while not ready() and self._killed is None:
+            self._signal = anyio.Event()
+            await self._signal.wait()
+        return self._killed is None
+
+    async def _pause(self, seconds: float) -> None:
+        if seconds <= 0 or self._killed is not None:
+            return
+        clock = self._provider.clock
+        async with anyio.create_task_group() as group:
+
+            async def sleeper() -> None:
+                await clock.sleep(seconds)
+                group.cancel_scope.cancel()
+
+            async def watcher() -> None:
+                await self._wait_until(lambda: False)
+                group.cancel_scope.cancel()
+
+            group.start_soon(sleeper)
+            group.start_soon(watcher)
+
+    def _event(self, cls: type[Any], **fields: Any) -> Event:
+        event: Event = cls(run_id=self._run_id, ts=self._provider.clock.now(), **fields)
+        self.events.append(event)
+        if event.terminal:
+            self.finished = True
+        return event
+
+    async def _render(self) -> AsyncIterator[Event]:
+        provider = self._provider
+        ids = provider.ids
+        yield self._event(
+            RunStarted, session_id=self._session_id, provider=provider.name, model=provider.model
+        )
+        waiting: list[str] = []  # tool calls whose scripted result is still to come
+        calls: dict[str, ToolCall] = {}
+        done: set[str] = set()
+        last_call: str | None = None
+        for step in self.turn.steps:
+            if self._stopped():
+                break
+            if isinstance(step, Text | Reasoning):
+                item_id = ids.new("msg" if isinstance(step, Text) else "reasoning")
+                delta, completed = (
+                    (MessageDelta, MessageCompleted)
+                    if isinstance(step, Text)
+                    else (ReasoningDelta, ReasoningCompleted)
+                )
+                for index, piece in enumerate(step.deltas()):
+                    if index:
+                        await self._pause(step.interval)
+                    if self._stopped():
+                        break
+                    yield self._event(delta, item_id=item_id, text=piece)
+                if self._stopped():
+                    break
+                yield self._event(completed, item_id=item_id, text=step.text)
+            elif isinstance(step, ToolCall):
+                call_id = step.id or ids.new("tool")
+                calls[call_id] = step
+                waiting.append(call_id)
+                last_call = call_id
+                yield self._event(
+                    ToolStarted, tool_call_id=call_id, name=step.name, input=step.input
+                )
+            elif isinstance(step, ToolResult):
+                call_id = step.tool_call_id or waiting[0]
+                if call_id in waiting:
+                    waiting.remove(call_id)
+                if call_id not in done:
+                    done.add(call_id)
+                    yield self._event(
+                        ToolCompleted,
+                        tool_call_id=call_id,
+                        output=step.output,
+                        is_error=step.is_error,
+                    )
+            elif isinstance(step, ApprovalRequest):
+                target = step.tool_call_id or last_call
+                call = calls.get(target) if target else None
+                request_id = ids.new("approval")
+                self._open_requests[request_id] = "approval"
+                yield self._event(
+                    ApprovalRequested,
+                    request_id=request_id,
+                    tool_call_id=target,
+                    tool=step.tool or (call.name if call else "unknown"),
+                    input=step.input if step.input is not None else (call.input if call else {}),
+                )
+                if not await self._wait_until(lambda r=request_id: r in self._answers):  # type: ignore[misc]
+                    break
+                del self._open_requests[request_id]
+                decision = self._answers[request_id]
+                yield self._event(ApprovalResolved, request_id=request_id, decision=decision)
+                if (
+                    decision == "deny"
+                    and target is not None
+                    and target in calls
+                    and target not in done
+                ):
+                    done.add(target)
+                    yield self._event(
+                        ToolCompleted,
+                        tool_call_id=target,
+                        output="permission denied by the user",
+                        is_error=True,
+                    )
+            elif isinstance(step, InputRequest):
+                request_id = ids.new("input")
+                self._open_requests[request_id] = "input"
+                yield self._event(InputRequested, request_id=request_id, prompt=step.prompt)
+                if not await self._wait_until(lambda r=request_id: r in self._answers):  # type: ignore[misc]
+                    break
+                del self._open_requests[request_id]
+                yield self._event(
+                    InputResolved, request_id=request_id, text=self._answers[request_id]
+                )
+            elif isinstance(step, Usage):
+                yield self._event(
+                    UsageEvent,
+                    input_tokens=step.input_tokens,
+                    output_tokens=step.output_tokens,
+                    cost=step.cost,
+                )
+            elif isinstance(step, Delay):
+                await self._pause(step.seconds)
+            elif isinstance(step, Stall):
+                await self._wait_until(lambda: False)
+                break
+            else:
+                crash = crash_for(step)
+                assert crash is not None, step
+                kind, message, retryable = crash
+                yield self._event(RunCrashed, kind=kind, message=message, retryable=retryable)
+                return
+        if self._killed is not None:
+            yield self._event(RunKilled, reason=self._killed)
+            return
+        yield self._event(RunCompleted, stop_reason="end_turn")

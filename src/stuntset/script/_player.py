@@ -1,0 +1,90 @@
+"""Hands out a script's turns to the requests a double receives, and remembers what it used."""
+
+from __future__ import annotations
+
+import threading
+
+import msgspec
+
+from stuntset.errors import ScriptExhausted, UnusedTurns
+from stuntset.script._model import Script, Turn, TurnRequest
+
+__all__ = ["PlayedTurn", "ScriptPlayer"]
+
+
+class PlayedTurn(msgspec.Struct, frozen=True):
+    """A turn handed out for a request. ``index`` is the turn's place in the script (or, for
+    turns made by the script's function, ``len(script.turns)`` plus the call number)."""
+
+    index: int
+    turn: Turn
+    request: TurnRequest
+
+
+class ScriptPlayer:
+    """Chooses the turn for each request: the first turn with uses left whose match accepts
+    the request (turns without a match accept anything, so plain scripts play in order).
+
+    Thread-safe: doubles serve concurrent requests.
+    """
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self._left = [t.times for t in script.turns]
+        self._function_calls = 0
+        self._lock = threading.Lock()
+        self.played: list[PlayedTurn] = []
+
+    def next_turn(self, request: TurnRequest) -> PlayedTurn:
+        """The turn for ``request``; ``ScriptExhausted`` if none is left or none matches."""
+        with self._lock:
+            for index, t in enumerate(self.script.turns):
+                if self._left[index] and t.accepts(request):
+                    self._left[index] -= 1
+                    played = PlayedTurn(index, t, request)
+                    break
+            else:
+                if self.script.function is None:
+                    raise ScriptExhausted(self._exhausted_message(request))
+                index = len(self.script.turns) + self._function_calls
+                self._function_calls += 1
+                played = PlayedTurn(index, self.script.turn_from_function(request, index), request)
+            self.played.append(played)
+            return played
+
+    def _exhausted_message(self, request: TurnRequest) -> str:
+        left = [
+            f"  turn {i}: {t.describe()}" for i, t in enumerate(self.script.turns) if self._left[i]
+        ]
+        shown = (
+            request.input_text if len(request.input_text) <= 80 else request.input_text[:77] + "..."
+        )
+        head = (
+            f"script {self.script.label()!r} has no turn for request #{len(self.played) + 1} "
+            f"(input {shown!r}, model {request.model!r}, wire {request.wire!r})"
+        )
+        if not left:
+            return (
+                f"{head}: all {len(self.script.turns)} turns were used. The code under test made "
+                f"more requests than scripted: add a turn, or use times=N for repeats."
+            )
+        return head + ": no remaining turn matches it. Remaining:\n" + "\n".join(left)
+
+    def unused(self) -> list[tuple[int, Turn]]:
+        """Turns with uses left, with their indexes."""
+        with self._lock:
+            return [(i, t) for i, t in enumerate(self.script.turns) if self._left[i]]
+
+    def assert_all_used(self) -> None:
+        """``UnusedTurns`` if any scripted turn was never requested."""
+        __tracebackhide__ = True
+        unused = self.unused()
+        if unused:
+            lines = "\n".join(
+                f"  turn {i}: {t.describe()} ({self._left[i]} use(s) left)" for i, t in unused
+            )
+            raise UnusedTurns(
+                f"script {self.script.label()!r}: {len(unused)} scripted turn(s) were never "
+                f"requested by the code under test:\n{lines}\n"
+                f"If that is expected, pass allow_unused_turns=True (marker or fixture option)."
+            )
