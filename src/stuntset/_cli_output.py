@@ -1,0 +1,44 @@
+"""Rich rendering for the ``stuntset`` command (tables to stdout, kept out of the logic)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from stuntset import scenarios
+from stuntset.script import Script, kind_of
+
+__all__ = ["console", "print_scenarios", "print_script_summary"]
+
+
+def console() -> Console:
+    out = Console(highlight=False, soft_wrap=False)
+    if not out.is_terminal:
+        out.width = max(out.width, 140)
+    return out
+
+
+def print_scenarios() -> None:
+    table = Table(title="stuntset scenario catalog")
+    table.add_column("scenario", style="bold")
+    table.add_column("kind")
+    table.add_column("what it is")
+    for entry in scenarios.all():
+        table.add_row(entry.name, "failure" if entry.fault else "feature", entry.description)
+    console().print(table)
+
+
+def print_script_summary(script: Script) -> None:
+    table = Table(title=f"{script.label()}: {len(script.turns)} turn(s), seed {script.seed}")
+    table.add_column("turn", justify="right")
+    table.add_column("times", justify="right")
+    table.add_column("match")
+    table.add_column("steps")
+    for index, t in enumerate(script.turns):
+        table.add_row(
+            str(index),
+            str(t.times),
+            t.match.describe() if t.match else "any",
+            ", ".join(kind_of(s) for s in t.steps),
+        )
+    console().print(table)

@@ -1,0 +1,66 @@
+"""The ``stuntset`` command."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from stuntset.errors import StuntsetError, UsageError
+
+__all__ = ["main"]
+
+
+class _Group(click.Group):
+    """Turns stuntset's own errors into one clear line and a documented exit code
+    (2 = usage, 1 = a check failed), never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except UsageError as error:
+            click.echo(f"error: {error}", err=True)
+            sys.exit(2)
+        except StuntsetError as error:
+            click.echo(f"failed: {error}", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="stuntset")
+def main() -> None:
+    """stuntset: doubles, a failure catalog and checks for testing AI-agent software."""
+
+
+@main.command()
+def scenarios() -> None:
+    """List the scenario catalog with one-line descriptions."""
+    from stuntset._cli_output import print_scenarios
+
+    print_scenarios()
+
+
+@main.command()
+def demo() -> None:
+    """Play every catalog scenario through the doubles and check each stream."""
+    from stuntset._demo import run_demo
+
+    sys.exit(run_demo())
+
+
+@main.group()
+def script() -> None:
+    """Work with script files."""
+
+
+@script.command("check")
+@click.argument("path", type=click.Path(dir_okay=False))
+def script_check(path: str) -> None:
+    """Validate a script file (TOML or JSON) and summarise its turns."""
+    from stuntset._cli_output import print_script_summary
+    from stuntset.script import load_script
+
+    print_script_summary(load_script(path))
+
+
+# --- commands contributed by the doubles are registered below ---

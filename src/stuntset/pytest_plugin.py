@@ -1,0 +1,134 @@
+"""The stuntset pytest plugin (entry point ``pytest11``). Thin: it wires library pieces.
+
+- Every test runs with a deterministic clock and ids (``stuntset.seams.deterministic``),
+  unless marked ``real_time``.
+- ``@pytest.mark.live(env="ANTHROPIC_API_KEY")`` marks a test that needs a real provider:
+  deselected by default, run with ``--live``, skipped there if the variable is unset.
+- Fixtures: ``scripted_provider`` (configured by the same-named marker, or by overriding the
+  ``stuntset_script`` fixture), ``stuck_provider``, ``stuntset_clock``, ``stuntset_ids``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from stuntset._plugin_support import (
+    LIVE_HELP,
+    live_skip_reason,
+    provider_from_marker,
+)
+from stuntset.clock import Clock
+from stuntset.ids import IdGenerator
+from stuntset.providers import ScriptedProvider, StuckProvider
+from stuntset.script import Script
+from stuntset.seams import Seams, current_clock, current_ids, deterministic
+
+__all__ = [
+    "scripted_provider",
+    "stuck_provider",
+    "stuntset_clock",
+    "stuntset_ids",
+    "stuntset_script",
+]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("stuntset", "stuntset: doubles and checks for agent software")
+    group.addoption(
+        "--live",
+        action="store_true",
+        default=False,
+        help="run tests marked live (real providers; each is skipped if its key env var is unset)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"live(env=NAME | [NAMES]): {LIVE_HELP}")
+    config.addinivalue_line(
+        "markers", "real_time: use the real clock and random ids instead of deterministic ones"
+    )
+    config.addinivalue_line(
+        "markers",
+        "scripted_provider(script_or_scenario_or_path, *, allow_unused_turns=False, "
+        "**scenario_params): configure the scripted_provider fixture",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    run_live = bool(config.getoption("--live"))
+    kept: list[pytest.Item] = []
+    deselected: list[pytest.Item] = []
+    for item in items:
+        marker = item.get_closest_marker("live")
+        if marker is None:
+            kept.append(item)
+        elif not run_live:
+            deselected.append(item)
+        else:
+            reason = live_skip_reason(marker.args, marker.kwargs, item.nodeid)
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+            kept.append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+
+
+@pytest.fixture(autouse=True)
+def _stuntset_seams(request: pytest.FixtureRequest) -> Iterator[Seams | None]:
+    if request.node.get_closest_marker("real_time") is not None:
+        yield None
+        return
+    with deterministic() as seams:
+        yield seams
+
+
+@pytest.fixture
+def stuntset_clock(_stuntset_seams: Seams | None) -> Clock:
+    """The clock in force for this test (a ``FakeClock`` unless marked ``real_time``)."""
+    return current_clock()
+
+
+@pytest.fixture
+def stuntset_ids(_stuntset_seams: Seams | None) -> IdGenerator:
+    """The id generator in force for this test (``SequentialIds`` unless ``real_time``)."""
+    return current_ids()
+
+
+@pytest.fixture
+def stuntset_script() -> Script | None:
+    """Override this fixture to give ``scripted_provider`` its script (vcr_config style)."""
+    return None
+
+
+@pytest.fixture
+def scripted_provider(
+    request: pytest.FixtureRequest, stuntset_script: Script | None, _stuntset_seams: Any
+) -> Iterator[ScriptedProvider]:
+    """A ``ScriptedProvider`` from the ``scripted_provider`` marker or ``stuntset_script``.
+
+    At teardown, fails if scripted turns were never started (marker option
+    ``allow_unused_turns=True`` to allow it).
+    """
+    marker = request.node.get_closest_marker("scripted_provider")
+    provider, allow_unused = provider_from_marker(
+        marker.args if marker else (),
+        dict(marker.kwargs) if marker else {},
+        stuntset_script,
+        request.node.nodeid,
+    )
+    yield provider
+    if not allow_unused:
+        provider.assert_all_turns_used()
+
+
+@pytest.fixture
+def stuck_provider(_stuntset_seams: Any) -> StuckProvider:
+    """A ``StuckProvider``: its runs never finish until interrupted."""
+    return StuckProvider()
+
+
+# --- fixtures contributed by the doubles (keep each a few lines; logic lives in the library) ---
