@@ -39,6 +39,23 @@ from stuntset.waiting import collect_events, wait_for, wait_for_async
 
 __version__ = "0.1.0"
 
+# Heavier pieces load on first use, so `import stuntset` stays cheap.
+_LAZY = {
+    "serve": "stuntset.doubles.model",
+    "transport": "stuntset.doubles.model",
+    "install_cli": "stuntset.doubles.cli",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stuntset' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
 __all__ = [
     "AgentProvider",
     "AgentRun",
