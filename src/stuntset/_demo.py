@@ -55,9 +55,7 @@ async def _play(entry: scenarios.Scenario) -> DemoRow:
         return DemoRow(
             "agent (scripted)", entry.name, len(outcomes), total, "", False, str(failure)
         )
-    return DemoRow(
-        "agent (scripted)", entry.name, len(outcomes), total, " → ".join(outcomes), True
-    )
+    return DemoRow("agent (scripted)", entry.name, len(outcomes), total, " → ".join(outcomes), True)
 
 
 def agent_rows() -> list[DemoRow]:

@@ -51,8 +51,13 @@ async def collect_events(
     """
     __tracebackhide__ = True
     seen: list[Event] = []
+    iterator = aiter(stream)
     with anyio.move_on_after(timeout) as scope:
-        async for event in stream:
+        while True:
+            try:
+                event = await anext(iterator)
+            except StopAsyncIteration:
+                break
             seen.append(event)
             if on_event is not None:
                 result = on_event(event)

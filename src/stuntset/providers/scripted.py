@@ -9,10 +9,11 @@ waits until interrupted). It records every call made to it (``calls``) for asser
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import anyio
+import anyio.lowlevel
 
 from stuntset.errors import UsageError
 from stuntset.events import (
@@ -186,8 +187,25 @@ class ScriptedProvider:
         return f"{type(self).__name__}(script={self.script.label()!r}, session_id={self._session_id!r})"
 
 
+class _Wait(NamedTuple):
+    """The plan waits until ``ready()`` (or a kill)."""
+
+    ready: Callable[[], bool]
+
+
+class _Pause(NamedTuple):
+    """The plan pauses ``seconds`` on the clock seam (or until a kill)."""
+
+    seconds: float
+
+
 class ScriptedRun:
-    """One scripted run. Iterate it once for its events; steer it while it streams."""
+    """One scripted run: an async iterator of its events that the caller steers.
+
+    The turn is rendered by a synchronous plan; waiting (for an answer, a delay, a stall)
+    happens in ``__anext__``, so a consumer that times out or is cancelled loses nothing:
+    iterating again resumes the same wait. ``events`` holds everything delivered so far.
+    """
 
     __test__ = False
 
@@ -201,7 +219,9 @@ class ScriptedRun:
         self._answers: dict[str, str] = {}
         self._killed: str | None = None
         self._signal: anyio.Event | None = None
-        self._iterated = False
+        self._plan: Iterator[Event | _Wait | _Pause] | None = None
+        self._blocked: _Wait | None = None
+        self._pause_until: float | None = None
         self.finished = False
 
     @property
@@ -217,20 +237,39 @@ class ScriptedRun:
         """Requests waiting for ``respond()``: request id → ``"approval"`` or ``"input"``."""
         return dict(self._open_requests)
 
-    def __aiter__(self) -> AsyncIterator[Event]:
-        if self._iterated:
-            raise UsageError(
-                f"run {self._run_id!r} was already iterated; its events are in run.events"
-            )
-        self._iterated = True
-        return self._render()
+    def __aiter__(self) -> ScriptedRun:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self.finished:
+            raise StopAsyncIteration
+        if self._plan is None:
+            self._plan = self._render()
+        while True:
+            await self._wait_out()
+            if self._killed is not None:
+                return self._deliver(self._event(RunKilled, reason=self._killed))
+            item = next(self._plan, None)
+            if item is None:  # pragma: no cover - every plan ends with a terminal event
+                raise StopAsyncIteration
+            if isinstance(item, _Wait):
+                self._blocked = item
+            elif isinstance(item, _Pause):
+                self._pause_until = self._provider.clock.monotonic() + item.seconds
+            else:
+                await anyio.lowlevel.checkpoint()
+                return self._deliver(item)
+
+    async def aclose(self) -> None:
+        """Stop the run for good: an unfinished run ends as killed."""
+        self.kill("closed")
 
     async def interrupt(self, reason: str = "interrupted") -> None:
         self._provider.calls.append(Interrupted(run_id=self._run_id, reason=reason))
         self.kill(reason)
 
     def kill(self, reason: str) -> None:
-        """End the run at its next step (or at once if it is waiting)."""
+        """End the run at its next event (at once if it is waiting)."""
         if self._killed is None and not self.finished:
             self._killed = reason
             self._wake()
@@ -248,50 +287,58 @@ class ScriptedRun:
         self._provider.calls.append(
             Responded(run_id=self._run_id, request_id=request_id, decision=decision)
         )
+        del self._open_requests[request_id]
         self._answers[request_id] = decision
         self._wake()
 
-    # --- rendering --------------------------------------------------------------------------
-
-    def _stopped(self) -> bool:
-        return self._killed is not None
+    # --- waiting ------------------------------------------------------------------------------
 
     def _wake(self) -> None:
         if self._signal is not None:
             self._signal.set()
 
-    async def _wait_until(self, ready: Callable[[], bool]) -> bool:
-        """Block until ``ready()`` or a kill; True if ready."""
-        while not ready() and self._killed is None:
+    async def _wait_out(self) -> None:
+        """Finish the current wait or pause; cancellation leaves it in place to resume."""
+        while self._blocked is not None and self._killed is None:
+            if self._blocked.ready():
+                self._blocked = None
+                return
             self._signal = anyio.Event()
             await self._signal.wait()
-        return self._killed is None
-
-    async def _pause(self, seconds: float) -> None:
-        if seconds <= 0 or self._killed is not None:
-            return
         clock = self._provider.clock
-        async with anyio.create_task_group() as group:
+        while self._pause_until is not None and self._killed is None:
+            left = self._pause_until - clock.monotonic()
+            if left <= 0:
+                self._pause_until = None
+                return
+            async with anyio.create_task_group() as group:
 
-            async def sleeper() -> None:
-                await clock.sleep(seconds)
-                group.cancel_scope.cancel()
+                async def sleeper(seconds: float = left) -> None:
+                    await clock.sleep(seconds)
+                    group.cancel_scope.cancel()
 
-            async def watcher() -> None:
-                await self._wait_until(lambda: False)
-                group.cancel_scope.cancel()
+                async def watcher() -> None:
+                    self._signal = anyio.Event()
+                    await self._signal.wait()
+                    group.cancel_scope.cancel()
 
-            group.start_soon(sleeper)
-            group.start_soon(watcher)
+                group.start_soon(sleeper)
+                group.start_soon(watcher)
+
+    # --- rendering ----------------------------------------------------------------------------
 
     def _event(self, cls: type[Any], **fields: Any) -> Event:
         event: Event = cls(run_id=self._run_id, ts=self._provider.clock.now(), **fields)
+        return event
+
+    def _deliver(self, event: Event) -> Event:
         self.events.append(event)
         if event.terminal:
             self.finished = True
         return event
 
-    async def _render(self) -> AsyncIterator[Event]:
+    def _render(self) -> Iterator[Event | _Wait | _Pause]:
+        """The turn as a plan: events to deliver and waits between them."""
         provider = self._provider
         ids = provider.ids
         yield self._event(
@@ -302,23 +349,15 @@ class ScriptedRun:
         done: set[str] = set()
         last_call: str | None = None
         for step in self.turn.steps:
-            if self._stopped():
-                break
             if isinstance(step, Text | Reasoning):
-                item_id = ids.new("msg" if isinstance(step, Text) else "reasoning")
-                delta, completed = (
-                    (MessageDelta, MessageCompleted)
-                    if isinstance(step, Text)
-                    else (ReasoningDelta, ReasoningCompleted)
-                )
+                is_text = isinstance(step, Text)
+                item_id = ids.new("msg" if is_text else "reasoning")
+                delta = MessageDelta if is_text else ReasoningDelta
                 for index, piece in enumerate(step.deltas()):
-                    if index:
-                        await self._pause(step.interval)
-                    if self._stopped():
-                        break
+                    if index and step.interval > 0:
+                        yield _Pause(step.interval)
                     yield self._event(delta, item_id=item_id, text=piece)
-                if self._stopped():
-                    break
+                completed = MessageCompleted if is_text else ReasoningCompleted
                 yield self._event(completed, item_id=item_id, text=step.text)
             elif isinstance(step, ToolCall):
                 call_id = step.id or ids.new("tool")
@@ -352,17 +391,10 @@ class ScriptedRun:
                     tool=step.tool or (call.name if call else "unknown"),
                     input=step.input if step.input is not None else (call.input if call else {}),
                 )
-                if not await self._wait_until(lambda r=request_id: r in self._answers):  # type: ignore[misc]
-                    break
-                del self._open_requests[request_id]
+                yield _Wait(lambda r=request_id: r in self._answers)  # type: ignore[misc]
                 decision = self._answers[request_id]
                 yield self._event(ApprovalResolved, request_id=request_id, decision=decision)
-                if (
-                    decision == "deny"
-                    and target is not None
-                    and target in calls
-                    and target not in done
-                ):
+                if decision == "deny" and target in calls and target not in done:
                     done.add(target)
                     yield self._event(
                         ToolCompleted,
@@ -374,9 +406,7 @@ class ScriptedRun:
                 request_id = ids.new("input")
                 self._open_requests[request_id] = "input"
                 yield self._event(InputRequested, request_id=request_id, prompt=step.prompt)
-                if not await self._wait_until(lambda r=request_id: r in self._answers):  # type: ignore[misc]
-                    break
-                del self._open_requests[request_id]
+                yield _Wait(lambda r=request_id: r in self._answers)  # type: ignore[misc]
                 yield self._event(
                     InputResolved, request_id=request_id, text=self._answers[request_id]
                 )
@@ -388,17 +418,13 @@ class ScriptedRun:
                     cost=step.cost,
                 )
             elif isinstance(step, Delay):
-                await self._pause(step.seconds)
+                yield _Pause(step.seconds)
             elif isinstance(step, Stall):
-                await self._wait_until(lambda: False)
-                break
+                yield _Wait(lambda: False)
             else:
                 crash = crash_for(step)
                 assert crash is not None, step
                 kind, message, retryable = crash
                 yield self._event(RunCrashed, kind=kind, message=message, retryable=retryable)
                 return
-        if self._killed is not None:
-            yield self._event(RunKilled, reason=self._killed)
-            return
         yield self._event(RunCompleted, stop_reason="end_turn")
