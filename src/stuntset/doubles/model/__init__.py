@@ -1,0 +1,39 @@
+"""Model doubles: one stand-in that speaks OpenAI Chat Completions, OpenAI Responses and
+Anthropic Messages from a script, in-process or over loopback.
+
+::
+
+    with stuntset.serve(script) as stand_in:          # uvicorn on 127.0.0.1:<free port>
+        client = OpenAI(base_url=stand_in.url("openai"), api_key="test")
+        anthropic = Anthropic(base_url=stand_in.url("anthropic"), api_key="test")
+
+    transport = stuntset.transport(script)             # httpx2/httpx transport, no socket
+    client = OpenAI(http_client=httpx2.Client(transport=transport), api_key="test")
+"""
+
+from stuntset.doubles.model._reply import Framing
+from stuntset.doubles.model.double import ModelDouble
+from stuntset.doubles.model.journal import JournalEntry
+from stuntset.doubles.model.serve import LoopbackServer, StandIn, serve
+from stuntset.doubles.model.transport import ModelTransport, transport
+from stuntset.doubles.model.wires import (
+    ANTHROPIC_MESSAGES,
+    MODEL_WIRES,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+)
+
+__all__ = [
+    "ANTHROPIC_MESSAGES",
+    "MODEL_WIRES",
+    "OPENAI_CHAT",
+    "OPENAI_RESPONSES",
+    "Framing",
+    "JournalEntry",
+    "LoopbackServer",
+    "ModelDouble",
+    "ModelTransport",
+    "StandIn",
+    "serve",
+    "transport",
+]

@@ -1,0 +1,388 @@
+"""What the three wire modules share: a response plan made from a script segment, the render
+context of one request, and the driver that turns a plan plus its fault into a ``Reply``.
+
+Each wire module supplies a ``WireCodec``: how its requests are read and how its events,
+bodies and errors are written. Everything about *when* a fault fires (before the status line,
+in-band, after k events) is decided here, once for all wires.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any, ClassVar, TypeAlias
+
+import msgspec
+
+from stuntset.ids import IdGenerator
+from stuntset.script import (
+    AuthExpired,
+    Delay,
+    Exit,
+    Garbage,
+    HttpError,
+    MalformedJson,
+    OutOfOrder,
+    Overloaded,
+    RateLimit,
+    Reasoning,
+    Stall,
+    Step,
+    StreamCut,
+    Text,
+    ToolCall,
+    TurnRequest,
+    Usage,
+    Wire,
+)
+
+from ._reply import ABORT, STALL, Action, Framing, Pause, Reply, json_reply
+
+__all__ = [
+    "BadRequest",
+    "Item",
+    "Plan",
+    "RenderContext",
+    "StatusFault",
+    "WireCodec",
+    "encode",
+    "plan_of",
+    "render",
+]
+
+encode = msgspec.json.Encoder().encode
+
+#: A content step of a response, in the order it streams.
+Item: TypeAlias = Text | Reasoning | ToolCall | Delay
+_STATUS_FAULTS = (HttpError, AuthExpired, RateLimit, Overloaded)
+
+
+class BadRequest(Exception):
+    """A request the real provider would refuse with 400: answered in its own error shape."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+
+
+@dataclass(slots=True)
+class Plan:
+    """One model response: its content items in order, its usage and the fault that ends it."""
+
+    items: list[Item]
+    usage: Usage
+    fault: Step | None
+
+    @property
+    def has_content(self) -> bool:
+        return any(not isinstance(item, Delay) for item in self.items)
+
+    @property
+    def has_tool_calls(self) -> bool:
+        return any(isinstance(item, ToolCall) for item in self.items)
+
+    def delay(self) -> float:
+        return sum(item.seconds for item in self.items if isinstance(item, Delay))
+
+
+def plan_of(segment: tuple[Step, ...]) -> Plan:
+    """The plan of one script segment (usage steps add up; client-side steps are skipped)."""
+    items: list[Item] = []
+    usage: Usage | None = None
+    fault: Step | None = None
+    for step in segment:
+        if isinstance(step, Text | Reasoning | ToolCall | Delay):
+            items.append(step)
+        elif isinstance(step, Usage):
+            if usage is None:
+                usage = step
+            else:
+                cost = (usage.cost or 0.0) + (step.cost or 0.0)
+                usage = Usage(
+                    usage.input_tokens + step.input_tokens,
+                    usage.output_tokens + step.output_tokens,
+                    cost if usage.cost is not None or step.cost is not None else None,
+                )
+        elif step.fault:
+            fault = step
+    return Plan(items, usage or Usage(), fault)
+
+
+@dataclass(slots=True)
+class RenderContext:
+    """Per-request values: ids, timestamps, the model asked for, stream options."""
+
+    model: str
+    response_id: str
+    request_id: str
+    created: int
+    ids: IdGenerator
+    seed: int
+    framing: Framing
+    include_usage: bool = False
+    seq: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def next_seq(self) -> int:
+        value = self.seq
+        self.seq += 1
+        return value
+
+    def signature(self, text: str) -> str:
+        """A deterministic thinking signature for ``text`` under the script's seed."""
+        return hashlib.sha256(f"{self.seed}:{text}".encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class StatusFault:
+    """A fault that is an HTTP error status (or, after content, an in-band error)."""
+
+    status: int
+    message: str
+    error_type: str | None
+    headers: list[tuple[str, str]]
+
+
+def _retry_headers(
+    retry_after: float | None, retry_after_ms: int | None, should_retry: bool | None
+) -> list[tuple[str, str]]:
+    headers: list[tuple[str, str]] = []
+    if retry_after_ms is not None:
+        headers.append(("retry-after-ms", str(retry_after_ms)))
+    if retry_after is not None:
+        text = str(int(retry_after)) if float(retry_after).is_integer() else str(retry_after)
+        headers.append(("retry-after", text))
+    if should_retry is not None:
+        headers.append(("x-should-retry", "true" if should_retry else "false"))
+    return headers
+
+
+def reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Overloaded" if status == 529 else f"Error {status}"
+
+
+class WireCodec(ABC):
+    """How one wire reads requests and writes responses. Subclasses are stateless."""
+
+    wire: ClassVar[Wire]
+    provider: ClassVar[str]
+    request_id_header: ClassVar[str]
+    overloaded_status: ClassVar[int]
+
+    # --- requests ---
+
+    @abstractmethod
+    def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
+        """The wire-neutral request; ``BadRequest`` if the real API would refuse it."""
+
+    # --- errors ---
+
+    @abstractmethod
+    def error_body(self, status: int, message: str, error_type: str | None) -> object: ...
+
+    @abstractmethod
+    def in_band_error(self, fault: StatusFault, ctx: RenderContext) -> bytes: ...
+
+    def error_reply(
+        self,
+        status: int,
+        message: str,
+        error_type: str | None = None,
+        headers: list[tuple[str, str]] | None = None,
+        request_id: str | None = None,
+    ) -> Reply:
+        extra = [(self.request_id_header, request_id)] if request_id else []
+        return json_reply(
+            status, self.error_body(status, message, error_type), [*extra, *(headers or [])]
+        )
+
+    def status_fault(self, fault: Step) -> StatusFault:
+        if isinstance(fault, HttpError):
+            headers = _retry_headers(fault.retry_after, fault.retry_after_ms, fault.should_retry)
+            message = fault.message or reason(fault.status)
+            return StatusFault(fault.status, message, fault.error_type, headers)
+        if isinstance(fault, AuthExpired):
+            return StatusFault(401, fault.message, None, [])
+        if isinstance(fault, RateLimit):
+            headers = _retry_headers(fault.retry_after, fault.retry_after_ms, None)
+            return StatusFault(429, fault.message, None, headers)
+        assert isinstance(fault, Overloaded)
+        headers = _retry_headers(None, fault.retry_after_ms, None)
+        return StatusFault(self.overloaded_status, fault.message, None, headers)
+
+    # --- bodies and streams ---
+
+    @abstractmethod
+    def complete(self, plan: Plan, ctx: RenderContext) -> object:
+        """The non-streaming response body."""
+
+    @abstractmethod
+    def wrong_shape(self, plan: Plan, ctx: RenderContext) -> object:
+        """A 200 body of the wrong shape (what ``OutOfOrder`` means without a stream)."""
+
+    @abstractmethod
+    def stream_body(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        """The stream up to, not including, its terminal events."""
+
+    @abstractmethod
+    def stream_terminal(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        """The events that end a complete stream."""
+
+    @abstractmethod
+    def malformed(self, text: str, ctx: RenderContext) -> bytes:
+        """A frame whose data does not parse as JSON."""
+
+    @abstractmethod
+    def out_of_order(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        """A complete stream whose events come in an impossible order."""
+
+    # --- shared helpers for subclasses ---
+
+    @staticmethod
+    def text_deltas(step: Text | Reasoning) -> list[tuple[str, float]]:
+        """``(delta, pause before it)`` pairs: ``interval`` between deltas, none before."""
+        return [(d, step.interval if i else 0.0) for i, d in enumerate(step.deltas())]
+
+
+def render(codec: WireCodec, plan: Plan, streaming: bool, ctx: RenderContext) -> Reply:
+    """The reply for ``plan`` on ``codec``'s wire, with its fault placed where it belongs."""
+    id_header = (codec.request_id_header, ctx.request_id)
+    fault = plan.fault
+    if isinstance(fault, _STATUS_FAULTS) and not (streaming and plan.has_content):
+        sf = codec.status_fault(fault)
+        reply = codec.error_reply(sf.status, sf.message, sf.error_type, sf.headers, ctx.request_id)
+        reply.wait = plan.delay()
+        return reply
+    if not streaming:
+        return _render_complete(codec, plan, ctx, fault, id_header)
+    headers = [
+        ("content-type", "text/event-stream; charset=utf-8"),
+        ("cache-control", "no-cache"),
+        id_header,
+    ]
+    actions = _render_stream(codec, plan, ctx, fault)
+    return Reply(200, headers, ctx.framing.split(actions), streaming=True)
+
+
+def _render_complete(
+    codec: WireCodec, plan: Plan, ctx: RenderContext, fault: Step | None, id_header: tuple[str, str]
+) -> Reply:
+    wait = plan.delay()
+    json_type = ("content-type", "application/json")
+    if fault is None:
+        reply = json_reply(200, codec.complete(plan, ctx), [id_header])
+    elif isinstance(fault, StreamCut):
+        full = encode(codec.complete(plan, ctx))
+        half = full[: len(full) // 2]
+        if fault.clean:
+            reply = Reply(200, [json_type, id_header], [half])
+        else:
+            reply = Reply(200, [json_type, id_header], [half, ABORT], content_length=len(full))
+    elif isinstance(fault, MalformedJson):
+        reply = Reply(200, [json_type, id_header], [fault.text.encode()])
+    elif isinstance(fault, Garbage):
+        reply = Reply(200, [("content-type", "text/html"), id_header], [fault.payload()])
+    elif isinstance(fault, OutOfOrder):
+        reply = json_reply(200, codec.wrong_shape(plan, ctx), [id_header])
+    elif isinstance(fault, Stall):
+        reply = Reply(None, [], [STALL])
+    else:
+        assert isinstance(fault, Exit), fault
+        reply = Reply(None, [], [ABORT])
+    reply.wait = wait
+    return reply
+
+
+def _frames(actions: list[Action]) -> int:
+    return sum(isinstance(a, bytes) for a in actions)
+
+
+def _first_frames(actions: list[Action], count: int) -> list[Action]:
+    kept: list[Action] = []
+    for action in actions:
+        if isinstance(action, bytes):
+            if count <= 0:
+                break
+            count -= 1
+        kept.append(action)
+    return kept
+
+
+def _render_stream(
+    codec: WireCodec, plan: Plan, ctx: RenderContext, fault: Step | None
+) -> list[Action]:
+    if isinstance(fault, OutOfOrder):
+        return codec.out_of_order(plan, ctx)
+    body = codec.stream_body(plan, ctx)
+    if fault is None:
+        return body + codec.stream_terminal(plan, ctx)
+    if isinstance(fault, _STATUS_FAULTS):
+        return [*body, codec.in_band_error(codec.status_fault(fault), ctx)]
+    if isinstance(fault, StreamCut):
+        if fault.after_events is None:
+            kept = body
+        else:
+            full = body + codec.stream_terminal(plan, ctx)
+            kept = _first_frames(full, min(fault.after_events, _frames(full) - 1))
+        return kept if fault.clean else [*kept, ABORT]
+    if isinstance(fault, MalformedJson):
+        return [*body, codec.malformed(fault.text, ctx)]
+    if isinstance(fault, Garbage):
+        return [*body, fault.payload()]
+    if isinstance(fault, Stall):
+        return [*body, STALL]
+    assert isinstance(fault, Exit), fault
+    return [*body, ABORT]
+
+
+def pause(seconds: float) -> list[Action]:
+    """A pause action, or nothing for zero."""
+    return [Pause(seconds)] if seconds > 0 else []
+
+
+def text_of(content: Any) -> str:
+    """The text of a message ``content``: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict):
+                text = part.get("text")
+                if isinstance(text, str) and part.get("type") in (
+                    None,
+                    "text",
+                    "input_text",
+                    "output_text",
+                ):
+                    parts.append(text)
+        return "".join(parts)
+    return ""
+
+
+def retry_count(headers: Mapping[str, str]) -> int:
+    """The client's retry counter from ``x-stainless-retry-count`` (0 when absent or bad)."""
+    try:
+        return int(headers.get("x-stainless-retry-count", "0"))
+    except ValueError:
+        return 0
+
+
+def require_object(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise BadRequest("The request body must be a JSON object.")
+    return body
+
+
+def require_model(body: dict[str, Any]) -> str:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise BadRequest("you must provide a model parameter", "model")
+    return model

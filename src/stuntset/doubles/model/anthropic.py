@@ -1,0 +1,260 @@
+"""Anthropic Messages (``POST /v1/messages``), streamed and not.
+
+Wire facts (protocols.md §4, checked against anthropic 2.14): every event has an ``event:``
+line equal to its JSON ``type`` (without it the SDK yields nothing); ``message_start`` first,
+then per content block ``content_block_start`` → deltas → ``content_block_stop`` (text:
+``text_delta``; tool_use: ``input_json_delta``, first fragment empty; thinking:
+``thinking_delta`` then one ``signature_delta``), a ``ping`` after ``message_start``, a
+``message_delta`` with the stop reason and cumulative usage, ``message_stop``, and the body ends.
+An in-band error is ``event: error``. Both auth header forms are accepted (``x-api-key`` and
+``Authorization: Bearer``); the version header is not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from stuntset.script import Delay, Reasoning, Text, ToolCall, TurnRequest
+
+from ._common import (
+    BadRequest,
+    Plan,
+    RenderContext,
+    StatusFault,
+    WireCodec,
+    encode,
+    pause,
+    require_model,
+    require_object,
+    retry_count,
+    text_of,
+)
+from ._reply import Action
+from .wires import ANTHROPIC_MESSAGES
+
+__all__ = ["AnthropicCodec", "anthropic_error_type"]
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    409: "conflict_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+def anthropic_error_type(status: int) -> str:
+    """The ``error.type`` the Anthropic API uses for ``status``."""
+    return _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+
+
+class AnthropicCodec(WireCodec):
+    """The Messages wire."""
+
+    wire = ANTHROPIC_MESSAGES
+    provider: ClassVar[str] = "anthropic"
+    request_id_header: ClassVar[str] = "request-id"
+    overloaded_status: ClassVar[int] = 529
+
+    def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
+        data = require_object(body)
+        model = require_model(data)
+        if not isinstance(data.get("max_tokens"), int):
+            raise BadRequest("max_tokens: Field required", "max_tokens")
+        messages = data.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise BadRequest("messages: Field required (a non-empty list)", "messages")
+        input_text = ""
+        for message in reversed(messages):
+            if isinstance(message, dict) and message.get("role") == "user":
+                input_text = text_of(message.get("content"))
+                if input_text:
+                    break
+        results: list[str] = []
+        last = messages[-1]
+        if (
+            isinstance(last, dict)
+            and last.get("role") == "user"
+            and isinstance(last.get("content"), list)
+        ):
+            results = [
+                str(block.get("tool_use_id", ""))
+                for block in last["content"]
+                if isinstance(block, dict) and block.get("type") == "tool_result"
+            ]
+        return TurnRequest(
+            input_text=input_text,
+            model=model,
+            wire=self.wire.name,
+            retry_count=retry_count(headers),
+            tool_results=tuple(results),
+            body=data,
+            headers=dict(headers),
+        )
+
+    def error_body(self, status: int, message: str, error_type: str | None) -> object:
+        return {
+            "type": "error",
+            "error": {"type": error_type or anthropic_error_type(status), "message": message},
+        }
+
+    def in_band_error(self, fault: StatusFault, ctx: RenderContext) -> bytes:
+        body = self.error_body(fault.status, fault.message, fault.error_type)
+        return ctx.framing.frame(encode(body), "error")
+
+    # --- bodies ---
+
+    def _blocks(
+        self, plan: Plan, ctx: RenderContext
+    ) -> list[tuple[Text | Reasoning | ToolCall, dict[str, Any]]]:
+        key = "anthropic_blocks"
+        if key in ctx.extra:
+            cached: list[tuple[Text | Reasoning | ToolCall, dict[str, Any]]] = ctx.extra[key]
+            return cached
+        blocks: list[tuple[Text | Reasoning | ToolCall, dict[str, Any]]] = []
+        for step in plan.items:
+            if isinstance(step, Text):
+                blocks.append((step, {"type": "text", "text": step.text}))
+            elif isinstance(step, Reasoning):
+                signature = step.signature or ctx.signature(step.text)
+                blocks.append(
+                    (step, {"type": "thinking", "thinking": step.text, "signature": signature})
+                )
+            elif isinstance(step, ToolCall):
+                block = {
+                    "type": "tool_use",
+                    "id": step.id or ctx.ids.new("toolu"),
+                    "name": step.name,
+                    "input": step.input,
+                }
+                blocks.append((step, block))
+        ctx.extra[key] = blocks
+        return blocks
+
+    def _usage(self, plan: Plan) -> dict[str, Any]:
+        return {
+            "input_tokens": plan.usage.input_tokens,
+            "output_tokens": plan.usage.output_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+
+    def _message(self, plan: Plan, ctx: RenderContext, *, final: bool) -> dict[str, Any]:
+        stop = ("tool_use" if plan.has_tool_calls else "end_turn") if final else None
+        usage = self._usage(plan)
+        if not final:
+            usage["output_tokens"] = min(1, plan.usage.output_tokens)
+        return {
+            "id": ctx.response_id,
+            "type": "message",
+            "role": "assistant",
+            "model": ctx.model,
+            "content": [block for _, block in self._blocks(plan, ctx)] if final else [],
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+
+    def complete(self, plan: Plan, ctx: RenderContext) -> object:
+        return self._message(plan, ctx, final=True)
+
+    def wrong_shape(self, plan: Plan, ctx: RenderContext) -> object:
+        # a stream event where a message belongs
+        return {"type": "message_start", "message": self._message(plan, ctx, final=False)}
+
+    # --- stream ---
+
+    def _event(self, ctx: RenderContext, kind: str, **fields: Any) -> bytes:
+        return ctx.framing.frame(encode({"type": kind, **fields}), kind)
+
+    def stream_body(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        out: list[Action] = [
+            self._event(ctx, "message_start", message=self._message(plan, ctx, final=False)),
+            self._event(ctx, "ping"),
+        ]
+        blocks = iter(self._blocks(plan, ctx))
+        index = 0
+        for step in plan.items:
+            if isinstance(step, Delay):
+                out += pause(step.seconds)
+                continue
+            _, block = next(blocks)
+            out += self._block_events(step, block, index, ctx)
+            index += 1
+        return out
+
+    def _block_events(
+        self,
+        step: Text | Reasoning | ToolCall,
+        block: dict[str, Any],
+        index: int,
+        ctx: RenderContext,
+    ) -> list[Action]:
+        out: list[Action] = []
+
+        def delta(payload: dict[str, Any]) -> bytes:
+            return self._event(ctx, "content_block_delta", index=index, delta=payload)
+
+        if isinstance(step, Text):
+            out.append(
+                self._event(
+                    ctx,
+                    "content_block_start",
+                    index=index,
+                    content_block={"type": "text", "text": ""},
+                )
+            )
+            for piece, gap in self.text_deltas(step):
+                out += pause(gap)
+                out.append(delta({"type": "text_delta", "text": piece}))
+        elif isinstance(step, Reasoning):
+            empty = {"type": "thinking", "thinking": "", "signature": ""}
+            out.append(self._event(ctx, "content_block_start", index=index, content_block=empty))
+            for piece, gap in self.text_deltas(step):
+                out += pause(gap)
+                out.append(delta({"type": "thinking_delta", "thinking": piece}))
+            out.append(delta({"type": "signature_delta", "signature": block["signature"]}))
+        else:
+            opened = {**block, "input": {}}
+            out.append(self._event(ctx, "content_block_start", index=index, content_block=opened))
+            for fragment in ["", *step.argument_fragments()]:
+                out.append(delta({"type": "input_json_delta", "partial_json": fragment}))
+        out.append(self._event(ctx, "content_block_stop", index=index))
+        return out
+
+    def stream_terminal(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        stop = "tool_use" if plan.has_tool_calls else "end_turn"
+        return [
+            self._event(
+                ctx,
+                "message_delta",
+                delta={"stop_reason": stop, "stop_sequence": None},
+                usage=self._usage(plan),
+            ),
+            self._event(ctx, "message_stop"),
+        ]
+
+    def malformed(self, text: str, ctx: RenderContext) -> bytes:
+        return ctx.framing.frame(text.encode(), "content_block_delta")
+
+    def out_of_order(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        # content for block 0 before the message (and the block) ever started
+        orphan = {"type": "text_delta", "text": "out of order"}
+        return [
+            self._event(ctx, "content_block_delta", index=0, delta=orphan),
+            self._event(ctx, "message_start", message=self._message(plan, ctx, final=False)),
+            self._event(
+                ctx,
+                "message_delta",
+                delta={"stop_reason": "end_turn", "stop_sequence": None},
+                usage=self._usage(plan),
+            ),
+            self._event(ctx, "message_stop"),
+        ]

@@ -1,0 +1,334 @@
+"""The model double: one object that answers OpenAI Chat Completions, OpenAI Responses and
+Anthropic Messages requests from a script, records every request, and remembers what was left
+unused or unanswered. The ASGI app and the in-process transports are thin shells around it.
+
+Routes (an optional ``/openai`` or ``/anthropic`` prefix, and ``/scenarios/<name>`` before
+that, are accepted): ``POST /v1/chat/completions``, ``POST /v1/responses``,
+``POST /v1/messages``, ``GET /v1/models``. Each ``/scenarios/<name>`` prefix plays that
+catalog scenario on its own, over and over.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+import msgspec
+
+from stuntset import scenarios
+from stuntset.clock import Clock
+from stuntset.errors import ScriptExhausted, StuntsetError, UnusedTurns, UsageError
+from stuntset.ids import IdGenerator
+from stuntset.script import Script, ScriptPlayer, Step, TurnRequest
+from stuntset.seams import current_clock, current_ids
+
+from ._common import BadRequest, RenderContext, WireCodec, plan_of, render
+from ._reply import PLAIN_FRAMING, Framing, Reply, json_reply
+from .anthropic import AnthropicCodec
+from .journal import Journal, JournalEntry, redact_headers
+from .openai_chat import ChatCodec
+from .openai_responses import ResponsesCodec
+from .wires import check_script
+
+__all__ = ["ModelDouble", "Route", "route"]
+
+CHAT = ChatCodec()
+RESPONSES = ResponsesCodec()
+ANTHROPIC = AnthropicCodec()
+_ROUTES: dict[str, WireCodec] = {
+    "/v1/chat/completions": CHAT,
+    "/v1/responses": RESPONSES,
+    "/v1/messages": ANTHROPIC,
+}
+_ID_PREFIX = {CHAT: "chatcmpl", RESPONSES: "resp", ANTHROPIC: "msg"}
+_decode = msgspec.json.Decoder().decode
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a request path leads: an optional scenario, the provider the prefix names, and
+    the API path under it."""
+
+    scenario: str | None
+    provider: str | None
+    path: str
+
+
+def route(path: str) -> Route:
+    """Split ``/scenarios/<name>/<provider>/v1/...`` into its parts (each part optional)."""
+    scenario = provider = None
+    rest = path.rstrip("/") or "/"
+    if rest.startswith("/scenarios/"):
+        name, _, tail = rest[len("/scenarios/") :].partition("/")
+        scenario, rest = name, "/" + tail
+    for prefix in ("openai", "anthropic"):
+        if rest == f"/{prefix}" or rest.startswith(f"/{prefix}/"):
+            provider, rest = prefix, rest[len(prefix) + 1 :] or "/"
+            break
+    return Route(scenario, provider, rest)
+
+
+@dataclass(slots=True)
+class _Pending:
+    """The rest of a played turn: segments that answer the requests carrying tool results."""
+
+    index: int
+    label: str
+    segments: deque[tuple[Step, ...]]
+
+
+class ModelDouble:
+    """Answers model API requests from ``script``.
+
+    ``clock`` and ``ids`` default to the seams in force when the double is made (so responses
+    are deterministic under the pytest plugin, even when served from another thread).
+    ``framing`` applies framing stress to every stream. ``cycle`` restarts the script when it
+    runs out instead of failing (what ``stuntset serve`` does for scenario routes).
+    """
+
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        framing: Framing = PLAIN_FRAMING,
+        clock: Clock | None = None,
+        ids: IdGenerator | None = None,
+        cycle: bool = False,
+        scenario_routes: bool = True,
+    ) -> None:
+        self.clock = clock or current_clock()
+        self.ids = ids or current_ids()
+        self.framing = framing
+        self.cycle = cycle
+        self.scenario_routes = scenario_routes
+        self.journal = Journal()
+        #: Set when the double shuts down: stalled responses end.
+        self.closing = threading.Event()
+        self._lock = threading.Lock()
+        self._scenarios: dict[str, ModelDouble] = {}
+        self._unanswered: list[str] = []
+        self.play(script or Script(name="<empty>"))
+
+    # --- configuration ---
+
+    def play(self, script: Script) -> None:
+        """Answer from ``script`` from now on (unused turns of the previous one are dropped)."""
+        if not isinstance(script, Script):
+            raise UsageError(
+                f"expected a stuntset.script.Script, got {script!r}; build one with Script.of(...) "
+                f"or stuntset.scenarios.build(name)"
+            )
+        check_script(script)
+        with self._lock:
+            self.script = script
+            self.player = ScriptPlayer(script)
+            self._pending: deque[_Pending] = deque()
+
+    @property
+    def requests(self) -> list[JournalEntry]:
+        """Every request received so far, in arrival order."""
+        return self.journal.entries()
+
+    # --- answering ---
+
+    def handle(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
+    ) -> Reply:
+        """The reply to one HTTP request (``headers`` with lower-case names)."""
+        where = route(path)
+        codec = _ROUTES.get(where.path)
+        parsed: object = None
+        if body:
+            try:
+                parsed = _decode(body)
+            except msgspec.DecodeError:
+                parsed = body.decode("utf-8", "replace")
+        entry = self.journal.record(
+            method=method,
+            path=path,
+            query=query,
+            headers=redact_headers(headers),
+            body=parsed,
+            wire=codec.wire.name if codec else None,
+        )
+        reply, turn = self._answer(method, where, codec, headers, body, parsed)
+        self.journal.replace(entry, turn=turn, status=reply.status)
+        return reply
+
+    def _answer(
+        self,
+        method: str,
+        where: Route,
+        codec: WireCodec | None,
+        headers: Mapping[str, str],
+        body: bytes,
+        parsed: object,
+    ) -> tuple[Reply, int | None]:
+        anthropic_like = where.provider == "anthropic" or (
+            where.provider is None and "anthropic-version" in headers
+        )
+        fallback = ANTHROPIC if anthropic_like else CHAT
+        if where.path == "/v1/models" and method == "GET":
+            return self._models(anthropic_like), None
+        if codec is None or method != "POST":
+            allowed = (
+                "POST"
+                if codec
+                else "one of /v1/chat/completions, /v1/responses, /v1/messages, /v1/models"
+            )
+            return (
+                fallback.error_reply(
+                    404 if codec is None else 405,
+                    f"stuntset model double: no route for {method} {where.path} (expected {allowed})",
+                ),
+                None,
+            )
+        target = self
+        if where.scenario is not None:
+            if not self.scenario_routes:
+                return codec.error_reply(404, "scenario routes are turned off on this double"), None
+            try:
+                target = self._scenario(where.scenario)
+            except StuntsetError as error:
+                return codec.error_reply(404, str(error)), None
+        if isinstance(parsed, str) or (not body):
+            return codec.error_reply(
+                400, "We could not parse the JSON body of your request. (stuntset model double)"
+            ), None
+        try:
+            request = codec.parse(parsed, headers)
+        except BadRequest as error:
+            return codec.error_reply(400, error.message), None
+        return target._respond(codec, request)
+
+    def _respond(self, codec: WireCodec, request: TurnRequest) -> tuple[Reply, int | None]:
+        try:
+            index, segment = self._segment_for(request)
+        except ScriptExhausted as error:
+            if not self.cycle or not self.script.turns:
+                self._unanswered.append(str(error))
+                return (
+                    codec.error_reply(
+                        500,
+                        f"stuntset: no scripted turn answers this request. {error}",
+                        headers=[("x-should-retry", "false")],
+                    ),
+                    None,
+                )
+            self.play(self.script)
+            index, segment = self._segment_for(request)
+        body = request.body if isinstance(request.body, dict) else {}
+        options = body.get("stream_options")
+        ctx = RenderContext(
+            model=request.model or "stuntset",
+            response_id=self.ids.new(_ID_PREFIX[codec]),
+            request_id=self.ids.new("req"),
+            created=int(self.clock.now()),
+            ids=self.ids,
+            seed=self.script.seed,
+            framing=self.framing,
+            include_usage=isinstance(options, dict) and options.get("include_usage") is True,
+        )
+        return render(codec, plan_of(segment), body.get("stream") is True, ctx), index
+
+    def _segment_for(self, request: TurnRequest) -> tuple[int, tuple[Step, ...]]:
+        with self._lock:
+            if request.tool_results and self._pending:
+                pending = self._pending[0]
+                segment = pending.segments.popleft()
+                if not pending.segments:
+                    self._pending.popleft()
+                return pending.index, segment
+        played = self.player.next_turn(request)
+        segments = played.turn.segments()
+        if len(segments) > 1:
+            with self._lock:
+                label = played.turn.describe()
+                self._pending.append(_Pending(played.index, label, deque(segments[1:])))
+        return played.index, segments[0]
+
+    def _scenario(self, name: str) -> ModelDouble:
+        with self._lock:
+            double = self._scenarios.get(name)
+            if double is None:
+                double = ModelDouble(
+                    scenarios.build(name),
+                    framing=self.framing,
+                    clock=self.clock,
+                    ids=self.ids,
+                    cycle=True,
+                    scenario_routes=False,
+                )
+                double.closing = self.closing
+                self._scenarios[name] = double
+            return double
+
+    def _models(self, anthropic_like: bool) -> Reply:
+        names = sorted({t.match.model for t in self.script.turns if t.match and t.match.model})
+        names = names or (["claude-stuntset"] if anthropic_like else ["gpt-stuntset"])
+        created = int(self.clock.now())
+        if anthropic_like:
+            data = [
+                {"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"}
+                for n in names
+            ]
+            return json_reply(
+                200, {"data": data, "has_more": False, "first_id": names[0], "last_id": names[-1]}
+            )
+        listing = [
+            {"id": n, "object": "model", "created": created, "owned_by": "stuntset"} for n in names
+        ]
+        return json_reply(200, {"object": "list", "data": listing})
+
+    # --- verification ---
+
+    def _unused(self) -> list[tuple[int, str]]:
+        with self._lock:
+            pending = [
+                (
+                    p.index,
+                    f"  turn {p.index}: {len(p.segments)} response(s) of {p.label} never "
+                    f"requested (the client did not send the tool result back)",
+                )
+                for p in self._pending
+            ]
+        turns = [(i, f"  turn {i}: {t.describe()}") for i, t in self.player.unused()]
+        return turns + pending
+
+    def unused(self) -> list[str]:
+        """Descriptions of scripted turns (or remaining parts of turns) never requested."""
+        return [line for _, line in self._unused()]
+
+    @property
+    def unanswered(self) -> list[str]:
+        """Why each request that no turn could answer went unanswered."""
+        with self._lock:
+            return list(self._unanswered)
+
+    def verify(self, *, allow_unused_turns: bool | Collection[str] = False) -> None:
+        """Fail if a request arrived that no turn could answer (``ScriptExhausted``), or if
+        scripted turns were never requested (``UnusedTurns``; allow all with
+        ``allow_unused_turns=True``, or some by turn name)."""
+        __tracebackhide__ = True
+        if self._unanswered:
+            raise ScriptExhausted(
+                f"{len(self._unanswered)} request(s) reached the model double with no turn to "
+                f"answer them:\n" + "\n".join(self._unanswered)
+            )
+        if allow_unused_turns is True:
+            return
+        allowed = set() if allow_unused_turns is False else set(allow_unused_turns)
+        names = {i: t.name for i, t in enumerate(self.script.turns)}
+        unused = [line for i, line in self._unused() if names.get(i) not in allowed]
+        if unused:
+            raise UnusedTurns(
+                f"script {self.script.label()!r}: {len(unused)} scripted turn(s) were never "
+                f"requested by the code under test:\n" + "\n".join(unused) + "\nIf that is "
+                "expected, pass allow_unused_turns=True (or a list of turn names)."
+            )
+
+    def close(self) -> None:
+        """End stalled responses; the double answers nothing useful afterwards."""
+        self.closing.set()

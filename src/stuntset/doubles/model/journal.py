@@ -1,0 +1,99 @@
+"""The request journal: every request a model double received, in arrival order, with its
+secrets redacted, for tests to inspect (``stand_in.requests``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import msgspec
+
+__all__ = ["REDACTED", "Journal", "JournalEntry", "redact_headers"]
+
+REDACTED = "<redacted>"
+_SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie"}
+)
+_SECRET_WORDS = ("key", "token", "secret", "password", "auth")
+
+
+def _is_secret(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _SECRET_HEADERS or any(word in lowered for word in _SECRET_WORDS)
+
+
+def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` (lower-cased names) with credential values replaced by ``<redacted>``.
+
+    ``Authorization: Bearer sk-…`` keeps its scheme (``Bearer <redacted>``) so a test can
+    still see which auth form a client used.
+    """
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        lowered = name.lower()
+        if not _is_secret(lowered):
+            out[lowered] = value
+        elif lowered.endswith("authorization") and " " in value:
+            out[lowered] = f"{value.split(' ', 1)[0]} {REDACTED}"
+        else:
+            out[lowered] = REDACTED
+    return out
+
+
+class JournalEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One request as received. ``body`` is the parsed JSON (or the raw text when it did not
+    parse); ``wire`` the wire that answered it (``None`` for routes outside the three wires);
+    ``turn`` the index of the script turn that answered it, if any."""
+
+    index: int
+    method: str
+    path: str
+    query: str = ""
+    headers: dict[str, str]
+    body: Any = None
+    wire: str | None = None
+    turn: int | None = None
+    status: int | None = None
+
+    @property
+    def json(self) -> Any:
+        """The parsed body (an alias that reads well in assertions)."""
+        return self.body
+
+
+class Journal:
+    """Thread-safe, append-only list of ``JournalEntry`` (the loopback server records from
+    its own thread)."""
+
+    def __init__(self) -> None:
+        self._entries: list[JournalEntry] = []
+        self._lock = threading.Lock()
+
+    def record(self, **fields: Any) -> JournalEntry:
+        with self._lock:
+            entry = JournalEntry(index=len(self._entries), **fields)
+            self._entries.append(entry)
+            return entry
+
+    def replace(self, entry: JournalEntry, **changes: Any) -> JournalEntry:
+        """Update an entry once its answer is known (wire, turn, status)."""
+        with self._lock:
+            updated = msgspec.structs.replace(entry, **changes)
+            self._entries[entry.index] = updated
+            return updated
+
+    def entries(self) -> list[JournalEntry]:
+        with self._lock:
+            return list(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[JournalEntry]:
+        return iter(self.entries())

@@ -1,0 +1,234 @@
+"""OpenAI Chat Completions (``POST /v1/chat/completions``), streamed and not.
+
+Wire facts (protocols.md §2, checked against openai 3.57): chunks are ``data:`` lines without
+``event:``, each ``"object": "chat.completion.chunk"``; the first delta carries the role; a tool
+call's first delta carries ``index``, ``id``, ``type`` and ``name``, later ones only argument
+fragments; the last choice chunk has an empty delta and the finish reason; with
+``stream_options.include_usage`` a ``choices: []`` usage chunk follows; then ``data: [DONE]``
+and the body ends. An in-band error is a ``data:`` object with a top-level ``error`` key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from stuntset.script import Delay, Reasoning, Text, ToolCall, TurnRequest
+
+from ._common import (
+    BadRequest,
+    Plan,
+    RenderContext,
+    StatusFault,
+    WireCodec,
+    encode,
+    pause,
+    require_model,
+    require_object,
+    retry_count,
+    text_of,
+)
+from ._reply import Action
+from .wires import OPENAI_CHAT
+
+__all__ = ["ChatCodec", "openai_error_body", "openai_error_type"]
+
+_DONE = b"[DONE]"
+
+
+def openai_error_type(status: int) -> tuple[str, str | None]:
+    """The ``(type, code)`` the OpenAI API puts in an error body for ``status``."""
+    if status == 401:
+        return "invalid_request_error", "invalid_api_key"
+    if status == 429:
+        return "requests", "rate_limit_exceeded"
+    if status == 404:
+        return "invalid_request_error", "not_found"
+    if status >= 500:
+        return "server_error", None
+    return "invalid_request_error", None
+
+
+def openai_error_body(status: int, message: str, error_type: str | None) -> dict[str, Any]:
+    kind, code = openai_error_type(status)
+    return {"error": {"message": message, "type": error_type or kind, "param": None, "code": code}}
+
+
+def usage_object(plan: Plan) -> dict[str, Any]:
+    usage = plan.usage
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+
+
+class ChatCodec(WireCodec):
+    """The Chat Completions wire."""
+
+    wire = OPENAI_CHAT
+    provider: ClassVar[str] = "openai"
+    request_id_header: ClassVar[str] = "x-request-id"
+    overloaded_status: ClassVar[int] = 503
+
+    def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
+        data = require_object(body)
+        model = require_model(data)
+        messages = data.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise BadRequest(
+                "Missing required parameter: 'messages' (a non-empty array).", "messages"
+            )
+        input_text = ""
+        for message in reversed(messages):
+            if isinstance(message, dict) and message.get("role") == "user":
+                input_text = text_of(message.get("content"))
+                break
+        results: list[str] = []
+        for message in reversed(messages):
+            if not (isinstance(message, dict) and message.get("role") == "tool"):
+                break
+            results.append(str(message.get("tool_call_id", "")))
+        return TurnRequest(
+            input_text=input_text,
+            model=model,
+            wire=self.wire.name,
+            retry_count=retry_count(headers),
+            tool_results=tuple(reversed(results)),
+            body=data,
+            headers=dict(headers),
+        )
+
+    def error_body(self, status: int, message: str, error_type: str | None) -> object:
+        return openai_error_body(status, message, error_type)
+
+    def in_band_error(self, fault: StatusFault, ctx: RenderContext) -> bytes:
+        body = openai_error_body(fault.status, fault.message, fault.error_type)
+        return ctx.framing.frame(encode(body))
+
+    # --- bodies ---
+
+    def _call_ids(self, plan: Plan, ctx: RenderContext) -> list[str]:
+        key = "chat_call_ids"
+        if key not in ctx.extra:
+            ctx.extra[key] = [
+                item.id or ctx.ids.new("call") for item in plan.items if isinstance(item, ToolCall)
+            ]
+        ids: list[str] = ctx.extra[key]
+        return ids
+
+    def complete(self, plan: Plan, ctx: RenderContext) -> object:
+        text = "".join(item.text for item in plan.items if isinstance(item, Text))
+        reasoning = "".join(item.text for item in plan.items if isinstance(item, Reasoning))
+        calls = [item for item in plan.items if isinstance(item, ToolCall)]
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": text if text or not calls else None,
+            "refusal": None,
+            "annotations": [],
+        }
+        if reasoning:
+            message["reasoning_content"] = reasoning
+        if calls:
+            message["tool_calls"] = [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments()},
+                }
+                for call, call_id in zip(calls, self._call_ids(plan, ctx), strict=True)
+            ]
+        return {
+            "id": ctx.response_id,
+            "object": "chat.completion",
+            "created": ctx.created,
+            "model": ctx.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if calls else "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": usage_object(plan),
+            "service_tier": "default",
+            "system_fingerprint": None,
+        }
+
+    def wrong_shape(self, plan: Plan, ctx: RenderContext) -> object:
+        # a streaming chunk where a completion belongs
+        return self._chunk(ctx, {"role": "assistant", "content": ""})
+
+    def _chunk(
+        self,
+        ctx: RenderContext,
+        delta: dict[str, Any] | None,
+        finish_reason: str | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        chunk: dict[str, Any] = {
+            "id": ctx.response_id,
+            "object": "chat.completion.chunk",
+            "created": ctx.created,
+            "model": ctx.model,
+            "system_fingerprint": None,
+            "choices": []
+            if delta is None
+            else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+        }
+        if ctx.include_usage:
+            chunk["usage"] = usage
+        return chunk
+
+    def _frame(self, ctx: RenderContext, chunk: dict[str, Any]) -> bytes:
+        return ctx.framing.frame(encode(chunk))
+
+    def stream_body(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        out: list[Action] = [
+            self._frame(ctx, self._chunk(ctx, {"role": "assistant", "content": ""}))
+        ]
+        call_ids = iter(self._call_ids(plan, ctx))
+        index = 0
+        for item in plan.items:
+            if isinstance(item, Delay):
+                out += pause(item.seconds)
+            elif isinstance(item, Text | Reasoning):
+                key = "content" if isinstance(item, Text) else "reasoning_content"
+                for delta, gap in self.text_deltas(item):
+                    out += pause(gap)
+                    out.append(self._frame(ctx, self._chunk(ctx, {key: delta})))
+            else:
+                head = {
+                    "index": index,
+                    "id": next(call_ids),
+                    "type": "function",
+                    "function": {"name": item.name, "arguments": ""},
+                }
+                out.append(self._frame(ctx, self._chunk(ctx, {"tool_calls": [head]})))
+                for fragment in item.argument_fragments():
+                    piece = {"index": index, "function": {"arguments": fragment}}
+                    out.append(self._frame(ctx, self._chunk(ctx, {"tool_calls": [piece]})))
+                index += 1
+        return out
+
+    def stream_terminal(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        finish = "tool_calls" if plan.has_tool_calls else "stop"
+        out: list[Action] = [self._frame(ctx, self._chunk(ctx, {}, finish))]
+        if ctx.include_usage:
+            out.append(self._frame(ctx, self._chunk(ctx, None, usage=usage_object(plan))))
+        out.append(ctx.framing.frame(_DONE))
+        return out
+
+    def malformed(self, text: str, ctx: RenderContext) -> bytes:
+        return ctx.framing.frame(text.encode())
+
+    def out_of_order(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        # the stream finishes, then content arrives for a tool call that was never started
+        orphan = {"index": 3, "function": {"arguments": '{"late": true}'}}
+        return [
+            self._frame(ctx, self._chunk(ctx, {"role": "assistant", "content": ""})),
+            self._frame(ctx, self._chunk(ctx, {}, "stop")),
+            self._frame(ctx, self._chunk(ctx, {"tool_calls": [orphan]})),
+            ctx.framing.frame(_DONE),
+        ]

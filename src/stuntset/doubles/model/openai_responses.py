@@ -1,0 +1,356 @@
+"""OpenAI Responses (``POST /v1/responses``), streamed and not.
+
+Wire facts (protocols.md §3, checked against openai 3.57's ``responses.stream()``): every
+event has an ``event:`` line equal to its JSON ``type`` and a ``sequence_number`` counting
+from 0; ``response.created`` comes first and every lifecycle event carries the same
+``response.id``; each output item is announced by ``output_item.added`` before its content
+and closed by ``output_item.done``; ``response.completed`` carries the full ``output`` and
+``usage``, and the body ends right after it (no ``[DONE]``). An in-band failure is
+``response.failed`` with ``response.error``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from stuntset.script import Delay, Reasoning, Text, ToolCall, TurnRequest
+
+from ._common import (
+    BadRequest,
+    Plan,
+    RenderContext,
+    StatusFault,
+    WireCodec,
+    encode,
+    pause,
+    require_model,
+    require_object,
+    retry_count,
+    text_of,
+)
+from ._reply import Action
+from .openai_chat import openai_error_body
+
+__all__ = ["ResponsesCodec"]
+
+from .wires import OPENAI_RESPONSES
+
+
+def _usage(plan: Plan) -> dict[str, Any]:
+    usage = plan.usage
+    return {
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+
+
+def _failure_code(status: int) -> str:
+    if status == 429:
+        return "rate_limit_exceeded"
+    if status in (400, 404, 422):
+        return "invalid_prompt"
+    return "server_error"
+
+
+class ResponsesCodec(WireCodec):
+    """The Responses wire."""
+
+    wire = OPENAI_RESPONSES
+    provider: ClassVar[str] = "openai"
+    request_id_header: ClassVar[str] = "x-request-id"
+    overloaded_status: ClassVar[int] = 503
+
+    def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
+        data = require_object(body)
+        model = require_model(data)
+        raw = data.get("input", "")
+        if not isinstance(raw, str | list):
+            raise BadRequest("Invalid type for 'input': expected a string or an array.", "input")
+        input_text = raw if isinstance(raw, str) else ""
+        results: list[str] = []
+        if isinstance(raw, list):
+            for entry in reversed(raw):
+                if isinstance(entry, dict) and entry.get("role") == "user":
+                    input_text = text_of(entry.get("content"))
+                    break
+            for entry in reversed(raw):
+                if not (isinstance(entry, dict) and entry.get("type") == "function_call_output"):
+                    break
+                results.append(str(entry.get("call_id", "")))
+        return TurnRequest(
+            input_text=input_text,
+            model=model,
+            wire=self.wire.name,
+            retry_count=retry_count(headers),
+            tool_results=tuple(reversed(results)),
+            body=data,
+            headers=dict(headers),
+        )
+
+    def error_body(self, status: int, message: str, error_type: str | None) -> object:
+        return openai_error_body(status, message, error_type)
+
+    # --- items ---
+
+    def _items(
+        self, plan: Plan, ctx: RenderContext
+    ) -> list[tuple[Text | Reasoning | ToolCall, dict[str, Any]]]:
+        """Each content step with its final output item (ids minted once per request)."""
+        key = "responses_items"
+        if key in ctx.extra:
+            cached: list[tuple[Text | Reasoning | ToolCall, dict[str, Any]]] = ctx.extra[key]
+            return cached
+        items: list[tuple[Text | Reasoning | ToolCall, dict[str, Any]]] = []
+        for step in plan.items:
+            if isinstance(step, Text):
+                item: dict[str, Any] = {
+                    "type": "message",
+                    "id": ctx.ids.new("msg"),
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": step.text, "annotations": []}],
+                }
+            elif isinstance(step, Reasoning):
+                item = {
+                    "type": "reasoning",
+                    "id": ctx.ids.new("rs"),
+                    "summary": [{"type": "summary_text", "text": step.text}],
+                    "status": "completed",
+                }
+            elif isinstance(step, ToolCall):
+                item = {
+                    "type": "function_call",
+                    "id": ctx.ids.new("fc"),
+                    "call_id": step.id or ctx.ids.new("call"),
+                    "name": step.name,
+                    "arguments": step.arguments(),
+                    "status": "completed",
+                }
+            else:
+                continue
+            items.append((step, item))
+        ctx.extra[key] = items
+        return items
+
+    def _response(
+        self, plan: Plan, ctx: RenderContext, status: str, *, final: bool
+    ) -> dict[str, Any]:
+        return {
+            "id": ctx.response_id,
+            "object": "response",
+            "created_at": ctx.created,
+            "status": status,
+            "model": ctx.model,
+            "output": [item for _, item in self._items(plan, ctx)] if final else [],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "error": None,
+            "incomplete_details": None,
+            "instructions": None,
+            "metadata": {},
+            "temperature": 1.0,
+            "top_p": 1.0,
+            "usage": _usage(plan) if final else None,
+        }
+
+    def complete(self, plan: Plan, ctx: RenderContext) -> object:
+        return self._response(plan, ctx, "completed", final=True)
+
+    def wrong_shape(self, plan: Plan, ctx: RenderContext) -> object:
+        # a stream event where a response belongs
+        return {
+            "type": "response.created",
+            "sequence_number": 0,
+            "response": self._response(plan, ctx, "in_progress", final=False),
+        }
+
+    # --- stream ---
+
+    def _event(self, ctx: RenderContext, kind: str, **fields: Any) -> bytes:
+        payload = {"type": kind, "sequence_number": ctx.next_seq(), **fields}
+        return ctx.framing.frame(encode(payload), kind)
+
+    def stream_body(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        out: list[Action] = [
+            self._event(
+                ctx,
+                "response.created",
+                response=self._response(plan, ctx, "in_progress", final=False),
+            ),
+            self._event(
+                ctx,
+                "response.in_progress",
+                response=self._response(plan, ctx, "in_progress", final=False),
+            ),
+        ]
+        items = iter(self._items(plan, ctx))
+        index = 0
+        for step in plan.items:
+            if isinstance(step, Delay):
+                out += pause(step.seconds)
+                continue
+            _, item = next(items)
+            out += self._item_events(step, item, index, ctx)
+            index += 1
+        return out
+
+    def _item_events(
+        self,
+        step: Text | Reasoning | ToolCall,
+        item: dict[str, Any],
+        index: int,
+        ctx: RenderContext,
+    ) -> list[Action]:
+        item_id = item["id"]
+        at = {"item_id": item_id, "output_index": index}
+        out: list[Action] = []
+        if isinstance(step, Text):
+            added = {**item, "status": "in_progress", "content": []}
+            empty = {"type": "output_text", "text": "", "annotations": []}
+            out.append(
+                self._event(ctx, "response.output_item.added", output_index=index, item=added)
+            )
+            out.append(
+                self._event(ctx, "response.content_part.added", **at, content_index=0, part=empty)
+            )
+            for delta, gap in self.text_deltas(step):
+                out += pause(gap)
+                out.append(
+                    self._event(
+                        ctx,
+                        "response.output_text.delta",
+                        **at,
+                        content_index=0,
+                        delta=delta,
+                        logprobs=[],
+                    )
+                )
+            out.append(
+                self._event(
+                    ctx,
+                    "response.output_text.done",
+                    **at,
+                    content_index=0,
+                    text=step.text,
+                    logprobs=[],
+                )
+            )
+            out.append(
+                self._event(
+                    ctx,
+                    "response.content_part.done",
+                    **at,
+                    content_index=0,
+                    part=item["content"][0],
+                )
+            )
+        elif isinstance(step, Reasoning):
+            added = {**item, "status": "in_progress", "summary": []}
+            out.append(
+                self._event(ctx, "response.output_item.added", output_index=index, item=added)
+            )
+            empty = {"type": "summary_text", "text": ""}
+            out.append(
+                self._event(
+                    ctx, "response.reasoning_summary_part.added", **at, summary_index=0, part=empty
+                )
+            )
+            for delta, gap in self.text_deltas(step):
+                out += pause(gap)
+                out.append(
+                    self._event(
+                        ctx,
+                        "response.reasoning_summary_text.delta",
+                        **at,
+                        summary_index=0,
+                        delta=delta,
+                    )
+                )
+            out.append(
+                self._event(
+                    ctx,
+                    "response.reasoning_summary_text.done",
+                    **at,
+                    summary_index=0,
+                    text=step.text,
+                )
+            )
+            out.append(
+                self._event(
+                    ctx,
+                    "response.reasoning_summary_part.done",
+                    **at,
+                    summary_index=0,
+                    part=item["summary"][0],
+                )
+            )
+        else:
+            added = {**item, "status": "in_progress", "arguments": ""}
+            out.append(
+                self._event(ctx, "response.output_item.added", output_index=index, item=added)
+            )
+            for fragment in step.argument_fragments():
+                out.append(
+                    self._event(ctx, "response.function_call_arguments.delta", **at, delta=fragment)
+                )
+            out.append(
+                self._event(
+                    ctx, "response.function_call_arguments.done", **at, arguments=item["arguments"]
+                )
+            )
+        out.append(self._event(ctx, "response.output_item.done", output_index=index, item=item))
+        return out
+
+    def stream_terminal(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        return [
+            self._event(
+                ctx,
+                "response.completed",
+                response=self._response(plan, ctx, "completed", final=True),
+            )
+        ]
+
+    def in_band_error(self, fault: StatusFault, ctx: RenderContext) -> bytes:
+        # the lifecycle identity must not change, so build from the context alone
+        response = {
+            "id": ctx.response_id,
+            "object": "response",
+            "created_at": ctx.created,
+            "status": "failed",
+            "model": ctx.model,
+            "output": [],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "error": {"code": _failure_code(fault.status), "message": fault.message},
+            "incomplete_details": None,
+            "usage": None,
+        }
+        return self._event(ctx, "response.failed", response=response)
+
+    def malformed(self, text: str, ctx: RenderContext) -> bytes:
+        return ctx.framing.frame(text.encode(), "response.output_text.delta")
+
+    def out_of_order(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        # text for output item 0 arrives although no item was ever added
+        created = self._response(plan, ctx, "in_progress", final=False)
+        return [
+            self._event(ctx, "response.created", response=created),
+            self._event(
+                ctx,
+                "response.output_text.delta",
+                item_id="msg_missing",
+                output_index=0,
+                content_index=0,
+                delta="out of order",
+                logprobs=[],
+            ),
+            self._event(
+                ctx, "response.completed", response={**created, "status": "completed", "output": []}
+            ),
+        ]

@@ -1,0 +1,288 @@
+"""In-process transports: the model double plugged straight into an ``httpx2`` or ``httpx``
+client, sync or async, with no socket and no framework in between.
+
+One ``ModelTransport`` serves all four client kinds: it answers with the response class of
+whichever library built the request (``httpx2`` for openai 3.x and anthropic 2.x, ``httpx``
+for older SDKs, LangChain, LiteLLM…). Responses really stream: a pause, a stall or an abort
+happens while the client iterates, exactly where the script puts it. Timing follows the
+double's clock: under a ``FakeClock`` pauses are free and a stall fires the client's read
+timeout at once; under the real clock they take real time. A pause or stall longer than the
+client's read timeout raises that library's ``ReadTimeout``, as a socket would.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from functools import cache
+from types import ModuleType, TracebackType
+from typing import Any, Self
+
+import anyio
+
+from stuntset.clock import FakeClock
+from stuntset.script import Script
+
+from ._reply import Abort, Action, Framing, Pause, Reply, Stall
+from .double import ModelDouble
+from .journal import JournalEntry
+
+__all__ = ["ModelTransport", "transport"]
+
+_POLL = 0.02  # how often a real-time wait looks at the double's closing flag
+
+
+class _Timeout(Exception):
+    """Internal: the client's read timeout elapsed."""
+
+
+class _Closed(Exception):
+    """Internal: the connection is gone (scripted abort, or the double closed)."""
+
+
+def _library(request: Any) -> ModuleType:
+    return sys.modules[type(request).__module__.partition(".")[0]]
+
+
+def _read_timeout(request: Any) -> float | None:
+    timeout = request.extensions.get("timeout") or {}
+    value = timeout.get("read")
+    return float(value) if value is not None else None
+
+
+class _Timer:
+    """Waits on the double's clock, bounded by the client's read timeout."""
+
+    def __init__(self, double: ModelDouble, read_timeout: float | None) -> None:
+        self.double = double
+        self.read_timeout = read_timeout
+        self.fake = double.clock if isinstance(double.clock, FakeClock) else None
+
+    def _bounded(self, seconds: float | None) -> tuple[float | None, bool]:
+        """How long to wait, and whether the read timeout fires at the end of it."""
+        if self.read_timeout is not None and (seconds is None or seconds > self.read_timeout):
+            return self.read_timeout, True
+        return seconds, False
+
+    def wait(self, seconds: float | None) -> None:
+        span, times_out = self._bounded(seconds)
+        if self.fake is not None and span is not None:
+            self.fake.advance(span)
+        elif span is None:
+            self.double.closing.wait()
+            raise _Closed
+        elif self.double.closing.wait(span):
+            raise _Closed
+        if times_out:
+            raise _Timeout
+
+    async def await_(self, seconds: float | None) -> None:
+        span, times_out = self._bounded(seconds)
+        if self.fake is not None and span is not None:
+            await self.fake.sleep(span)
+        else:
+            deadline = None if span is None else time.monotonic() + span
+            while not self.double.closing.is_set():
+                left = _POLL if deadline is None else min(_POLL, deadline - time.monotonic())
+                if left <= 0:
+                    break
+                await anyio.sleep(left)
+            if self.double.closing.is_set():
+                raise _Closed
+        if times_out:
+            raise _Timeout
+
+
+def _error(
+    lib: ModuleType, request: Any, problem: Exception, received: int, reply: Reply
+) -> Exception:
+    if isinstance(problem, _Timeout):
+        return lib.ReadTimeout("timed out", request=request)  # type: ignore[no-any-return]
+    if reply.status is None:
+        message = "Server disconnected without sending a response."
+    elif reply.streaming:
+        message = (
+            "peer closed connection without sending complete message body (incomplete chunked read)"
+        )
+    else:
+        expected = reply.content_length if reply.content_length is not None else received
+        message = (
+            "peer closed connection without sending complete message body "
+            f"(received {received} bytes, expected {expected})"
+        )
+    return lib.RemoteProtocolError(message, request=request)  # type: ignore[no-any-return]
+
+
+@cache
+def _stream_classes(lib: ModuleType) -> tuple[type[Any], type[Any]]:
+    """A sync and an async byte stream class for ``lib`` (its Response checks the base)."""
+
+    class SyncStream(lib.SyncByteStream):  # type: ignore[misc,name-defined]
+        def __init__(
+            self, actions: list[Action], timer: _Timer, request: Any, reply: Reply
+        ) -> None:
+            self.actions, self.timer, self.request, self.reply = actions, timer, request, reply
+
+        def __iter__(self) -> Iterator[bytes]:
+            sent = 0
+            try:
+                for action in self.actions:
+                    if isinstance(action, bytes):
+                        sent += len(action)
+                        yield action
+                    elif isinstance(action, Pause):
+                        self.timer.wait(action.seconds)
+                    elif isinstance(action, Stall):
+                        self.timer.wait(None)
+                    else:
+                        raise _Closed
+            except (_Timeout, _Closed) as problem:
+                raise _error(lib, self.request, problem, sent, self.reply) from None
+
+    class AsyncStream(lib.AsyncByteStream):  # type: ignore[misc,name-defined]
+        def __init__(
+            self, actions: list[Action], timer: _Timer, request: Any, reply: Reply
+        ) -> None:
+            self.actions, self.timer, self.request, self.reply = actions, timer, request, reply
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            sent = 0
+            try:
+                for action in self.actions:
+                    if isinstance(action, bytes):
+                        sent += len(action)
+                        yield action
+                    elif isinstance(action, Pause):
+                        await self.timer.await_(action.seconds)
+                    elif isinstance(action, Stall):
+                        await self.timer.await_(None)
+                    else:
+                        raise _Closed
+            except (_Timeout, _Closed) as problem:
+                raise _error(lib, self.request, problem, sent, self.reply) from None
+
+    return SyncStream, AsyncStream
+
+
+def _headers(request: Any) -> dict[str, str]:
+    return {name.lower(): value for name, value in request.headers.items()}
+
+
+class ModelTransport:
+    """An ``httpx2``/``httpx`` transport (sync and async) answering from a ``ModelDouble``.
+
+    ``requests``, ``verify()`` and ``play()`` reach the double behind it.
+    """
+
+    def __init__(self, double: ModelDouble) -> None:
+        self.double = double
+
+    @property
+    def requests(self) -> list[JournalEntry]:
+        return self.double.requests
+
+    def play(self, script: Script) -> None:
+        self.double.play(script)
+
+    def verify(self, *, allow_unused_turns: bool | list[str] = False) -> None:
+        __tracebackhide__ = True
+        self.double.verify(allow_unused_turns=allow_unused_turns)
+
+    def _reply(self, request: Any, body: bytes) -> Reply:
+        url = request.url
+        query = url.query.decode() if isinstance(url.query, bytes) else str(url.query)
+        return self.double.handle(request.method, url.path, query, _headers(request), body)
+
+    def handle_request(self, request: Any) -> Any:
+        """The sync entry point (``httpx2.BaseTransport`` / ``httpx.BaseTransport``)."""
+        lib = _library(request)
+        reply = self._reply(request, request.read())
+        timer = _Timer(self.double, _read_timeout(request))
+        head: list[Action] = [Pause(reply.wait)] if reply.wait else []
+        if reply.status is None:
+            head += reply.actions
+        try:
+            for action in head:
+                if isinstance(action, Pause):
+                    timer.wait(action.seconds)
+                elif isinstance(action, Stall):
+                    timer.wait(None)
+                elif isinstance(action, Abort):
+                    raise _Closed
+        except (_Timeout, _Closed) as problem:
+            raise _error(lib, request, problem, 0, reply) from None
+        sync_stream, _ = _stream_classes(lib)
+        stream = sync_stream(reply.actions, timer, request, reply)
+        return lib.Response(reply.status, headers=reply.header_list(), stream=stream)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        """The async entry point (``httpx2.AsyncBaseTransport`` / ``httpx.AsyncBaseTransport``)."""
+        lib = _library(request)
+        reply = self._reply(request, await request.aread())
+        timer = _Timer(self.double, _read_timeout(request))
+        head: list[Action] = [Pause(reply.wait)] if reply.wait else []
+        if reply.status is None:
+            head += reply.actions
+        try:
+            for action in head:
+                if isinstance(action, Pause):
+                    await timer.await_(action.seconds)
+                elif isinstance(action, Stall):
+                    await timer.await_(None)
+                elif isinstance(action, Abort):
+                    raise _Closed
+        except (_Timeout, _Closed) as problem:
+            raise _error(lib, request, problem, 0, reply) from None
+        _, async_stream = _stream_classes(lib)
+        stream = async_stream(reply.actions, timer, request, reply)
+        return lib.Response(reply.status, headers=reply.header_list(), stream=stream)
+
+    def close(self) -> None:
+        """Nothing to release (the double outlives its clients)."""
+
+    async def aclose(self) -> None:
+        """Nothing to release (the double outlives its clients)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        await self.aclose()
+
+
+def transport(
+    script: Script | None = None,
+    *,
+    framing: Framing | None = None,
+    double: ModelDouble | None = None,
+) -> ModelTransport:
+    """An in-process transport playing ``script`` (or sharing an existing ``double``).
+
+    Works as ``httpx2.Client(transport=...)``, ``httpx2.AsyncClient(transport=...)`` and the
+    same with ``httpx``::
+
+        client = OpenAI(http_client=httpx2.Client(transport=stuntset.transport(script)),
+                        api_key="test")
+    """
+    if double is None:
+        double = ModelDouble(script, framing=framing) if framing else ModelDouble(script)
+    elif script is not None:
+        double.play(script)
+    return ModelTransport(double)
