@@ -6,13 +6,15 @@
     ├── UsageError (also ValueError)            the test author misused stuntset
     │   ├── ScriptError                         a script is invalid or cannot be rendered on a wire
     │   ├── UnknownScenario (also LookupError)  no scenario of that name
-    │   └── CapabilityError                     a provider was asked for what it cannot do
+    │   ├── CapabilityError                     a provider was asked for what it cannot do
+    │   └── StaleCursor (also LookupError)      a log cursor is beyond the head or was rolled back
     └── HarnessFailure (also AssertionError)    the system under test broke an expectation
         ├── ContractViolation                   an event stream broke the event contract
         ├── ScriptExhausted                     more turns were requested than the script holds
         ├── UnusedTurns                         scripted turns were never requested
         ├── WaitTimeout                         a condition did not come true in time
-        └── UnstubbedCall                       the code under test called a method nobody stubbed
+        ├── UnstubbedCall                       the code under test called a method nobody stubbed
+        └── InvariantViolation                  an implementation broke an invariant suite's rule
 
 Failures that a double *simulates* (a 429, a cut stream, a crashed CLI) are never raised as
 these: the client library under test sees its own errors, exactly as in production.
@@ -27,8 +29,10 @@ __all__ = [
     "CapabilityError",
     "ContractViolation",
     "HarnessFailure",
+    "InvariantViolation",
     "ScriptError",
     "ScriptExhausted",
+    "StaleCursor",
     "StuntsetError",
     "UnknownScenario",
     "UnstubbedCall",
@@ -100,6 +104,22 @@ class CapabilityError(UsageError):
     """A provider was asked for something it has declared it cannot do."""
 
 
+class StaleCursor(UsageError, LookupError):
+    """A session-log cursor no longer names a position in the log.
+
+    Either it is beyond the session's head, or the log was rolled back below it (so the
+    events the holder saw are gone). ``session_id`` and ``cursor`` name the place;
+    ``resume_at`` is the last ``seq`` still valid: resubscribe after it (or from 0, rebuilding
+    any projection).
+    """
+
+    def __init__(self, message: str, *, session_id: str, cursor: int, resume_at: int) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.cursor = cursor
+        self.resume_at = resume_at
+
+
 class HarnessFailure(StuntsetError, AssertionError):
     """The system under test broke an expectation that stuntset checks."""
 
@@ -130,3 +150,14 @@ class WaitTimeout(HarnessFailure):
 
 class UnstubbedCall(HarnessFailure):
     """The code under test used a member of a stub that the test did not provide."""
+
+
+class InvariantViolation(HarnessFailure):
+    """An implementation broke a rule of an invariant suite (``stuntset.checks``).
+
+    ``invariant`` is the rule's name; the message shows the steps that led there.
+    """
+
+    def __init__(self, message: str, *, invariant: str) -> None:
+        super().__init__(message)
+        self.invariant = invariant

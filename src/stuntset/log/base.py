@@ -1,0 +1,127 @@
+"""The ``EventLog`` protocol: what an event-sourced session log promises.
+
+A log stores, per session, the normalized events of that session's runs (``stuntset.events``)
+under a per-session ``seq``: 1, 2, 3… strictly increasing and gapless, assigned *by the store*
+when a batch is appended (never by the caller), also with several writers at once.
+
+A *cursor* is a ``seq``: "after cursor N" means the events whose ``seq`` is greater than N;
+0 means "from the start". ``subscribe(session, after=N)`` replays what is stored after N and
+then goes on live, with no gap and no duplicate at the seam; a subscriber that disconnects
+resumes with ``after=`` the last ``seq`` it saw.
+
+``rollback(session, to_seq)`` moves the session's durable high-water mark back to ``to_seq``
+(the events after it are gone; the next append gets ``to_seq + 1``). It models what a
+power loss does to the last commits of a store that syncs lazily, and lets tests set up
+state. A subscriber whose cursor the rollback passed gets ``StaleCursor`` and must
+resubscribe (rebuilding what it derived from the lost events).
+
+``stuntset.checks.check_event_log(make_log)`` checks any implementation against these rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol, runtime_checkable
+
+from stuntset.errors import StaleCursor, UsageError
+from stuntset.events import Event, EventBase
+
+__all__ = ["EventLog", "Subscription", "check_append_args", "check_cursor", "stale_cursor"]
+
+
+@runtime_checkable
+class Subscription(Protocol):
+    """A live stream of one session's events: replay, then live. End it with ``aclose()``.
+
+    Iteration raises ``StaleCursor`` when a rollback removed events it already delivered, and
+    ends (``StopAsyncIteration``) after ``aclose()`` or when the log is closed.
+    """
+
+    def __aiter__(self) -> AsyncIterator[Event]: ...
+
+    async def __anext__(self) -> Event: ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class EventLog(Protocol):
+    """An append-only, per-session event log with cursors, subscriptions and rollback.
+
+    ``append``, ``read``, ``head``, ``rollback`` and ``close`` are synchronous and safe to call
+    from any thread; ``subscribe`` must be iterated inside an async task (asyncio or trio).
+    """
+
+    def append(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        """Store ``events`` atomically (all or none) at the end of the session's log.
+
+        Returns them as stored, each carrying its ``seq`` (the store assigns it; any ``seq``
+        on the input is replaced). Subscribers are woken after the commit.
+        """
+        ...
+
+    def read(self, session_id: str, after: int = 0, limit: int | None = None) -> list[Event]:
+        """The stored events with ``seq > after``, in ``seq`` order (at most ``limit``)."""
+        ...
+
+    def head(self, session_id: str) -> int:
+        """The session's last ``seq`` (0 for a session with no events)."""
+        ...
+
+    def subscribe(self, session_id: str, after: int = 0) -> Subscription:
+        """Events with ``seq > after``: what is stored, then live, without gap or duplicate."""
+        ...
+
+    def rollback(self, session_id: str, to_seq: int) -> int:
+        """Drop the events after ``to_seq``; return how many were dropped."""
+        ...
+
+    def sessions(self) -> list[str]:
+        """The ids of the sessions that have (or had) events, sorted."""
+        ...
+
+    def close(self) -> None:
+        """Release the store; live subscriptions end. Closing twice is harmless."""
+        ...
+
+
+def check_append_args(session_id: object, events: object, *, where: str) -> None:
+    """Reject a bad ``append`` call with an error naming the argument."""
+    if not isinstance(session_id, str) or not session_id:
+        raise UsageError(f"{where}: session_id must be a non-empty str, got {session_id!r}")
+    if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):
+        raise UsageError(
+            f"{where}: events must be a sequence of events (a list), got {type(events).__name__}"
+        )
+    for index, event in enumerate(events):
+        if not isinstance(event, EventBase):
+            raise UsageError(
+                f"{where}: events[{index}] is a {type(event).__name__}, not a stuntset event "
+                "(build it from stuntset.events, or decode it with stuntset.events.decode)"
+            )
+
+
+def check_cursor(value: object, *, name: str, where: str) -> int:
+    """A cursor argument as an ``int >= 0``, or a ``UsageError`` naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UsageError(f"{where}: {name} must be an int >= 0 (a seq), got {value!r}")
+    return value
+
+
+def stale_cursor(session_id: str, cursor: int, resume_at: int, *, rolled_back: bool) -> StaleCursor:
+    """The ``StaleCursor`` for ``cursor``: beyond the head, or passed by a rollback.
+
+    ``resume_at`` is the head (not rolled back) or the seq the log was rolled back to.
+    """
+    why = (
+        f"the log was rolled back to seq {resume_at}, below it"
+        if rolled_back
+        else f"it is beyond the session's head {resume_at}"
+    )
+    return StaleCursor(
+        f"session {session_id!r}: cursor {cursor} is stale ({why}); "
+        f"resubscribe with after={resume_at}, or from 0 and rebuild what you derived",
+        session_id=session_id,
+        cursor=cursor,
+        resume_at=resume_at,
+    )
