@@ -88,3 +88,12 @@ def run_demo() -> int:
         + (f"; failed: {', '.join(r.scenario for r in failed)}" if failed else "")
     )
     return 1 if failed else 0
+
+
+def _model_double_rows() -> list[DemoRow]:
+    from stuntset.doubles.model._demo import model_rows
+
+    return model_rows()
+
+
+SECTIONS.append(_model_double_rows)

@@ -64,3 +64,22 @@ def script_check(path: str) -> None:
 
 
 # --- commands contributed by the doubles are registered below ---
+
+
+@main.command()
+@click.option("--port", default=0, show_default=True, help="Port on the host (0: a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option(
+    "--script",
+    "script_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Script file (TOML/JSON) to play; default: happy_path, over and over.",
+)
+@click.option("--cycle", is_flag=True, help="Restart the script when it runs out.")
+def serve(port: int, host: str, script_path: str | None, cycle: bool) -> None:
+    """Serve the model double (OpenAI Chat/Responses, Anthropic Messages) and every catalog
+    scenario under /scenarios/<name>/, until interrupted."""
+    from stuntset.doubles.model._cli import run_serve
+
+    run_serve(host, port, script_path, cycle)

@@ -132,3 +132,45 @@ def stuck_provider(_stuntset_seams: Any) -> StuckProvider:
 
 
 # --- fixtures contributed by the doubles (keep each a few lines; logic lives in the library) ---
+
+
+# model doubles: logic in stuntset.doubles.model._pytest (imported lazily: uvicorn is heavy)
+@pytest.hookimpl(specname="pytest_configure")
+def _stand_in_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "stand_in(script_or_scenario_or_path=None, *, allow_unused_turns=False, framing=None, "
+        "**scenario_params): configure the stand_in fixture (model double)",
+    )
+
+
+@pytest.fixture(scope="session")
+def _stuntset_model_server() -> Iterator[Any]:
+    from stuntset.doubles.model._pytest import SharedServer
+
+    shared = SharedServer()
+    yield shared
+    shared.close()
+
+
+@pytest.fixture
+def stand_in(
+    request: pytest.FixtureRequest, _stuntset_seams: Any, _stuntset_model_server: Any
+) -> Iterator[Any]:
+    """A model double (OpenAI Chat/Responses, Anthropic Messages) from the ``stand_in``
+    marker or ``stand_in.play(script)``; ``.transport()`` in-process, ``.url()`` over loopback.
+    At teardown, fails on unused turns and unanswered requests."""
+    from stuntset.doubles.model._pytest import stand_in_from_marker
+
+    marker = request.node.get_closest_marker("stand_in")
+    double, allow = stand_in_from_marker(
+        marker.args if marker else (),
+        marker.kwargs if marker else {},
+        request.node.nodeid,
+        _stuntset_model_server,
+    )
+    try:
+        yield double
+        double.verify(allow_unused_turns=allow)
+    finally:
+        double.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from types import TracebackType
 from typing import Literal, Self
 
@@ -102,7 +102,8 @@ class LoopbackServer:
 
 class StandIn:
     """A model double for one test (or one ``with`` block): a script player, a request
-    journal, an in-process transport and, on first use of ``url()``, a loopback server.
+    journal, an in-process transport and, on first use of ``url()``, a loopback server (its
+    own, or one shared through ``server_factory``).
 
     ``url("openai")`` is a base URL for OpenAI clients (``…/openai/v1``), ``url("anthropic")``
     for Anthropic clients (``…/anthropic``); ``scenario=`` gives the base URL of one catalog
@@ -115,17 +116,15 @@ class StandIn:
         script: Script | None = None,
         *,
         framing: Framing | None = None,
-        server: LoopbackServer | None = None,
+        server_factory: Callable[[], LoopbackServer] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
         self.double = ModelDouble(script, framing=framing) if framing else ModelDouble(script)
         self._transport = ModelTransport(self.double)
-        self._server = server
-        self._owns_server = server is None
+        self._server: LoopbackServer | None = None
+        self._factory = server_factory
         self._host, self._port = host, port
-        if server is not None:
-            server.attach(self.double)
 
     # --- what tests use ---
 
@@ -146,7 +145,10 @@ class StandIn:
     def start(self) -> Self:
         """Start the loopback server now (``url()`` starts it on first use)."""
         if self._server is None:
-            self._server = LoopbackServer(host=self._host, port=self._port)
+            if self._factory is not None:
+                self._server = self._factory()
+            else:
+                self._server = LoopbackServer(host=self._host, port=self._port)
             self._server.attach(self.double)
         return self
 
@@ -177,7 +179,7 @@ class StandIn:
         """End stalled responses and stop the server if this stand-in started it."""
         self.double.close()
         if self._server is not None:
-            if self._owns_server:
+            if self._factory is None:
                 self._server.close()
             else:
                 self._server.attach(None)
