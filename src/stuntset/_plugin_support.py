@@ -39,6 +39,7 @@ def live_skip_reason(args: Sequence[Any], kwargs: Mapping[str, Any], where: str)
 
 def script_from(spec: Any, params: Mapping[str, Any], where: str) -> Script:
     """A script from a marker argument: a ``Script``, a scenario name, or a file path."""
+    __tracebackhide__ = True
     if isinstance(spec, Script):
         if params:
             raise UsageError(f"{where}: scenario parameters {sorted(params)} given with a Script")
@@ -59,6 +60,7 @@ def provider_from_marker(
     where: str,
 ) -> tuple[ScriptedProvider, bool]:
     """The ``scripted_provider`` fixture's provider and whether unused turns are allowed."""
+    __tracebackhide__ = True
     allow_unused = bool(kwargs.pop("allow_unused_turns", False))
     options = {k: kwargs.pop(k) for k in ("name", "model", "session_id") if k in kwargs}
     if args:

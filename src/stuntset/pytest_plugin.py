@@ -20,11 +20,11 @@ from stuntset._plugin_support import (
     live_skip_reason,
     provider_from_marker,
 )
-from stuntset.clock import Clock
-from stuntset.ids import IdGenerator
+from stuntset.clock import Clock, SystemClock
+from stuntset.ids import IdGenerator, RandomIds
 from stuntset.providers import ScriptedProvider, StuckProvider
 from stuntset.script import Script
-from stuntset.seams import Seams, current_clock, current_ids, deterministic
+from stuntset.seams import Seams, current_clock, current_ids, deterministic, use_seams
 
 __all__ = [
     "scripted_provider",
@@ -78,9 +78,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def _stuntset_seams(request: pytest.FixtureRequest) -> Iterator[Seams | None]:
+def _stuntset_seams(request: pytest.FixtureRequest) -> Iterator[Seams]:
     if request.node.get_closest_marker("real_time") is not None:
-        yield None
+        with use_seams(clock=SystemClock(), ids=RandomIds()) as seams:
+            yield seams
         return
     with deterministic() as seams:
         yield seams
@@ -113,6 +114,7 @@ def scripted_provider(
     At teardown, fails if scripted turns were never started (marker option
     ``allow_unused_turns=True`` to allow it).
     """
+    __tracebackhide__ = True
     marker = request.node.get_closest_marker("scripted_provider")
     provider, allow_unused = provider_from_marker(
         marker.args if marker else (),

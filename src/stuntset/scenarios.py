@@ -318,7 +318,7 @@ def stuck(preamble: str = "Thinking") -> Script:
     return _named("stuck", [Text(preamble), Stall()])
 
 
-@_scenario(fault=True)
+@_scenario(fault=False)
 def slow(delay: float = 0.05, first_token_latency: float = 1.0) -> Script:
     """A slow but correct answer: late first token, pauses between deltas.
 
@@ -347,6 +347,7 @@ def all() -> list[Scenario]:
 
 def get(name: str) -> Scenario:
     """The scenario called ``name``; ``UnknownScenario`` lists the known ones."""
+    __tracebackhide__ = True
     try:
         return _CATALOG[name]
     except KeyError:
@@ -359,4 +360,5 @@ def get(name: str) -> Scenario:
 
 def build(name: str, **params: Any) -> Script:
     """The script of scenario ``name`` with ``params``."""
+    __tracebackhide__ = True
     return get(name)(**params)

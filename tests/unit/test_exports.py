@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import stuntset
+
+PACKAGES = ["stuntset", "stuntset.script", "stuntset.providers", "stuntset.events", "stuntset.errors"]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_has_no_duplicates_and_names_real_objects(name: str) -> None:
+    module = importlib.import_module(name)
+    assert len(set(module.__all__)) == len(module.__all__)
+    for symbol in module.__all__:
+        if symbol in getattr(module, "_LAZY", {}):
+            continue
+        assert hasattr(module, symbol), f"{name}.{symbol}"
+
+
+def test_unknown_top_level_names_raise_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        stuntset.nope  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_importing_stuntset_stays_light() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, stuntset; print(sorted(m for m in ('uvicorn', 'starlette', 'hypothesis', 'rich', 'click') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
