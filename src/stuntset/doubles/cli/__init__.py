@@ -1,0 +1,63 @@
+"""Fake agent command-line programs: executables that speak the real CLIs' stream protocols.
+
+::
+
+    claude = stuntset.install_cli("claude", script, bin_dir=tmp_path)
+    options = ClaudeAgentOptions(cli_path=claude.path)   # or env=claude.env() for PATH lookup
+    ...
+    claude.invocations        # argv, env, every stdin/stdout message, exit code — per run
+
+The executable starts as a fresh, lean process (only the runtime, no ``stuntset`` import),
+plays the script compiled at install time, and journals what happened. The install and
+journal machinery (``_install``) is shared by every program; each program adds its wire,
+its plan compiler and its runtime module (``claude``: ``_claude_run``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from stuntset.doubles.cli._install import CliProgram, InstalledCli, Invocation, install
+from stuntset.errors import UsageError
+from stuntset.script import Script
+
+__all__ = ["PROGRAMS", "CliProgram", "InstalledCli", "Invocation", "install_cli"]
+
+
+def _programs() -> dict[str, CliProgram]:
+    from stuntset.doubles.cli.claude import CLAUDE
+
+    return {"claude": CLAUDE}
+
+
+#: Names ``install_cli`` knows, for messages (the programs load on first use).
+PROGRAMS = ("claude",)
+
+
+def install_cli(
+    name: str | CliProgram,
+    script: Script,
+    *,
+    bin_dir: str | os.PathLike[str] | None = None,
+    time_scale: float = 1.0,
+    startup_delay: float = 0.0,
+    ignore_sigterm: float | None = None,
+) -> InstalledCli:
+    """Install the fake CLI ``name`` (``"claude"``) in ``bin_dir``, playing ``script``.
+
+    Raises ``ScriptError`` now if the script cannot be rendered by that CLI. See
+    ``stuntset.doubles.cli._install.install`` for the knobs.
+    """
+    options: dict[str, Any] = {
+        "bin_dir": bin_dir,
+        "time_scale": time_scale,
+        "startup_delay": startup_delay,
+        "ignore_sigterm": ignore_sigterm,
+    }
+    if isinstance(name, str):
+        programs = _programs()
+        if name not in programs:
+            raise UsageError(f"no fake CLI named {name!r}; known: {', '.join(sorted(programs))}")
+        return install(programs[name], script, **options)
+    return install(name, script, **options)

@@ -1,0 +1,208 @@
+"""Command-line parsing of the fake ``claude``, faithful to Claude Code 2.1.332.
+
+Runs in the fake process (see ``_runtime``): built-ins only. The option table lists every
+option ``claude --help`` shows plus the hidden ones ``claude-agent-sdk`` passes
+(``--permission-prompt-tool``, ``--max-turns``, ``--system-prompt-file``…). Errors are the
+real CLI's (commander.js) text and exit code 1, observed with the bundled binary::
+
+    error: unknown option '--bogus'
+    (Did you mean --verbose?)                             (for a close typo)
+    error: option '--model <model>' argument missing
+    error: option '--output-format <format>' argument 'x' is invalid. Allowed choices are …
+    error: option '--max-turns <turns>' argument 'abc' is invalid. must be a number
+    Error: When using --print, --output-format=stream-json requires --verbose
+    Error: --input-format=stream-json requires output-format=stream-json.
+    Error processing --setting-sources: Invalid setting source: x. Valid options are: …
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["OPTIONS", "ArgumentError", "parse"]
+
+#: name → (canonical key, arity, metavar, choices). Arity: 0 a switch, 1 a value, "?" an
+#: optional value, "+" one or more values (commander's ``<x...>``: taken up to the next
+#: token that starts with ``-``), "n" a number.
+_TABLE: list[tuple[tuple[str, ...], str, Any, str, tuple[str, ...]]] = [
+    (("--add-dir",), "add_dir", "+", "<directories...>", ()),
+    (("--agent",), "agent", 1, "<agent>", ()),
+    (("--agents",), "agents", 1, "<json-or-file>", ()),
+    (("--allow-dangerously-skip-permissions",), "allow_skip", 0, "", ()),
+    (("--allowedTools", "--allowed-tools"), "allowed_tools", "+", "<tools...>", ()),
+    (("--append-system-prompt",), "append_system_prompt", 1, "<prompt>", ()),
+    (("--append-system-prompt-file",), "append_system_prompt_file", 1, "<file>", ()),
+    (("--autocompact",), "autocompact", 1, "<auto|tokens>", ()),
+    (("--bare",), "bare", 0, "", ()),
+    (("--betas",), "betas", "+", "<betas...>", ()),
+    (("-c", "--continue"), "continue", 0, "", ()),
+    (("--dangerously-skip-permissions",), "skip_permissions", 0, "", ()),
+    (("-d", "--debug"), "debug", "?", "[filter]", ()),
+    (("--debug-file",), "debug_file", 1, "<path>", ()),
+    (("--disable-slash-commands",), "disable_slash_commands", 0, "", ()),
+    (("--disallowedTools", "--disallowed-tools"), "disallowed_tools", "+", "<tools...>", ()),
+    (("--effort",), "effort", 1, "<level>", ()),
+    (("--exclude-dynamic-system-prompt-sections",), "exclude_dynamic", 0, "", ()),
+    (("--fallback-model",), "fallback_model", 1, "<model>", ()),
+    (("--fork-session",), "fork_session", 0, "", ()),
+    (("--forward-subagent-text",), "forward_subagent_text", 0, "", ()),
+    (("-h", "--help"), "help", 0, "", ()),
+    (("--include-hook-events",), "include_hook_events", 0, "", ()),
+    (("--include-partial-messages",), "include_partial_messages", 0, "", ()),
+    (("--input-format",), "input_format", 1, "<format>", ("text", "stream-json")),
+    (("--json-schema",), "json_schema", 1, "<schema>", ()),
+    (("--max-budget-usd",), "max_budget_usd", "n", "<amount>", ()),
+    (("--max-thinking-tokens",), "max_thinking_tokens", "n", "<tokens>", ()),
+    (("--max-turns",), "max_turns", "n", "<turns>", ()),
+    (("--mcp-config",), "mcp_config", "+", "<configs...>", ()),
+    (("--model",), "model", 1, "<model>", ()),
+    (("-n", "--name"), "name", 1, "<name>", ()),
+    (("--no-session-persistence",), "no_session_persistence", 0, "", ()),
+    (("--output-format",), "output_format", 1, "<format>", ("text", "json", "stream-json")),
+    (
+        ("--permission-mode",),
+        "permission_mode",
+        1,
+        "<mode>",
+        ("acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan", "default"),
+    ),
+    (("--permission-prompt-tool",), "permission_prompt_tool", 1, "<tool>", ()),
+    (("--plugin-dir",), "plugin_dir", 1, "<path>", ()),
+    (("-p", "--print"), "print", 0, "", ()),
+    (("--replay-user-messages",), "replay_user_messages", 0, "", ()),
+    (("-r", "--resume"), "resume", "?", "[value]", ()),
+    (("--resume-session-at",), "resume_session_at", 1, "<message-id>", ()),
+    (("--resume-drops-turn",), "resume_drops_turn", 1, "<value>", ()),
+    (("--session-id",), "session_id", 1, "<uuid>", ()),
+    (("--session-mirror",), "session_mirror", 0, "", ()),
+    (("--setting-sources",), "setting_sources", 1, "<sources>", ()),
+    (("--settings",), "settings", 1, "<file-or-json>", ()),
+    (("--strict-mcp-config",), "strict_mcp_config", 0, "", ()),
+    (("--system-prompt",), "system_prompt", 1, "<prompt>", ()),
+    (("--system-prompt-file",), "system_prompt_file", 1, "<file>", ()),
+    (("--task-budget",), "task_budget", "n", "<tokens>", ()),
+    (("--thinking",), "thinking", 1, "<mode>", ("enabled", "adaptive", "disabled")),
+    (("--thinking-display",), "thinking_display", 1, "<mode>", ()),
+    (("--tools",), "tools", "+", "<tools...>", ()),
+    (("--verbose",), "verbose", 0, "", ()),
+    (("-v", "--version"), "version", 0, "", ()),
+]
+
+OPTIONS: dict[str, tuple[str, Any, str, tuple[str, ...], str]] = {
+    name: (key, arity, metavar, choices, names[-1])
+    for names, key, arity, metavar, choices in _TABLE
+    for name in names
+}
+
+_SETTING_SOURCES = ("user", "project", "local")
+
+
+class ArgumentError(Exception):
+    """A command line the real CLI refuses: ``str(error)`` is its stderr text (exit 1)."""
+
+
+def _did_you_mean(flag: str) -> str:
+    import difflib
+
+    names = [name for name in OPTIONS if name.startswith("--")]
+    close = difflib.get_close_matches(flag.split("=", 1)[0], names, n=1, cutoff=0.6)
+    return f"\n(Did you mean {close[0]}?)" if close else ""
+
+
+def _label(name: str) -> str:
+    metavar, long_name = OPTIONS[name][2], OPTIONS[name][4]
+    return f"{long_name} {metavar}".strip()
+
+
+def parse(argv: list[str]) -> dict[str, Any]:
+    """Options by canonical key (lists for ``+`` options, repeated ones accumulate) plus
+    ``"prompt"`` (the positional argument); ``ArgumentError`` for what the CLI refuses."""
+    options: dict[str, Any] = {}
+    positionals: list[str] = []
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        index += 1
+        if token == "--":
+            positionals.extend(argv[index:])
+            break
+        if not token.startswith("-") or token == "-":
+            positionals.append(token)
+            continue
+        name, has_inline, inline = token.partition("=")
+        if name not in OPTIONS or (has_inline and OPTIONS[name][1] == 0):
+            raise ArgumentError(f"error: unknown option '{token}'{_did_you_mean(token)}")
+        key, arity, _, choices, _ = OPTIONS[name]
+        if arity == 0:
+            options[key] = True
+            if key == "version":
+                return options
+            continue
+        values: list[str] = []
+        if has_inline:
+            values.append(inline)
+        elif arity == "?":
+            if index < len(argv) and not argv[index].startswith("-"):
+                values.append(argv[index])
+                index += 1
+        elif index < len(argv) and (arity != "+" or not argv[index].startswith("-")):
+            values.append(argv[index])
+            index += 1
+        if arity == "+":
+            while index < len(argv) and not argv[index].startswith("-") and not has_inline:
+                values.append(argv[index])
+                index += 1
+        if not values and arity != "?":
+            raise ArgumentError(f"error: option '{_label(name)}' argument missing")
+        for value in values:
+            if choices and value not in choices:
+                allowed = ", ".join(c for c in choices if c != "default")
+                raise ArgumentError(
+                    f"error: option '{_label(name)}' argument '{value}' is invalid. "
+                    f"Allowed choices are {allowed}."
+                )
+            if arity == "n":
+                try:
+                    float(value)
+                except ValueError:
+                    raise ArgumentError(
+                        f"error: option '{_label(name)}' argument '{value}' is invalid. "
+                        f"must be a number"
+                    ) from None
+        if arity == "+":
+            options.setdefault(key, []).extend(values)
+        else:
+            options[key] = values[0] if values else True
+    if positionals:
+        options["prompt"] = " ".join(positionals)
+    _check(options)
+    return options
+
+
+def _check(options: dict[str, Any]) -> None:
+    if options.get("help"):
+        return
+    output = options.get("output_format", "text")
+    if options.get("input_format") == "stream-json" and output != "stream-json":
+        raise ArgumentError("Error: --input-format=stream-json requires output-format=stream-json.")
+    if output == "stream-json" and not options.get("verbose"):
+        raise ArgumentError(
+            "Error: When using --print, --output-format=stream-json requires --verbose"
+        )
+    sources = options.get("setting_sources")
+    if isinstance(sources, str) and sources:
+        for source in sources.split(","):
+            if source.strip() not in _SETTING_SOURCES:
+                raise ArgumentError(
+                    f"Error processing --setting-sources: Invalid setting source: "
+                    f"{source.strip()}. Valid options are: {', '.join(_SETTING_SOURCES)}"
+                )
+
+
+def split_list(values: Any) -> list[str]:
+    """A ``+`` option's values as names (``["a,b", "c"]`` → ``["a", "b", "c"]``)."""
+    if not isinstance(values, list):
+        return []
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]

@@ -1,0 +1,455 @@
+"""The fake ``claude`` process: Claude Code 2.1.332's headless mode, played from a plan.
+
+Runs inside the installed executable (see ``_runtime``: built-ins only). The plan was
+compiled from a script at install time by ``stuntset.doubles.cli.claude``.
+
+Protocol, as ``claude-agent-sdk`` 0.2.189 drives it (protocols.md §5, checked against the
+SDK's code and the bundled CLI):
+
+* ``--output-format stream-json --verbose --input-format stream-json``: NDJSON both ways.
+  Control requests are answered at once, also while a turn plays: ``initialize`` (hooks are
+  remembered), ``interrupt`` (ends the running turn as the real CLI does: a ``user``
+  "[Request interrupted by user]" message, then an ``error_during_execution`` result with
+  ``terminal_reason: "aborted_streaming"``), ``set_permission_mode``, ``set_model``,
+  ``mcp_status`` and friends; any other subtype gets the CLI's error response
+  ("Unsupported control request subtype: …").
+* Each ``user`` message is one turn (queued while a turn plays). A turn writes
+  ``session_state_changed`` ``running`` (when the SDK asks for session state), ``system/init``,
+  one ``assistant`` message per content block (``stream_event`` partials around them with
+  ``--include-partial-messages``), ``user`` tool results, and one ``result``; then ``idle``.
+* Approvals: ``can_use_tool`` with ``--permission-prompt-tool stdio``; the turn blocks until
+  the answer. Without a prompt tool the tool is denied as the headless CLI does. A deny skips
+  the scripted result: the tool result is the deny message, as an error.
+* ``PreToolUse`` / ``PostToolUse`` / ``UserPromptSubmit`` / ``Stop`` hooks registered in
+  ``initialize`` get ``hook_callback`` requests; a ``PreToolUse`` answer can allow or deny.
+* ``--resume=<id>`` continues a session an earlier invocation of the same double recorded
+  (state beside the double); an unknown id gets the CLI's error result before ``initialize``
+  is answered, then exit 1. ``--continue`` picks the latest session.
+* Exit: at stdin EOF, after the turn in progress; status 1 if the last turn ended in an error
+  result (or a fault), else 0.
+
+Bad input, as the real CLI handles it (observed): a stdin line that is not JSON →
+"Error parsing streaming input line (type=…, N chars): SyntaxError" on stderr, exit 1; a
+``control_response`` for an unknown request id and messages of unknown types are ignored;
+unknown flags → commander's error text, exit 1 (``_claude_args``).
+"""
+
+from __future__ import annotations
+
+import time
+
+from stuntset.doubles.cli._claude_args import ArgumentError, parse, split_list
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from stuntset.doubles.cli._runtime import Ids, Runtime
+
+__all__ = ["run"]
+
+_HELP = """Usage: claude [options] [command] [prompt]
+
+Claude Code - starts an interactive session by default, use -p/--print for
+non-interactive output
+
+(stuntset fake: headless print and stream-json modes only)
+"""
+
+_INTERRUPTED = "[Request interrupted by user]"
+
+
+class _Abort(Exception):
+    """The turn ends early (an interrupt, or a deny with ``interrupt: true``)."""
+
+
+def _usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": output_tokens,
+        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+        "service_tier": "standard",
+    }
+
+
+def _message_type(text: str) -> str:
+    """The ``type`` value of a line that does not parse, found the simple way (as the real
+    CLI's error message reports it)."""
+    at = text.find('"type"')
+    if at < 0:
+        return "unknown"
+    rest = text[at + 6 :].lstrip(" :")
+    if not rest.startswith('"'):
+        return "unknown"
+    end = rest.find('"', 1)
+    return rest[1:end] if end > 0 else "unknown"
+
+
+def _prompt_of(message: dict[str, Any]) -> tuple[str, bool]:
+    """A user message's text and whether it carries tool results."""
+    inner = message.get("message")
+    content = inner.get("content") if isinstance(inner, dict) else None
+    if isinstance(content, str):
+        return content, False
+    texts: list[str] = []
+    has_results = False
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict):
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            has_results = has_results or block.get("type") == "tool_result"
+    return "\n".join(texts), has_results
+
+
+class Session:
+    """One invocation's session: options, the control protocol, and the turn queue."""
+
+    def __init__(self, rt: Runtime, options: dict[str, Any]) -> None:
+        self.rt = rt
+        plan = rt.plan
+        self.options = options
+        self.model: str = options.get("model") or plan["model"]
+        self.permission_mode: str = options.get("permission_mode") or "default"
+        self.partial = bool(options.get("include_partial_messages"))
+        self.stdio_prompt = options.get("permission_prompt_tool") == "stdio"
+        self.allowed = split_list(options.get("allowed_tools"))
+        self.disallowed = split_list(options.get("disallowed_tools"))
+        tools = options.get("tools")
+        named = split_list(tools)
+        self.tools: list[str] = (
+            list(plan["tools"])
+            if tools is None or named == ["default"]
+            else [t for t in named if t not in self.disallowed]
+        )
+        max_turns = options.get("max_turns")
+        self.max_turns = int(float(max_turns)) if isinstance(max_turns, str) else 0
+        self.report_state = rt.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1"
+        self.streaming = options.get("output_format") == "stream-json"
+        self.cwd = rt.env.get("PWD") or "."
+        self.session_id = ""
+        self.turns_in_session = 0
+        self.queue: list[dict[str, Any]] = []
+        self.responses: dict[str, dict[str, Any]] = {}
+        self.waiting: set[str] = set()
+        self.hooks: dict[str, Any] = {}
+        self.running = False
+        self.interrupted = False
+        self.collected: list[dict[str, Any]] = []
+        self.request_ids = rt.ids("control-requests")
+
+    # --- output ---------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.streaming:
+            self.rt.send(message)
+            if self.running:
+                self.pump(0.0)
+        else:
+            self.collected.append(message)
+
+    def state_changed(self, state: str, ids: Ids) -> None:
+        if self.report_state and self.streaming:
+            self.send(
+                {
+                    "type": "system",
+                    "subtype": "session_state_changed",
+                    "state": state,
+                    "sdk_host_only": True,
+                    "uuid": ids.uuid(),
+                    "session_id": self.session_id,
+                }
+            )
+
+    def respond(self, request_id: Any, response: dict[str, Any]) -> None:
+        self.rt.send(
+            {
+                "type": "control_response",
+                "response": {"subtype": "success", "request_id": request_id, "response": response},
+            }
+        )
+
+    def fail(self, text: str) -> None:
+        """An error result with ``errors`` (nothing played), then exit 1."""
+        self.rt.stderr(text + "\n")
+        self.send(self.result_error("error_during_execution", [text], 0, self.rt.ids("error")))
+        self.rt.exit(1)
+
+    def result_error(
+        self, subtype: str, errors: list[str], num_turns: int, ids: Ids, **extra: Any
+    ) -> dict[str, Any]:
+        message = {
+            "type": "result",
+            "subtype": subtype,
+            "duration_ms": 0,
+            "duration_api_ms": 0,
+            "is_error": True,
+            "num_turns": num_turns,
+            "stop_reason": None,
+            "session_id": self.session_id or ids.uuid(),
+            "total_cost_usd": 0,
+            "usage": _usage(0, 0),
+            "modelUsage": {},
+            "permission_denials": [],
+            "uuid": ids.uuid(),
+            "errors": errors,
+        }
+        message.update(extra)
+        return message
+
+    # --- sessions -------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Pick the session: new, ``--session-id``, ``--resume`` or ``--continue``."""
+        options = self.options
+        resume = options.get("resume")
+        plan = self.rt.plan
+
+        def choose(state: dict[str, Any]) -> tuple[str, str | None, int]:
+            sessions: dict[str, int] = state.setdefault("sessions", {})
+            state.setdefault("left", [t["times"] for t in plan["turns"]])
+            wanted: str | None = None
+            if resume is True:
+                return "", "Error: --resume requires a valid session ID or session title", 0
+            if isinstance(resume, str):
+                if resume not in sessions:
+                    return resume, f"No conversation found with session ID: {resume}", 0
+                wanted = resume
+            elif options.get("continue"):
+                wanted = state.get("latest")
+                if wanted is None:
+                    return "", "No conversation found to continue", 0
+            if wanted is not None and not options.get("fork_session"):
+                state["latest"] = wanted
+                return wanted, None, sessions[wanted]
+            explicit = options.get("session_id")
+            if isinstance(explicit, str):
+                if explicit in sessions:
+                    return explicit, f"Error: Session ID {explicit} is already in use.", 0
+                new = explicit
+            else:
+                created = state.get("created", 0) + 1
+                state["created"] = created
+                new = self.rt.ids(f"session/{created}").uuid()
+            sessions[new] = sessions[wanted] if wanted is not None else 0
+            state["latest"] = new
+            return new, None, sessions[new]
+
+        session_id, error, turns = self.rt.state.update(choose)
+        self.session_id = session_id
+        self.turns_in_session = turns
+        if error is not None:
+            self.fail(error)
+
+    # --- stdin ----------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        """The stream-json loop: until stdin EOF, one turn per user message."""
+        while True:
+            while self.queue:
+                self.play(self.queue.pop(0))
+            line = self.rt.next_line(None)
+            if line is self.rt.EOF:
+                return
+            if line is not None:
+                self.handle(line)
+
+    def pump(self, timeout: float | None) -> bool:
+        """Handle what stdin has (waiting up to ``timeout`` for the first line); False at
+        EOF."""
+        line = self.rt.next_line(timeout)
+        while line is not None:
+            if line is self.rt.EOF:
+                return False
+            self.handle(line)
+            line = self.rt.next_line(0.0)
+        return True
+
+    def handle(self, raw: Any) -> None:
+        text = raw.decode("utf-8", "replace").strip()
+        if not text:
+            return
+        try:
+            message = self.rt.loads(text)
+            if not isinstance(message, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            self.rt.journal.write("stdin", raw=text)
+            self.rt.stderr(
+                f"Error parsing streaming input line (type={_message_type(text)}, "
+                f"{len(text)} chars): SyntaxError\n"
+            )
+            self.rt.exit(1)
+            return
+        self.rt.journal.write("stdin", message=message)
+        kind = message.get("type")
+        if kind == "control_request":
+            self.control(message)
+        elif kind == "control_response":
+            response = message.get("response")
+            request_id = response.get("request_id") if isinstance(response, dict) else None
+            if isinstance(response, dict) and request_id in self.waiting:
+                self.responses[str(request_id)] = response
+            else:
+                self.rt.journal.write("ignored", reason="control_response for no request")
+        elif kind == "user":
+            self.queue.append(message)
+
+    def control(self, message: dict[str, Any]) -> None:
+        request_id = message.get("request_id")
+        request = message.get("request")
+        if not isinstance(request, dict):
+            request = {}
+        subtype = request.get("subtype")
+        if subtype == "initialize":
+            self.hooks = request.get("hooks") or {}
+            self.respond(request_id, self.initialize_response())
+        elif subtype == "interrupt":
+            if self.running:
+                self.interrupted = True
+            self.respond(request_id, {"still_queued": []})
+        elif subtype == "set_permission_mode":
+            self.permission_mode = str(request.get("mode") or "default")
+            self.respond(request_id, {"mode": self.permission_mode})
+        elif subtype == "set_model":
+            self.model = str(request.get("model") or self.rt.plan["model"])
+            self.respond(request_id, {"model": self.model})
+        elif subtype == "mcp_status":
+            self.respond(request_id, {"mcpServers": []})
+        elif subtype == "get_context_usage":
+            self.respond(
+                request_id,
+                {"categories": [], "totalTokens": 0, "maxTokens": 200000, "percentage": 0},
+            )
+        elif subtype in ("rewind_files", "mcp_reconnect", "mcp_toggle", "stop_task"):
+            self.respond(request_id, {})
+        else:
+            self.rt.send(
+                {
+                    "type": "control_response",
+                    "response": {
+                        "subtype": "error",
+                        "request_id": request_id,
+                        "error": f"Unsupported control request subtype: {subtype}",
+                        "error_code": "unsupported_request",
+                    },
+                }
+            )
+
+    def initialize_response(self) -> dict[str, Any]:
+        plan = self.rt.plan
+        return {
+            "commands": [],
+            "agents": [],
+            "output_style": "default",
+            "available_output_styles": ["default"],
+            "models": [{"value": self.model, "displayName": self.model, "description": ""}],
+            "account": {"tokenSource": "none", "apiKeySource": "none", "apiProvider": "firstParty"},
+            "pid": 0,
+            "claude_code_version": plan["version"],
+            "current_permission_mode": self.permission_mode,
+            "hook_on_failure_supported": True,
+            "session_state": "idle",
+            "capabilities": [],
+        }
+
+    def request(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """A CLI → SDK control request; blocks (handling other stdin) until its answer.
+        ``None`` if stdin closes first (the real CLI's "Stream closed")."""
+        request_id = self.request_ids.uuid()
+        self.waiting.add(request_id)
+        self.rt.send({"type": "control_request", "request_id": request_id, "request": request})
+        try:
+            while request_id not in self.responses:
+                if self.interrupted:
+                    raise _Abort
+                if not self.pump(None):
+                    return None
+            return self.responses.pop(request_id)
+        finally:
+            self.waiting.discard(request_id)
+
+    def wait(self, seconds: float | None) -> None:
+        """Wait ``seconds`` (``None``: for ever) of scaled time, handling stdin; ``_Abort`` on
+        an interrupt. After stdin EOF nothing can interrupt: the wait just runs out."""
+        end = None if seconds is None else time.monotonic() + seconds * self.rt.time_scale
+        while True:
+            if self.interrupted:
+                raise _Abort
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                return
+            if not self.pump(left):
+                self.rt.sleep(1e9 if left is None else left / self.rt.time_scale)
+                return
+
+    # --- turns ----------------------------------------------------------------------------
+
+    def play(self, message: dict[str, Any]) -> None:
+        from stuntset.doubles.cli._claude_turn import TurnRun, choose_turn
+
+        prompt, has_results = _prompt_of(message)
+        index, turn, error = choose_turn(self, prompt, has_results)
+        self.turns_in_session += 1
+        ids = self.rt.ids(f"{self.session_id}/{self.turns_in_session}")
+        self.running = True
+        self.interrupted = False
+        try:
+            TurnRun(self, ids, prompt, index, turn, error).play()
+        finally:
+            self.running = False
+            self.interrupted = False
+
+
+def run(rt: Runtime) -> None:
+    """The fake ``claude``'s main."""
+    rt.open_journal()
+    try:
+        options = parse(rt.argv)
+    except ArgumentError as error:
+        rt.stderr(f"{error}\n")
+        rt.exit(1)
+        return
+    if options.get("version"):
+        rt.write_bytes(f"{rt.plan['version']} (Claude Code)\n".encode())
+        return
+    if options.get("help"):
+        rt.write_bytes(_HELP.encode())
+        return
+    import posix
+
+    headless = options.get("print") or "output_format" in options or not posix.isatty(0)
+    if not headless:
+        rt.stderr(
+            "stuntset fake claude: the interactive UI is not simulated; run with -p/--print "
+            "or --output-format stream-json\n"
+        )
+        rt.exit(1)
+    startup_delay = rt.plan.get("startup_delay") or 0.0
+    if startup_delay:
+        rt.sleep(startup_delay)
+    session = Session(rt, options)
+    session.open()
+    if options.get("input_format") == "stream-json":
+        session.serve()
+        return
+    prompt = options.get("prompt")
+    if not isinstance(prompt, str):
+        data = b""
+        while chunk := posix.read(0, 65536):
+            data += chunk
+        prompt = data.decode("utf-8", "replace").strip()
+    if not prompt:
+        rt.stderr(
+            "Error: Input must be provided either through stdin or as a prompt argument when "
+            "using --print\n"
+        )
+        rt.exit(1)
+    session.play({"type": "user", "message": {"role": "user", "content": prompt}})
+    result = next((m for m in reversed(session.collected) if m.get("type") == "result"), None)
+    if result is not None and not session.streaming:
+        if session.options.get("output_format") == "json":
+            rt.write_bytes((rt.dumps(result) + "\n").encode())
+        else:
+            rt.write_bytes((str(result.get("result") or "") + "\n").encode())

@@ -1,0 +1,663 @@
+"""One turn of the fake ``claude``: the plan's ops rendered as Claude Code's stream-json.
+
+Runs in the fake process (built-ins only, see ``_runtime``). Message shapes follow what
+CLI 2.1.332 writes (protocols.md §5.7): one ``assistant`` message per content block, all
+blocks of one model response sharing ``message.id``; with partial messages the Anthropic
+stream events around them (the ``assistant`` line just before its ``content_block_stop``).
+Ids and durations come from the script's seed and the script itself, never the clock.
+"""
+
+from __future__ import annotations
+
+from stuntset.doubles.cli._claude_run import _INTERRUPTED, _Abort, _usage
+from stuntset.doubles.cli._runtime import dumps
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from stuntset.doubles.cli._claude_run import Session
+    from stuntset.doubles.cli._runtime import Ids
+
+__all__ = ["TurnRun", "choose_turn"]
+
+_ASK_TOOL = "AskUserQuestion"
+
+
+def _accepts(match: dict[str, Any] | None, prompt: str, model: str, has_results: bool) -> bool:
+    if not match:
+        return True
+    contains = match.get("contains")
+    wanted_model = match.get("model")
+    retry_count = match.get("retry_count")
+    tool_result = match.get("tool_result")
+    return (
+        (contains is None or contains in prompt)
+        and (wanted_model is None or wanted_model == model)
+        and (retry_count is None or retry_count == 0)
+        and (tool_result is None or tool_result == has_results)
+    )
+
+
+def choose_turn(
+    session: Session, prompt: str, has_results: bool
+) -> tuple[int, dict[str, Any] | None, str | None]:
+    """The first scripted turn with uses left that accepts the prompt (as ``ScriptPlayer``
+    chooses), counted in the double's shared state; or an error text naming the miss."""
+    plan = session.rt.plan
+    turns: list[dict[str, Any]] = plan["turns"]
+
+    def take(state: dict[str, Any]) -> tuple[int, str | None]:
+        left: list[int] = state.setdefault("left", [t["times"] for t in turns])
+        played = state.get("played", 0) + 1
+        state["played"] = played
+        sessions = state.setdefault("sessions", {})
+        sessions[session.session_id] = sessions.get(session.session_id, 0) + 1
+        for index, turn in enumerate(turns):
+            if left[index] and _accepts(turn["match"], prompt, session.model, has_results):
+                left[index] -= 1
+                return index, None
+        remaining = [f"  turn {i}: {t['describe']}" for i, t in enumerate(turns) if left[i]]
+        shown = prompt if len(prompt) <= 80 else prompt[:77] + "..."
+        head = (
+            f"script {plan['script']!r} has no turn for request #{played} "
+            f"(input {shown!r}, model {session.model!r}, wire 'claude')"
+        )
+        if not remaining:
+            message = (
+                f"{head}: all {len(turns)} turns were used. The code under test made more "
+                f"requests than scripted: add a turn, or use times=N for repeats."
+            )
+        else:
+            message = head + ": no remaining turn matches it. Remaining:\n" + "\n".join(remaining)
+        state.setdefault("exhausted", []).append(message)
+        return -1, message
+
+    index, error = session.rt.state.update(take)
+    return index, (turns[index] if index >= 0 else None), error
+
+
+def _content(output: Any) -> Any:
+    """A tool result's ``content``: text, a list of content blocks, or other data as JSON."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list) and all(isinstance(b, dict) and "type" in b for b in output):
+        return output
+    return dumps(output)
+
+
+class TurnRun:
+    """Plays one turn's ops through a session."""
+
+    def __init__(
+        self,
+        session: Session,
+        ids: Ids,
+        prompt: str,
+        index: int,
+        turn: dict[str, Any] | None,
+        error: str | None,
+    ) -> None:
+        self.s = session
+        self.ids = ids
+        self.prompt = prompt
+        self.index = index
+        self.turn = turn
+        self.error = error
+        self.message_id: str | None = None
+        self.message_has_tool = False
+        self.block = 0
+        self.api_messages = 0
+        self.final_text = ""
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.waiting: list[str] = []
+        self.last_call: str | None = None
+        self.done: set[str] = set()
+        self.checked: set[str] = set()
+        self.denials: list[dict[str, Any]] = []
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost = 0.0
+        self.delay_ms = 0.0
+
+    # --- framing helpers ------------------------------------------------------------------
+
+    def emit(self, message: dict[str, Any]) -> None:
+        if message["type"] != "system":
+            message.setdefault("parent_tool_use_id", None)
+        message["session_id"] = self.s.session_id
+        message["uuid"] = self.ids.uuid()
+        self.s.send(message)
+        if self.s.interrupted:
+            raise _Abort
+
+    def event(self, event: dict[str, Any]) -> None:
+        if self.s.partial:
+            self.emit({"type": "stream_event", "event": event})
+
+    def open_message(self) -> None:
+        if self.message_id is not None:
+            return
+        if self.s.max_turns and self.api_messages >= self.s.max_turns:
+            raise _MaxTurns
+        self.api_messages += 1
+        self.message_id = self.ids.token("msg_01")
+        self.message_has_tool = False
+        self.block = 0
+        self.event(
+            {
+                "type": "message_start",
+                "message": {
+                    "id": self.message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": self.s.model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": self.input_tokens, "output_tokens": 0},
+                },
+            }
+        )
+
+    def close_message(self) -> None:
+        if self.message_id is None:
+            return
+        stop = "tool_use" if self.message_has_tool else "end_turn"
+        self.event(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": self.output_tokens},
+            }
+        )
+        self.event({"type": "message_stop"})
+        self.message_id = None
+
+    def block_out(
+        self,
+        block: dict[str, Any],
+        start: dict[str, Any],
+        deltas: list[dict[str, Any]],
+        interval: float,
+    ) -> None:
+        self.open_message()
+        index = self.block
+        self.block += 1
+        self.event({"type": "content_block_start", "index": index, "content_block": start})
+        for number, delta in enumerate(deltas):
+            if number and interval:
+                self.pause(interval)
+            self.event({"type": "content_block_delta", "index": index, "delta": delta})
+        self.emit(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": self.message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": self.s.model,
+                    "content": [block],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": _usage(self.input_tokens, self.output_tokens),
+                },
+            }
+        )
+        self.event({"type": "content_block_stop", "index": index})
+
+    def pause(self, seconds: float) -> None:
+        self.delay_ms += seconds * 1000
+        self.s.wait(seconds)
+
+    # --- the turn -------------------------------------------------------------------------
+
+    def play(self) -> None:
+        s = self.s
+        s.state_changed("running", self.ids)
+        self.emit(self.init_message())
+        self.hooks("UserPromptSubmit", None, {"prompt": self.prompt})
+        try:
+            if self.turn is None:
+                s.rt.stderr(f"stuntset: {self.error}\n")
+                self.finish_error("error_during_execution", [str(self.error)])
+                return
+            for op in self.turn["ops"]:
+                if self.op(op):
+                    return
+            self.close_message()
+            self.hooks("Stop", None, {"stop_hook_active": False})
+            self.finish()
+        except _Abort:
+            self.s.interrupted = False
+            self.s.send(
+                {
+                    "type": "user",
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "text", "text": _INTERRUPTED}],
+                    },
+                    "parent_tool_use_id": None,
+                    "session_id": s.session_id,
+                    "uuid": self.ids.uuid(),
+                }
+            )
+            self.finish_error("error_during_execution", [], terminal_reason="aborted_streaming")
+        except _MaxTurns:
+            self.finish_error(
+                "error_max_turns",
+                [f"Reached maximum number of turns ({s.max_turns})"],
+                terminal_reason="max_turns",
+            )
+
+    def op(self, op: tuple[Any, ...]) -> bool:
+        """Render one op; True if it ended the turn."""
+        kind = op[0]
+        if kind == "text":
+            _, text, deltas, interval = op
+            self.final_text = text
+            self.block_out(
+                {"type": "text", "text": text},
+                {"type": "text", "text": ""},
+                [{"type": "text_delta", "text": d} for d in deltas],
+                interval,
+            )
+        elif kind == "thinking":
+            _, text, signature, deltas, interval = op
+            self.block_out(
+                {"type": "thinking", "thinking": text, "signature": signature},
+                {"type": "thinking", "thinking": "", "signature": ""},
+                [{"type": "thinking_delta", "thinking": d} for d in deltas]
+                + [{"type": "signature_delta", "signature": signature}],
+                interval,
+            )
+        elif kind == "tool_use":
+            _, call_id, name, tool_input = op
+            self.tool_use(call_id or self.ids.token("toolu_01"), name, tool_input)
+        elif kind == "tool_result":
+            self.close_message()
+            _, output, is_error, call_id = op
+            target = call_id or (self.waiting[0] if self.waiting else None)
+            if target is not None and target not in self.done:
+                self.run_tool(target, output, bool(is_error))
+        elif kind == "approval":
+            self.close_message()
+            _, tool, tool_input, call_id = op
+            target = call_id or self.last_call
+            if target is None or target not in self.calls:
+                target = target or self.ids.token("toolu_01")
+                self.calls[target] = {"name": tool or "unknown", "input": tool_input or {}}
+                self.waiting.append(target)
+            self.check_permission(target)
+        elif kind == "ask":
+            self.ask(op[1])
+        elif kind == "usage":
+            _, input_tokens, output_tokens, cost = op
+            self.input_tokens += input_tokens
+            self.output_tokens += output_tokens
+            self.cost += cost or 0.0
+        elif kind == "delay":
+            self.pause(op[1])
+        else:
+            self.close_message()
+            return self.fault(op)
+        return False
+
+    def tool_use(self, call_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        self.calls[call_id] = {"name": name, "input": tool_input}
+        self.waiting.append(call_id)
+        self.last_call = call_id
+        arguments = dumps(tool_input)
+        third = max(1, len(arguments) // 3)
+        pieces = [arguments[i : i + third] for i in range(0, len(arguments), third)]
+        self.block_out(
+            {"type": "tool_use", "id": call_id, "name": name, "input": tool_input},
+            {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+            [{"type": "input_json_delta", "partial_json": p} for p in pieces],
+            0.0,
+        )
+        self.message_has_tool = True
+
+    def tool_message(self, call_id: str, content: Any, is_error: bool, extra: Any) -> None:
+        if call_id in self.waiting:
+            self.waiting.remove(call_id)
+        self.done.add(call_id)
+        self.emit(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "tool_use_id": call_id,
+                            "type": "tool_result",
+                            "content": content,
+                            "is_error": is_error,
+                        }
+                    ],
+                },
+                "tool_use_result": extra,
+            }
+        )
+
+    def run_tool(self, call_id: str, output: Any, is_error: bool) -> None:
+        if call_id not in self.checked and not self.check_permission(call_id, ask=False):
+            return
+        call = self.calls.get(call_id, {"name": "unknown", "input": {}})
+        content = _content(output)
+        extra = {"input": call["input"], "output": output}
+        self.tool_message(call_id, content, is_error, extra)
+        self.hooks(
+            "PostToolUse",
+            call["name"],
+            {
+                "tool_name": call["name"],
+                "tool_input": call["input"],
+                "tool_response": output,
+                "tool_use_id": call_id,
+            },
+        )
+
+    def deny(self, call_id: str, message: str) -> None:
+        call = self.calls[call_id]
+        self.denials.append(
+            {"tool_name": call["name"], "tool_use_id": call_id, "tool_input": call["input"]}
+        )
+        self.tool_message(call_id, message, True, f"Error: {message}")
+
+    def check_permission(self, call_id: str, ask: bool = True) -> bool:
+        """Hooks, then the permission rules, then (``ask``) ``can_use_tool``; False if the
+        tool was denied (its denial already written)."""
+        self.checked.add(call_id)
+        call = self.calls[call_id]
+        name = call["name"]
+        decision = self.hooks(
+            "PreToolUse",
+            name,
+            {"tool_name": name, "tool_input": call["input"], "tool_use_id": call_id},
+        )
+        if decision == "deny":
+            self.deny(call_id, f"Hook PreToolUse denied this tool ({name})")
+            return False
+        if not ask or decision == "allow":
+            return True
+        s = self.s
+        if s.permission_mode == "bypassPermissions" or name in s.allowed:
+            return True
+        if name in s.disallowed or s.permission_mode == "dontAsk" or not s.stdio_prompt:
+            self.deny(
+                call_id,
+                f"Claude requested permissions to use {name}, but you haven't granted it yet.",
+            )
+            return False
+        answer = s.request(
+            {
+                "subtype": "can_use_tool",
+                "tool_name": name,
+                "display_name": name,
+                "input": call["input"],
+                "permission_suggestions": [],
+                "tool_use_id": call_id,
+            }
+        )
+        return self.apply_answer(call_id, answer)
+
+    def apply_answer(self, call_id: str, answer: dict[str, Any] | None) -> bool:
+        if answer is None:
+            self.deny(call_id, "Stream closed")
+            return False
+        if answer.get("subtype") == "error":
+            self.deny(call_id, f"Tool permission request failed: {answer.get('error')}")
+            return False
+        body = answer.get("response")
+        body = body if isinstance(body, dict) else {}
+        allowed = body.get("behavior") == "allow" or body.get("allow") is True
+        if allowed:
+            updated = body.get("updatedInput", body.get("input"))
+            if isinstance(updated, dict):
+                self.calls[call_id]["input"] = updated
+            return True
+        self.deny(call_id, str(body.get("message") or body.get("reason") or "Permission denied"))
+        if body.get("interrupt"):
+            raise _Abort
+        return False
+
+    def ask(self, prompt: str) -> None:
+        call_id = self.ids.token("toolu_01")
+        question = {"question": prompt, "header": "Question", "options": [], "multiSelect": False}
+        self.tool_use(call_id, _ASK_TOOL, {"questions": [question]})
+        self.close_message()
+        self.checked.add(call_id)
+        if not self.s.stdio_prompt:
+            self.deny(
+                call_id,
+                f"Claude requested permissions to use {_ASK_TOOL}, but you haven't granted it yet.",
+            )
+            return
+        answer = self.s.request(
+            {
+                "subtype": "can_use_tool",
+                "tool_name": _ASK_TOOL,
+                "display_name": _ASK_TOOL,
+                "input": {"questions": [question]},
+                "permission_suggestions": [],
+                "tool_use_id": call_id,
+            }
+        )
+        if not self.apply_answer(call_id, answer):
+            return
+        answers = self.calls[call_id]["input"].get("answers")
+        reply = answers.get(prompt, "") if isinstance(answers, dict) else ""
+        text = (
+            f'User has answered your questions: "{prompt}"="{reply}". You can now continue '
+            f"with the user's answers in mind."
+        )
+        self.tool_message(call_id, text, False, {"questions": [question], "answers": answers})
+
+    def hooks(self, event: str, tool: str | None, payload: dict[str, Any]) -> str | None:
+        """Run the SDK's hooks for ``event``; a PreToolUse permission decision if any."""
+        decision = None
+        for matcher in self.s.hooks.get(event) or ():
+            pattern = matcher.get("matcher") if isinstance(matcher, dict) else None
+            if (
+                tool is not None
+                and pattern not in (None, "", "*")
+                and (tool not in str(pattern).split("|"))
+            ):
+                continue
+            for callback_id in matcher.get("hookCallbackIds") or ():
+                hook_input = {
+                    "session_id": self.s.session_id,
+                    "transcript_path": "",
+                    "cwd": self.s.cwd,
+                    "permission_mode": self.s.permission_mode,
+                    "hook_event_name": event,
+                    **payload,
+                }
+                answer = self.s.request(
+                    {
+                        "subtype": "hook_callback",
+                        "callback_id": callback_id,
+                        "input": hook_input,
+                        "tool_use_id": payload.get("tool_use_id"),
+                    }
+                )
+                body = answer.get("response") if isinstance(answer, dict) else None
+                if isinstance(body, dict):
+                    specific = body.get("hookSpecificOutput")
+                    if isinstance(specific, dict) and specific.get("permissionDecision"):
+                        decision = str(specific["permissionDecision"])
+                    elif body.get("decision") == "block":
+                        decision = "deny"
+        return decision
+
+    # --- endings --------------------------------------------------------------------------
+
+    def init_message(self) -> dict[str, Any]:
+        s = self.s
+        return {
+            "type": "system",
+            "subtype": "init",
+            "cwd": s.cwd,
+            "session_id": s.session_id,
+            "tools": s.tools,
+            "mcp_servers": [],
+            "model": s.model,
+            "permissionMode": s.permission_mode,
+            "slash_commands": [],
+            "apiKeySource": "none",
+            "claude_code_version": s.rt.plan["version"],
+            "output_style": "default",
+            "agents": [],
+            "skills": [],
+            "plugins": [],
+        }
+
+    def durations(self) -> tuple[int, int]:
+        api = 10 * self.api_messages
+        return int(self.delay_ms) + api + 1, api
+
+    def finish(self) -> None:
+        s = self.s
+        duration, api = self.durations()
+        model_usage = {
+            s.model: {
+                "inputTokens": self.input_tokens,
+                "outputTokens": self.output_tokens,
+                "cacheReadInputTokens": 0,
+                "cacheCreationInputTokens": 0,
+                "webSearchRequests": 0,
+                "costUSD": self.cost,
+                "contextWindow": 200000,
+            }
+        }
+        self.emit(
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "duration_ms": duration,
+                "duration_api_ms": api,
+                "num_turns": max(1, self.api_messages),
+                "result": self.final_text,
+                "stop_reason": "end_turn",
+                "total_cost_usd": self.cost,
+                "usage": _usage(self.input_tokens, self.output_tokens),
+                "modelUsage": model_usage,
+                "permission_denials": self.denials,
+                "terminal_reason": "completed",
+            }
+        )
+        s.rt.exit_code = 0
+        s.state_changed("idle", self.ids)
+
+    def finish_error(self, subtype: str, errors: list[str], **extra: Any) -> None:
+        s = self.s
+        message = s.result_error(subtype, errors, max(1, self.api_messages), self.ids, **extra)
+        duration, api = self.durations()
+        message.update(duration_ms=duration, duration_api_ms=api, permission_denials=self.denials)
+        message["session_id"] = s.session_id
+        s.send(message)
+        s.rt.exit_code = 1
+        s.state_changed("idle", self.ids)
+
+    def fault(self, op: tuple[Any, ...]) -> bool:
+        s = self.s
+        rt = s.rt
+        kind = op[0]
+        if kind == "api_error":
+            _, status, error_type, text, assistant_error = op
+            body = dumps({"type": "error", "error": {"type": error_type, "message": text}})
+            prose = f"API Error: {status} {body}"
+            self.emit(
+                {
+                    "type": "assistant",
+                    "message": {
+                        "id": self.ids.uuid(),
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "<synthetic>",
+                        "content": [{"type": "text", "text": prose}],
+                        "stop_reason": "stop_sequence",
+                        "stop_sequence": "",
+                        "usage": _usage(0, 0),
+                    },
+                    "error": assistant_error,
+                }
+            )
+            duration, api = self.durations()
+            self.emit(
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "is_error": True,
+                    "api_error_status": status,
+                    "duration_ms": duration,
+                    "duration_api_ms": api,
+                    "num_turns": max(1, self.api_messages),
+                    "result": prose,
+                    "stop_reason": "stop_sequence",
+                    "total_cost_usd": self.cost,
+                    "usage": _usage(self.input_tokens, self.output_tokens),
+                    "modelUsage": {},
+                    "permission_denials": self.denials,
+                    "terminal_reason": "api_error",
+                }
+            )
+            s.rt.exit_code = 1
+            s.state_changed("idle", self.ids)
+            return True
+        rt.exit_code = 1
+        if kind == "cut":
+            line = dumps(self.result_preview()) + "\n"
+            rt.journal.write("cut", partial=line[: len(line) // 2])
+            rt.write_bytes(line[: len(line) // 2].encode())
+            rt.exit(0 if op[1] else 1)
+        elif kind == "malformed":
+            rt.journal.write("malformed", text=op[1])
+            rt.write_bytes((op[1] + "\n").encode())
+        elif kind == "garbage":
+            rt.journal.write("garbage", data=op[1].decode("utf-8", "replace"))
+            rt.write_bytes(op[1])
+        elif kind == "out_of_order":
+            self.tool_message("toolu_01NEVERSTARTED", "a result for a call never made", False, None)
+            self.finish()
+            rt.exit_code = 1
+            self.open_message()
+            self.emit(
+                {
+                    "type": "assistant",
+                    "message": {
+                        "id": self.message_id,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": s.model,
+                        "content": [{"type": "text", "text": "a block after the turn ended"}],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": _usage(0, 0),
+                    },
+                }
+            )
+            self.message_id = None
+        elif kind == "stall":
+            s.wait(None)
+        elif kind == "exit":
+            _, code, stderr = op
+            if stderr:
+                rt.stderr(stderr if stderr.endswith("\n") else stderr + "\n")
+            rt.exit(code)
+        return True
+
+    def result_preview(self) -> dict[str, Any]:
+        return {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": self.final_text,
+            "session_id": self.s.session_id,
+        }
+
+
+class _MaxTurns(Exception):
+    """``--max-turns`` reached."""

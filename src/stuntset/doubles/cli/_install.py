@@ -1,0 +1,338 @@
+"""Installing a fake CLI: an executable file, its plan, and what it journals — for any program.
+
+Shared by every CLI double (``claude`` now, ``codex`` next). A ``CliProgram`` says how to
+compile a script into its plan and which runtime module plays it; ``install`` does the rest:
+
+* checks the script against the program's wire (``ScriptError`` now, not at random later);
+* writes the plan (``marshal``: built-in, the fastest thing to load) beside the double;
+* writes the launcher, a few lines of Python whose shebang is the absolute path of this
+  interpreter with ``-IS`` (no ``site``, no environment: a version-manager shim or
+  ``env`` lookup costs ~90 ms a spawn). It maps the ``stuntset`` package path in without
+  running ``stuntset/__init__`` (so the process imports only the runtime), then plays;
+* writes to a temporary file in ``bin_dir``, closes it, makes it executable and renames it
+  into place: no file is ever open for writing while another thread may fork and exec it
+  (ETXTBSY), and parallel installs under pytest-xdist never see a half-written file.
+
+Each invocation appends to its own journal file (``<state>/invocations/*.jsonl``) as it
+runs; ``InstalledCli.invocations`` reads them back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import marshal
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from stuntset.errors import ScriptError, ScriptExhausted, UnusedTurns
+from stuntset.script import Script, SpawnFailure, Turn, Wire
+
+__all__ = ["CliProgram", "InstalledCli", "Invocation", "install"]
+
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # …/stuntset
+#: Longest shebang line Linux honours before 5.1 (and macOS keeps near): longer ones need the
+#: ``/bin/sh`` fallback.
+_MAX_SHEBANG = 127
+
+
+class CliProgram(Protocol):
+    """What ``install`` needs to know about one fake CLI."""
+
+    #: The executable's name (``claude``).
+    name: str
+    #: The runtime module that plays the plan in the fake process (built-ins only).
+    module: str
+    #: Modules to import once here so their bytecode is cached before the first spawn.
+    warm: tuple[str, ...]
+    #: What the program can render; the script is checked against it at install time.
+    wire: Wire
+    #: Environment variables each invocation's journal records.
+    journal_env: tuple[str, ...]
+
+    def compile(self, script: Script) -> dict[str, Any]:
+        """The program-specific part of the plan (marshal-able data only)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One run of the fake executable, as its journal recorded it."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    pid: int
+    #: Every stdin message, parsed (a line that was not JSON is ``{"raw": text}``).
+    stdin: list[dict[str, Any]]
+    #: Every stream-json message written to stdout.
+    stdout: list[dict[str, Any]]
+    stderr: str
+    #: ``None`` if the process was killed before it could record one.
+    exit_code: int | None
+    #: The whole journal, in order.
+    events: list[dict[str, Any]] = field(repr=False)
+
+    @property
+    def control_requests(self) -> list[dict[str, Any]]:
+        """Control requests the client sent (``initialize``, ``interrupt``…)."""
+        return [m for m in self.stdin if m.get("type") == "control_request"]
+
+    @property
+    def control_responses(self) -> list[dict[str, Any]]:
+        """Control responses the client sent (answers to ``can_use_tool``, hooks…)."""
+        return [m for m in self.stdin if m.get("type") == "control_response"]
+
+    @property
+    def user_messages(self) -> list[dict[str, Any]]:
+        return [m for m in self.stdin if m.get("type") == "user"]
+
+    @classmethod
+    def from_journal(cls, path: Path) -> Invocation:
+        events = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+        start: dict[str, Any] = next((e for e in events if e["event"] == "start"), {})
+        exit_event = next((e for e in reversed(events) if e["event"] == "exit"), None)
+        return cls(
+            argv=list(start.get("argv", [])),
+            env=dict(start.get("env", {})),
+            cwd=str(start.get("cwd", "")),
+            pid=int(start.get("pid", 0)),
+            stdin=[
+                e["message"] if "message" in e else {"raw": e.get("raw", "")}
+                for e in events
+                if e["event"] == "stdin"
+            ],
+            stdout=[e["message"] for e in events if e["event"] == "stdout"],
+            stderr="".join(e["text"] for e in events if e["event"] == "stderr"),
+            exit_code=None if exit_event is None else int(exit_event["code"]),
+            events=events,
+        )
+
+
+class InstalledCli:
+    """A fake CLI installed in ``bin_dir``: run ``path``, or put ``env()`` on a client."""
+
+    def __init__(
+        self,
+        program: CliProgram,
+        script: Script,
+        *,
+        path: Path,
+        state_dir: Path,
+        owns: Path | None,
+        spawnable: bool,
+    ) -> None:
+        self.program = program
+        self.name = program.name
+        self.script = script
+        #: The executable (absent when the script's first turn is a spawn failure).
+        self.path = path
+        self.bin_dir = path.parent
+        self.state_dir = state_dir
+        self.spawnable = spawnable
+        self._owns = owns
+
+    def __repr__(self) -> str:
+        return f"<InstalledCli {self.name!r} at {str(self.path)!r}>"
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """``base`` (default: this process's environment) with ``bin_dir`` first on PATH."""
+        env = dict(os.environ if base is None else base)
+        rest = env.get("PATH", os.defpath)
+        env["PATH"] = str(self.bin_dir) + (os.pathsep + rest if rest else "")
+        return env
+
+    @property
+    def invocations(self) -> list[Invocation]:
+        """Every invocation so far, in start order."""
+        journals = sorted((self.state_dir / "invocations").glob("*.jsonl"))
+        return [Invocation.from_journal(path) for path in journals]
+
+    def _state(self) -> dict[str, Any]:
+        try:
+            data = json.loads((self.state_dir / "state.json").read_text("utf-8"))
+        except FileNotFoundError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def unused_turns(self) -> list[tuple[int, Turn]]:
+        """Scripted turns with uses left (a spawn failure counts as used once installed)."""
+        left = self._state().get("left") or [t.times for t in self.script.turns]
+        return [
+            (index, turn)
+            for index, turn in enumerate(self.script.turns)
+            if left[index] and not _is_spawn_failure(turn)
+        ]
+
+    def assert_all_used(self) -> None:
+        """``ScriptExhausted`` if an invocation asked for a turn the script did not have;
+        ``UnusedTurns`` if scripted turns were never requested."""
+        __tracebackhide__ = True
+        exhausted = self._state().get("exhausted") or []
+        if exhausted:
+            raise ScriptExhausted(f"fake {self.name}: {exhausted[0]}")
+        unused = self.unused_turns()
+        if unused:
+            lines = "\n".join(f"  turn {i}: {t.describe()}" for i, t in unused)
+            raise UnusedTurns(
+                f"fake {self.name} (script {self.script.label()!r}): {len(unused)} scripted "
+                f"turn(s) were never requested by the code under test:\n{lines}\n"
+                f"If that is expected, pass allow_unused_turns=True (marker or fixture option)."
+            )
+
+    def uninstall(self) -> None:
+        """Remove the executable and its state (and ``bin_dir`` if install made it)."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        shutil.rmtree(self.state_dir, ignore_errors=True)
+        if self._owns is not None:
+            shutil.rmtree(self._owns, ignore_errors=True)
+
+    def __enter__(self) -> InstalledCli:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.uninstall()
+
+
+def _is_spawn_failure(turn: Turn) -> bool:
+    return bool(turn.steps) and isinstance(turn.steps[0], SpawnFailure)
+
+
+def _check_shippable(program: CliProgram, script: Script) -> None:
+    if script.function is not None or any(t.predicate is not None for t in script.turns):
+        raise ScriptError(
+            f"the fake {program.name} runs in its own process, so its script cannot hold "
+            f"Python callables (a function or a predicate): use Match data "
+            f"(contains=, model=, tool_result=) instead",
+            source=script.source,
+            wire=program.wire.name,
+        )
+    for index, turn in enumerate(script.turns):
+        if index and _is_spawn_failure(turn):
+            raise ScriptError(
+                f"spawn_failure can only be the script's first turn on the fake "
+                f"{program.name}: a missing binary is missing from the first spawn on",
+                source=script.source,
+                turn=index,
+                step=0,
+                wire=program.wire.name,
+            )
+
+
+def _write_atomically(target: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` to a temporary file beside ``target``, close it, chmod, rename."""
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def launcher(plan_path: Path, module: str, name: str) -> str:
+    """The executable's text: absolute-interpreter shebang, package mapping, main."""
+    interpreter = sys.executable
+    packages = [
+        ("stuntset", str(_PACKAGE_ROOT)),
+        ("stuntset.doubles", str(_PACKAGE_ROOT / "doubles")),
+        ("stuntset.doubles.cli", str(_PACKAGE_ROOT / "doubles" / "cli")),
+    ]
+    shebang = f"#!{interpreter} -IS"
+    if len(shebang) > _MAX_SHEBANG or any(c.isspace() for c in interpreter):
+        # A shebang that long (or with spaces) does not work: start through sh instead.
+        shebang = f'#!/bin/sh\n"exec" "{interpreter}" "-IS" "$0" "$@"'
+    return (
+        f"{shebang}\n"
+        f"# stuntset fake {name!r}: written by stuntset.install_cli; do not edit.\n"
+        f"import sys\n"
+        f"for _name, _path in {packages!r}:\n"
+        f"    _module = type(sys)(_name)\n"
+        f"    _module.__path__ = [_path]\n"
+        f"    sys.modules[_name] = _module\n"
+        f"from stuntset.doubles.cli._runtime import main\n"
+        f"main({str(plan_path)!r}, {module!r})\n"
+    )
+
+
+def install(
+    program: CliProgram,
+    script: Script,
+    *,
+    bin_dir: str | os.PathLike[str] | None = None,
+    time_scale: float = 1.0,
+    startup_delay: float = 0.0,
+    ignore_sigterm: float | None = None,
+) -> InstalledCli:
+    """Install ``program`` as an executable in ``bin_dir`` playing ``script``.
+
+    ``bin_dir`` should be a directory the test owns (``tmp_path``); without one a temporary
+    directory is made, removed by ``uninstall()`` / leaving the ``with`` block.
+    ``time_scale`` multiplies every scripted delay (0 makes them free); ``startup_delay``
+    (seconds) is a slow start before the process reads anything; ``ignore_sigterm`` (seconds)
+    makes it survive SIGTERM that long before dying as SIGTERM would (exit 143).
+    """
+    program.wire.check(script)
+    _check_shippable(program, script)
+    if time_scale < 0 or startup_delay < 0 or (ignore_sigterm is not None and ignore_sigterm < 0):
+        raise ScriptError(
+            "time_scale, startup_delay and ignore_sigterm must not be negative", wire=program.name
+        )
+    owns = None
+    if bin_dir is None:
+        owns = Path(tempfile.mkdtemp(prefix=f"stuntset-{program.name}-"))
+        directory = owns
+    else:
+        directory = Path(bin_dir).resolve()
+        directory.mkdir(parents=True, exist_ok=True)
+    state_dir = directory / f".{program.name}.stuntset"
+    shutil.rmtree(state_dir, ignore_errors=True)
+    (state_dir / "invocations").mkdir(parents=True)
+    plan: dict[str, Any] = {
+        "state_dir": str(state_dir),
+        "seed": script.seed,
+        "script": script.label(),
+        "time_scale": float(time_scale),
+        "startup_delay": float(startup_delay),
+        "ignore_sigterm": None if ignore_sigterm is None else float(ignore_sigterm),
+        "journal_env": list(program.journal_env),
+    }
+    plan.update(program.compile(script))
+    plan_path = state_dir / "plan.marshal"
+    _write_atomically(plan_path, marshal.dumps(plan), 0o644)
+    for module in program.warm:
+        importlib.import_module(module)
+    path = directory / program.name
+    spawnable = not (script.turns and _is_spawn_failure(script.turns[0]))
+    if spawnable:
+        _write_atomically(path, launcher(plan_path, program.module, program.name).encode(), 0o755)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    return InstalledCli(
+        program, script, path=path, state_dir=state_dir, owns=owns, spawnable=spawnable
+    )
+
+
+@contextlib.contextmanager
+def installed(program: CliProgram, script: Script, **options: Any) -> Iterator[InstalledCli]:
+    """``install`` for the length of a ``with`` block."""
+    cli = install(program, script, **options)
+    try:
+        yield cli
+    finally:
+        cli.uninstall()

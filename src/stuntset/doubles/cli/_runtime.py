@@ -1,0 +1,358 @@
+"""The start-up-lean runtime shared by the fake CLI executables (``claude``, ``codex``).
+
+This module runs inside the fake process, which the installed launcher starts as
+``<absolute python> -IS``: no ``site``, no environment, nothing but the standard library's
+path. Start-up time is a budget (DESIGN.md), so this module and the program modules it
+loads import only interpreter built-ins that cost (next to) nothing: ``posix`` (not
+``os``), ``_json`` (not ``json``, which pulls in ``re`` and costs ~8 ms), ``_signal``
+(not ``signal``, which pulls in ``enum``), ``marshal``, ``select``, ``fcntl`` and
+``time``. No ``typing`` either: annotations are never evaluated here, and types for the
+checker come in under a module-level ``TYPE_CHECKING = False``.
+
+What it provides to a program module (``_claude_run``…): JSON in and out, a stdin line
+reader that can wait with a deadline, the per-invocation journal the installing test reads
+back, the double's shared state file (turn use counts, sessions; locked, so concurrent
+invocations of one double stay consistent), seeded ids, and the process knobs (slow start,
+ignoring SIGTERM for a while).
+"""
+
+from __future__ import annotations
+
+import _json
+import _signal  # type: ignore[import-not-found]
+import marshal
+import posix
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+__all__ = [
+    "EOF",
+    "Journal",
+    "Lines",
+    "Runtime",
+    "SharedState",
+    "dumps",
+    "loads",
+    "main",
+]
+
+# --- JSON without the json package ---------------------------------------------------------
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+class _DecodeContext:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = staticmethod(_no_constant)
+
+
+_scan = _json.make_scanner(_DecodeContext())  # type: ignore[arg-type]
+_WHITESPACE = " \t\n\r"
+
+
+def loads(text: str) -> Any:
+    """Parse one JSON document (``ValueError`` naming the column if it does not parse)."""
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    try:
+        value, end = _scan(text, start)
+    except StopIteration as stop:
+        raise ValueError(f"Expecting value: column {stop.value + 1}") from None
+    if text[end:].strip(_WHITESPACE):
+        raise ValueError(f"Extra data: column {end + 1}")
+    return value
+
+
+def _unserializable(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+_encode = _json.make_encoder(
+    None, _unserializable, _json.encode_basestring, None, ":", ",", False, False, True
+)
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, non-ASCII kept (as the real CLIs write it)."""
+    return "".join(_encode(value, 0))
+
+
+# --- stdin ----------------------------------------------------------------------------------
+
+
+class _Eof:
+    def __repr__(self) -> str:
+        return "EOF"
+
+
+#: Returned by ``Lines.next`` once stdin is closed and every complete line was read.
+EOF = _Eof()
+
+
+class Lines:
+    """Complete lines from a file descriptor, waiting with a deadline (``select``)."""
+
+    def __init__(self, fd: int = 0, wake_fd: int = -1) -> None:
+        self.fd = fd
+        #: A pipe a signal handler writes to (``set_wakeup_fd``): wakes a wait early.
+        self.wake_fd = wake_fd
+        self._buffer = b""
+        self._ready: list[bytes] = []
+        self.closed = False
+
+    def next(self, timeout: float | None) -> bytes | _Eof | None:
+        """The next line (without its newline); ``None`` if ``timeout`` seconds pass first
+        (``None`` waits for ever); ``EOF`` at end of input. A last line without a newline is
+        returned at EOF."""
+        import select
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._ready:
+            if self.closed:
+                return EOF
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            fds = [self.fd] if self.wake_fd < 0 else [self.fd, self.wake_fd]
+            readable, _, _ = select.select(fds, [], [], wait)
+            if self.wake_fd in readable:
+                posix.read(self.wake_fd, 512)
+                return None
+            if not readable:
+                return None
+            chunk = posix.read(self.fd, 65536)
+            if not chunk:
+                self.closed = True
+                if self._buffer:
+                    self._ready.append(self._buffer)
+                    self._buffer = b""
+                continue
+            *complete, self._buffer = (self._buffer + chunk).split(b"\n")
+            self._ready.extend(complete)
+        return self._ready.pop(0)
+
+
+# --- the journal the installing test reads back -----------------------------------------------
+
+
+class Journal:
+    """One JSON line per thing that happened in this invocation, appended as it happens (so a
+    killed process still leaves what it did)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.fd = -1
+        if path is not None:
+            self.fd = posix.open(path, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o644)
+
+    def write(self, event: str, **fields: Any) -> None:
+        if self.fd < 0:
+            return
+        fields["event"] = event
+        posix.write(self.fd, (dumps(fields) + "\n").encode())
+
+
+# --- the double's shared state --------------------------------------------------------------
+
+
+class SharedState:
+    """A JSON file beside the double, read and written under an exclusive ``flock`` so that
+    concurrent invocations of one double agree on turn use counts and sessions."""
+
+    def __init__(self, directory: str) -> None:
+        self.path = directory + "/state.json"
+        self.lock_path = directory + "/state.lock"
+
+    def update(self, change: Callable[[dict[str, Any]], Any]) -> Any:
+        """Apply ``change`` to the state atomically; returns what ``change`` returned."""
+        import fcntl
+
+        fd = posix.open(self.lock_path, posix.O_RDWR | posix.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                with open(self.path, encoding="utf-8") as file:
+                    state = loads(file.read())
+            except FileNotFoundError:
+                state = {}
+            result = change(state)
+            temporary = f"{self.path}.{posix.getpid()}"
+            with open(temporary, "w", encoding="utf-8") as file:
+                file.write(dumps(state))
+            posix.rename(temporary, self.path)
+            return result
+        finally:
+            posix.close(fd)
+
+
+# --- seeded ids -----------------------------------------------------------------------------
+
+_MASK = (1 << 64) - 1
+
+
+def _mix(value: int) -> int:
+    """splitmix64: a good 64-bit mix in a few integer operations."""
+    value = (value + 0x9E3779B97F4A7C15) & _MASK
+    value = ((value ^ (value >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    value = ((value ^ (value >> 27)) * 0x94D049BB133111EB) & _MASK
+    return value ^ (value >> 31)
+
+
+class Ids:
+    """Deterministic ids from the script's seed and a stream name (no clock, no urandom)."""
+
+    def __init__(self, seed: int, stream: str) -> None:
+        state = _mix(seed & _MASK)
+        for char in stream:
+            state = _mix(state ^ ord(char))
+        self._state = state
+
+    def _next(self) -> int:
+        self._state = _mix(self._state)
+        return self._state
+
+    def hex(self, digits: int) -> str:
+        out = ""
+        while len(out) < digits:
+            out += f"{self._next():016x}"
+        return out[:digits]
+
+    def uuid(self) -> str:
+        h = self.hex(32)
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) % 4]}{h[17:20]}-{h[20:]}"
+
+    def token(self, prefix: str, length: int = 24) -> str:
+        alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghijkmnopqrstuvwxyz"
+        out = ""
+        for _ in range(length):
+            out += alphabet[self._next() % len(alphabet)]
+        return prefix + out
+
+
+# --- the process ----------------------------------------------------------------------------
+
+
+class Runtime:
+    """What a program module gets: the plan, argv, env, I/O, journal, state and knobs."""
+
+    EOF = EOF
+    loads = staticmethod(loads)
+    dumps = staticmethod(dumps)
+
+    def __init__(self, plan: dict[str, Any], argv: list[str]) -> None:
+        self.plan = plan
+        self.argv = argv
+        self.env = {
+            key.decode("utf-8", "replace"): value.decode("utf-8", "replace")
+            for key, value in posix.environ.items()
+        }
+        self.time_scale = float(plan.get("time_scale", 1.0))
+        self.state = SharedState(plan["state_dir"])
+        self.journal = Journal(None)
+        self.exit_code = 0
+        self._sigterm_deadline: float | None = None
+        self._ignore_sigterm = plan.get("ignore_sigterm")
+        wake = -1
+        if self._ignore_sigterm is not None:
+            wake, write_end = posix.pipe()
+            posix.set_blocking(write_end, False)
+            _signal.set_wakeup_fd(write_end)
+            _signal.signal(_signal.SIGTERM, self._on_sigterm)
+        self.lines = Lines(0, wake)
+
+    def ids(self, stream: str) -> Ids:
+        """Seeded ids for ``stream`` (a session id, say): the same on every run."""
+        return Ids(int(self.plan.get("seed", 0)), stream)
+
+    def open_journal(self) -> None:
+        name = f"{time.time_ns():020d}-{posix.getpid()}.jsonl"
+        self.journal = Journal(self.plan["state_dir"] + "/invocations/" + name)
+        keys = self.plan.get("journal_env", ())
+        env = {key: self.env[key] for key in keys if key in self.env}
+        self.journal.write("start", argv=self.argv, env=env, cwd=posix.getcwd(), pid=posix.getpid())
+
+    # output
+
+    def write_bytes(self, data: bytes, fd: int = 1) -> None:
+        """Write everything (a reader that went away ends the process quietly)."""
+        view = memoryview(data)
+        try:
+            while view:
+                written = posix.write(fd, view)
+                view = view[written:]
+        except BrokenPipeError:
+            self.exit(self.exit_code or 1)
+
+    def send(self, message: dict[str, Any]) -> None:
+        """One stream-json line on stdout, journaled."""
+        line = dumps(message)
+        self.journal.write("stdout", message=message)
+        self.write_bytes((line + "\n").encode())
+
+    def stderr(self, text: str) -> None:
+        self.journal.write("stderr", text=text)
+        self.write_bytes(text.encode(), fd=2)
+
+    # time and signals
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep ``seconds`` (scaled by ``time_scale``) without reading stdin."""
+        import select
+
+        end = time.monotonic() + seconds * self.time_scale
+        while (left := end - time.monotonic()) > 0:
+            left = self.wait_timeout(left) or 0.0
+            if self.lines.wake_fd >= 0:
+                readable, _, _ = select.select([self.lines.wake_fd], [], [], left)
+                if readable:
+                    posix.read(self.lines.wake_fd, 512)
+            else:
+                time.sleep(left)
+            self.check_sigterm()
+
+    def _on_sigterm(self, signum: int, frame: object) -> None:
+        self.journal.write("signal", signal="SIGTERM")
+        if self._sigterm_deadline is None:
+            self._sigterm_deadline = time.monotonic() + float(self._ignore_sigterm or 0)
+
+    def check_sigterm(self) -> None:
+        """After an ignored SIGTERM's grace period, die as SIGTERM would have."""
+        if self._sigterm_deadline is not None and time.monotonic() >= self._sigterm_deadline:
+            self.exit(128 + 15)
+
+    def wait_timeout(self, timeout: float | None) -> float | None:
+        """``timeout`` shortened so a pending SIGTERM's grace period is honoured."""
+        if self._sigterm_deadline is None:
+            return timeout
+        left = max(0.0, self._sigterm_deadline - time.monotonic())
+        return left if timeout is None else min(timeout, left)
+
+    def next_line(self, timeout: float | None) -> bytes | _Eof | None:
+        """The next stdin line, honouring an ignored SIGTERM's grace period."""
+        line = self.lines.next(self.wait_timeout(timeout))
+        self.check_sigterm()
+        return line
+
+    def exit(self, code: int) -> None:
+        self.journal.write("exit", code=code)
+        posix._exit(code)
+
+
+def main(plan_path: str, program: str) -> None:
+    """Entry point of an installed launcher: load the plan and run ``program``'s ``run``."""
+    with open(plan_path, "rb") as file:
+        plan = marshal.load(file)
+    runtime = Runtime(plan, sys.argv[1:])
+    __import__(program)
+    try:
+        sys.modules[program].run(runtime)
+    except KeyboardInterrupt:
+        runtime.exit(130)
+    runtime.exit(runtime.exit_code)

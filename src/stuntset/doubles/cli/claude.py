@@ -1,0 +1,201 @@
+"""The Claude Code double: a fake ``claude`` that speaks stream-json and the control protocol.
+
+``install_cli("claude", script, bin_dir=tmp_path)`` compiles the script here, in the test
+process, into a plan of plain tuples (text already split into deltas, signatures made,
+faults resolved to what the CLI shows); the executable (``_claude_run`` / ``_claude_turn``)
+only renders it. How each step looks on this wire:
+
+================  ===========================================================================
+text, reasoning   ``assistant`` messages with ``text`` / ``thinking`` blocks (+ partials)
+tool_call         an ``assistant`` ``tool_use`` block; the model response ends there
+tool_result       a ``user`` message with the ``tool_result`` block (the tool "ran")
+approval_request  ``can_use_tool`` (``--permission-prompt-tool stdio``); a deny skips the
+                  scripted result; without a prompt tool the tool is denied, as headless
+input_request     Claude Code's ``AskUserQuestion`` tool, answered through ``can_use_tool``
+usage             the result's ``usage`` / ``total_cost_usd``
+delay             a real pause, times ``time_scale``
+http_error, rate_limit, overloaded, auth_expired
+                  what the CLI shows once its own retries are spent: a synthetic
+                  ``assistant`` (model ``<synthetic>``, ``error``) and an ``is_error`` result
+                  with ``api_error_status``; exit 1
+stream_cut        half a line, then exit (1; 0 with ``clean``)
+malformed_json    the text as a stdout line (the SDK raises ``CLIJSONDecodeError``)
+garbage           the bytes as given (invalid UTF-8, half line…)
+out_of_order      a tool result for a call never made, then the result, then more content
+stall             nothing more until ``interrupt`` (or the process is killed)
+exit              stderr, then the process exits with the code, mid-turn
+spawn_failure     (first turn only) no executable at all: the client's not-found error
+================  ===========================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stuntset.doubles.cli._install import CliProgram
+from stuntset.script import (
+    ApprovalRequest,
+    AuthExpired,
+    Delay,
+    Exit,
+    Garbage,
+    HttpError,
+    InputRequest,
+    MalformedJson,
+    OutOfOrder,
+    Overloaded,
+    RateLimit,
+    Reasoning,
+    Script,
+    SpawnFailure,
+    Stall,
+    Step,
+    StreamCut,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+    Wire,
+)
+from stuntset.script._steps import STEP_KINDS
+
+__all__ = ["CLAUDE", "CLAUDE_WIRE", "DEFAULT_MODEL", "VERSION", "ClaudeProgram"]
+
+#: The Claude Code version the double reports (the one claude-agent-sdk 0.2.189 bundles).
+VERSION = "2.1.332"
+DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_TOOLS = (
+    "Task",
+    "Bash",
+    "Glob",
+    "Grep",
+    "ExitPlanMode",
+    "Read",
+    "Edit",
+    "Write",
+    "NotebookEdit",
+    "WebFetch",
+    "TodoWrite",
+    "WebSearch",
+    "BashOutput",
+    "KillShell",
+    "AskUserQuestion",
+)
+
+CLAUDE_WIRE = Wire(name="claude", renders=frozenset(STEP_KINDS), require_tool_results=True)
+
+
+def _api_error(status: int, message: str | None, error_type: str | None) -> tuple[Any, ...]:
+    """(status, Anthropic error type, message, the assistant message's ``error``)."""
+    if status == 401 or status == 403:
+        kind, assistant = "authentication_error", "authentication_failed"
+    elif status == 402:
+        kind, assistant = "billing_error", "billing_error"
+    elif status == 429:
+        kind, assistant = "rate_limit_error", "rate_limit"
+    elif status == 529:
+        kind, assistant = "overloaded_error", "server_error"
+    elif status >= 500:
+        kind, assistant = "api_error", "server_error"
+    else:
+        kind, assistant = "invalid_request_error", "invalid_request"
+    return ("api_error", status, error_type or kind, message or kind, assistant)
+
+
+def _op(step: Step, seed: int, turn: int, position: int) -> tuple[Any, ...] | None:
+    if isinstance(step, Text):
+        return ("text", step.text, step.deltas(), step.interval)
+    if isinstance(step, Reasoning):
+        signature = step.signature or f"stuntset-signature-{seed}-{turn}-{position}"
+        return ("thinking", step.text, signature, step.deltas(), step.interval)
+    if isinstance(step, ToolCall):
+        return ("tool_use", step.id, step.name, dict(step.input))
+    if isinstance(step, ToolResult):
+        return ("tool_result", step.output, step.is_error, step.tool_call_id)
+    if isinstance(step, ApprovalRequest):
+        return ("approval", step.tool, step.input, step.tool_call_id)
+    if isinstance(step, InputRequest):
+        return ("ask", step.prompt)
+    if isinstance(step, Usage):
+        return ("usage", step.input_tokens, step.output_tokens, step.cost)
+    if isinstance(step, Delay):
+        return ("delay", step.seconds)
+    if isinstance(step, HttpError):
+        return _api_error(step.status, step.message, step.error_type)
+    if isinstance(step, RateLimit):
+        return _api_error(429, step.message, None)
+    if isinstance(step, Overloaded):
+        return _api_error(529, step.message, None)
+    if isinstance(step, AuthExpired):
+        return _api_error(401, step.message, None)
+    if isinstance(step, StreamCut):
+        return ("cut", step.clean)
+    if isinstance(step, MalformedJson):
+        return ("malformed", step.text)
+    if isinstance(step, Garbage):
+        return ("garbage", step.payload())
+    if isinstance(step, OutOfOrder):
+        return ("out_of_order",)
+    if isinstance(step, Stall):
+        return ("stall",)
+    if isinstance(step, Exit):
+        return ("exit", step.code, step.stderr)
+    assert isinstance(step, SpawnFailure), step
+    return None
+
+
+class ClaudeProgram:
+    """The ``claude`` program for ``install``: its wire, plan compiler and runtime module."""
+
+    name = "claude"
+    module = "stuntset.doubles.cli._claude_run"
+    warm: tuple[str, ...] = (
+        "stuntset.doubles.cli._runtime",
+        "stuntset.doubles.cli._claude_args",
+        "stuntset.doubles.cli._claude_run",
+        "stuntset.doubles.cli._claude_turn",
+    )
+    wire = CLAUDE_WIRE
+    journal_env: tuple[str, ...] = (
+        "CLAUDE_CODE_ENTRYPOINT",
+        "CLAUDE_AGENT_SDK_VERSION",
+        "CLAUDE_CODE_SDK_READS_SESSION_STATE",
+        "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING",
+        "CLAUDE_AGENT_SDK_CLIENT_APP",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "PWD",
+    )
+
+    def compile(self, script: Script) -> dict[str, Any]:
+        tools = list(DEFAULT_TOOLS)
+        turns = []
+        for index, turn in enumerate(script.turns):
+            ops = []
+            for position, step in enumerate(turn.steps):
+                op = _op(step, script.seed, index, position)
+                if op is not None:
+                    ops.append(op)
+                if isinstance(step, ToolCall) and step.name not in tools:
+                    tools.append(step.name)
+            turns.append(
+                {
+                    "name": turn.name,
+                    "times": turn.times,
+                    "match": None
+                    if turn.match is None
+                    else {
+                        "contains": turn.match.contains,
+                        "model": turn.match.model,
+                        "retry_count": turn.match.retry_count,
+                        "tool_result": turn.match.tool_result,
+                    },
+                    "describe": turn.describe(),
+                    "ops": ops,
+                }
+            )
+        return {"version": VERSION, "model": DEFAULT_MODEL, "tools": tools, "turns": turns}
+
+
+#: The program ``install_cli("claude", …)`` installs.
+CLAUDE: CliProgram = ClaudeProgram()
