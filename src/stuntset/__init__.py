@@ -7,53 +7,99 @@ The most used names are here; each subpackage has the rest (``stuntset.events``,
 ``stuntset.script``, ``stuntset.scenarios``, ``stuntset.providers``…).
 """
 
-from stuntset import events, scenarios
-from stuntset.clock import Clock, FakeClock, SystemClock
-from stuntset.contract import ContractChecker, check_events
-from stuntset.driver import drive
-from stuntset.errors import (
-    CapabilityError,
-    ContractViolation,
-    HarnessFailure,
-    ScriptError,
-    ScriptExhausted,
-    StuntsetError,
-    UnknownScenario,
-    UnstubbedCall,
-    UnusedTurns,
-    UsageError,
-    WaitTimeout,
-)
-from stuntset.ids import IdGenerator, RandomIds, SequentialIds
-from stuntset.providers import (
-    AgentProvider,
-    AgentRun,
-    Capabilities,
-    ScriptedProvider,
-    StuckProvider,
-)
-from stuntset.script import Match, Script, Turn, TurnRequest, load_script, loads_script, turn
-from stuntset.seams import current_clock, current_ids, deterministic, use_seams
-from stuntset.stub import stub
-from stuntset.waiting import collect_events, wait_for, wait_for_async
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from stuntset import events, scenarios
+    from stuntset.clock import Clock, FakeClock, SystemClock
+    from stuntset.contract import ContractChecker, check_events
+    from stuntset.doubles.model import serve, transport
+    from stuntset.driver import drive
+    from stuntset.errors import (
+        CapabilityError,
+        ContractViolation,
+        HarnessFailure,
+        ScriptError,
+        ScriptExhausted,
+        StuntsetError,
+        UnknownScenario,
+        UnstubbedCall,
+        UnusedTurns,
+        UsageError,
+        WaitTimeout,
+    )
+    from stuntset.ids import IdGenerator, RandomIds, SequentialIds
+    from stuntset.providers import (
+        AgentProvider,
+        AgentRun,
+        Capabilities,
+        ScriptedProvider,
+        StuckProvider,
+    )
+    from stuntset.script import Match, Script, Turn, TurnRequest, load_script, loads_script, turn
+    from stuntset.seams import current_clock, current_ids, deterministic, use_seams
+    from stuntset.stub import stub
+    from stuntset.waiting import collect_events, wait_for, wait_for_async
 
 __version__ = "0.1.0"
 
-# Heavier pieces load on first use, so `import stuntset` stays cheap.
-_LAZY = {
-    "serve": "stuntset.doubles.model",
-    "transport": "stuntset.doubles.model",
+# Every name loads on first use: `import stuntset` (and the pytest plugin, which pytest loads
+# before coverage starts) costs nothing until a name is touched.
+_LAZY: dict[str, str] = {
+    "events": "stuntset.events",
+    "scenarios": "stuntset.scenarios",
+    **dict.fromkeys(["Clock", "FakeClock", "SystemClock"], "stuntset.clock"),
+    **dict.fromkeys(["ContractChecker", "check_events"], "stuntset.contract"),
+    "drive": "stuntset.driver",
+    **dict.fromkeys(
+        [
+            "CapabilityError",
+            "ContractViolation",
+            "HarnessFailure",
+            "ScriptError",
+            "ScriptExhausted",
+            "StuntsetError",
+            "UnknownScenario",
+            "UnstubbedCall",
+            "UnusedTurns",
+            "UsageError",
+            "WaitTimeout",
+        ],
+        "stuntset.errors",
+    ),
+    **dict.fromkeys(["IdGenerator", "RandomIds", "SequentialIds"], "stuntset.ids"),
+    **dict.fromkeys(
+        ["AgentProvider", "AgentRun", "Capabilities", "ScriptedProvider", "StuckProvider"],
+        "stuntset.providers",
+    ),
+    **dict.fromkeys(
+        ["Match", "Script", "Turn", "TurnRequest", "load_script", "loads_script", "turn"],
+        "stuntset.script",
+    ),
+    **dict.fromkeys(
+        ["current_clock", "current_ids", "deterministic", "use_seams"], "stuntset.seams"
+    ),
+    "stub": "stuntset.stub",
+    **dict.fromkeys(["collect_events", "wait_for", "wait_for_async"], "stuntset.waiting"),
+    **dict.fromkeys(["serve", "transport"], "stuntset.doubles.model"),
     "install_cli": "stuntset.doubles.cli",
 }
 
 
 def __getattr__(name: str) -> object:
+    import importlib
+
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'stuntset' has no attribute {name!r}")
-    import importlib
+    loaded = importlib.import_module(module)
+    value = loaded if module == f"stuntset.{name}" else getattr(loaded, name)
+    globals()[name] = value
+    return value
 
-    return getattr(importlib.import_module(module), name)
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [
@@ -91,10 +137,13 @@ __all__ = [
     "deterministic",
     "drive",
     "events",
+    "install_cli",
     "load_script",
     "loads_script",
     "scenarios",
+    "serve",
     "stub",
+    "transport",
     "turn",
     "use_seams",
     "wait_for",

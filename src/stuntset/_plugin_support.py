@@ -13,7 +13,7 @@ from stuntset.errors import UsageError
 from stuntset.providers import ScriptedProvider
 from stuntset.script import Script, load_script
 
-__all__ = ["LIVE_HELP", "live_skip_reason", "provider_from_marker", "script_from"]
+__all__ = ["live_skip_reason", "provider_from_marker", "script_from"]
 
 LIVE_HELP = "needs a real provider; deselected unless --live, skipped where an env var is unset"
 

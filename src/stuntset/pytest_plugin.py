@@ -11,20 +11,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from stuntset._plugin_support import (
-    LIVE_HELP,
-    live_skip_reason,
-    provider_from_marker,
-)
-from stuntset.clock import Clock, SystemClock
-from stuntset.ids import IdGenerator, RandomIds
-from stuntset.providers import ScriptedProvider, StuckProvider
-from stuntset.script import Script
-from stuntset.seams import Seams, current_clock, current_ids, deterministic, use_seams
+# The library is imported inside hooks and fixtures, never here: pytest loads this module
+# before coverage starts and before a test asks for anything (keeps `pytest --help` fast too).
+if TYPE_CHECKING:
+    from stuntset.clock import Clock
+    from stuntset.ids import IdGenerator
+    from stuntset.providers import ScriptedProvider, StuckProvider
+    from stuntset.script import Script
+    from stuntset.seams import Seams
+
+LIVE_HELP = "needs a real provider; deselected unless --live, skipped where an env var is unset"
 
 __all__ = [
     "scripted_provider",
@@ -68,6 +68,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         elif not run_live:
             deselected.append(item)
         else:
+            from stuntset._plugin_support import live_skip_reason
+
             reason = live_skip_reason(marker.args, marker.kwargs, item.nodeid)
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
@@ -79,6 +81,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def _stuntset_seams(request: pytest.FixtureRequest) -> Iterator[Seams]:
+    from stuntset.clock import SystemClock
+    from stuntset.ids import RandomIds
+    from stuntset.seams import deterministic, use_seams
+
     if request.node.get_closest_marker("real_time") is not None:
         with use_seams(clock=SystemClock(), ids=RandomIds()) as seams:
             yield seams
@@ -88,15 +94,15 @@ def _stuntset_seams(request: pytest.FixtureRequest) -> Iterator[Seams]:
 
 
 @pytest.fixture
-def stuntset_clock(_stuntset_seams: Seams | None) -> Clock:
+def stuntset_clock(_stuntset_seams: Seams) -> Clock:
     """The clock in force for this test (a ``FakeClock`` unless marked ``real_time``)."""
-    return current_clock()
+    return _stuntset_seams.clock
 
 
 @pytest.fixture
-def stuntset_ids(_stuntset_seams: Seams | None) -> IdGenerator:
+def stuntset_ids(_stuntset_seams: Seams) -> IdGenerator:
     """The id generator in force for this test (``SequentialIds`` unless ``real_time``)."""
-    return current_ids()
+    return _stuntset_seams.ids
 
 
 @pytest.fixture
@@ -115,6 +121,8 @@ def scripted_provider(
     ``allow_unused_turns=True`` to allow it).
     """
     __tracebackhide__ = True
+    from stuntset._plugin_support import provider_from_marker
+
     marker = request.node.get_closest_marker("scripted_provider")
     provider, allow_unused = provider_from_marker(
         marker.args if marker else (),
@@ -130,6 +138,8 @@ def scripted_provider(
 @pytest.fixture
 def stuck_provider(_stuntset_seams: Any) -> StuckProvider:
     """A ``StuckProvider``: its runs never finish until interrupted."""
+    from stuntset.providers import StuckProvider
+
     return StuckProvider()
 
 

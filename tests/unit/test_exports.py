@@ -14,9 +14,12 @@ def test_all_has_no_duplicates_and_names_real_objects(name: str) -> None:
     module = importlib.import_module(name)
     assert len(set(module.__all__)) == len(module.__all__)
     for symbol in module.__all__:
-        if symbol in getattr(module, "_LAZY", {}):
-            continue
-        assert hasattr(module, symbol), f"{name}.{symbol}"
+        assert getattr(module, symbol) is not None, f"{name}.{symbol}"
+
+
+def test_every_lazy_top_level_name_is_public() -> None:
+    assert set(stuntset._LAZY) == set(stuntset.__all__)
+    assert set(stuntset.__all__) <= set(dir(stuntset))
 
 
 def test_unknown_top_level_names_raise_attribute_error() -> None:
