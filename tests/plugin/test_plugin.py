@@ -29,13 +29,19 @@ def play(provider):
 
 def test_help_shows_the_option_group(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--help")
-    result.stdout.fnmatch_lines(["stuntset: doubles and checks for agent software:", "*--live*real providers*"])
+    result.stdout.fnmatch_lines(
+        ["stuntset: doubles and checks for agent software:", "*--live*real providers*"]
+    )
 
 
 def test_markers_are_registered(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--markers")
     result.stdout.fnmatch_lines(
-        ["@pytest.mark.live(env=NAME | ?NAMES?):*", "@pytest.mark.real_time:*", "@pytest.mark.scripted_provider(*"]
+        [
+            "@pytest.mark.live(env=NAME | ?NAMES?):*",
+            "@pytest.mark.real_time:*",
+            "@pytest.mark.scripted_provider(*",
+        ]
     )
 
 
@@ -79,7 +85,9 @@ def test_live_without_env_is_a_clear_usage_error(pytester: pytest.Pytester) -> N
     result.stdout.fnmatch_lines(["*@pytest.mark.live needs env=NAME*"])
 
 
-DETERMINISM = PLAY + """
+DETERMINISM = (
+    PLAY
+    + """
 import sys
 from pathlib import Path
 from stuntset.clock import FakeClock, SystemClock
@@ -96,6 +104,7 @@ def test_turn(copy):
 def test_real_time():
     assert isinstance(current_clock(), SystemClock)
 """
+)
 
 
 def _outputs(path: Path) -> list[bytes]:
@@ -115,7 +124,9 @@ def test_event_json_is_byte_identical_across_runs_and_workers(pytester: pytest.P
     assert _outputs(pytester.path) == serial
 
 
-FIXTURES = PLAY + """
+FIXTURES = (
+    PLAY
+    + """
 from stuntset.script import Script, Text
 
 @pytest.mark.scripted_provider("happy_path", text="Hi there")
@@ -147,6 +158,7 @@ def test_stuck(stuck_provider):
         return await drive(run, interrupt_when=lambda e: True)
     assert anyio.run(main)[-1].type == "run.killed"
 """
+)
 
 
 def test_scripted_provider_fixture_configured_by_its_marker(pytester: pytest.Pytester) -> None:
@@ -170,7 +182,10 @@ def test_script_can_come_from_an_overridden_fixture(pytester: pytest.Pytester) -
         "import pytest\nfrom stuntset import scenarios\n"
         "@pytest.fixture\ndef stuntset_script():\n    return scenarios.build('tool_use')\n"
     )
-    pytester.makepyfile(PLAY + "\ndef test_it(scripted_provider):\n    assert b'read_file' in play(scripted_provider)\n")
+    pytester.makepyfile(
+        PLAY
+        + "\ndef test_it(scripted_provider):\n    assert b'read_file' in play(scripted_provider)\n"
+    )
     run(pytester).assert_outcomes(passed=1)
 
 

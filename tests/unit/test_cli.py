@@ -38,7 +38,9 @@ def test_scenarios_lists_every_scenario_with_its_description(cli: CliRunner) -> 
 
 def test_script_check_summarises_a_good_file(cli: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "ok.toml"
-    path.write_text("[[turns]]\nmatch = { contains = 'hi' }\nsteps = [{ text = 'hello' }, { usage = { input_tokens = 1 } }]\n")
+    path.write_text(
+        "[[turns]]\nmatch = { contains = 'hi' }\nsteps = [{ text = 'hello' }, { usage = { input_tokens = 1 } }]\n"
+    )
     result = cli.invoke(main, ["script", "check", str(path)])
     assert result.exit_code == 0, result.output
     assert "1 turn(s)" in result.output
@@ -51,7 +53,10 @@ def test_a_bad_script_file_is_one_clear_line_and_exit_2(cli: CliRunner, tmp_path
     path.write_text("[[turns]]\nsteps = [{ txt = 'hello' }]\n")
     result = cli.invoke(main, ["script", "check", str(path)])
     assert result.exit_code == 2
-    assert result.output == f"error: {path}, turn 0, step 0: unknown step kind 'txt' (did you mean 'text'?)\n"
+    assert (
+        result.output
+        == f"error: {path}, turn 0, step 0: unknown step kind 'txt' (did you mean 'text'?)\n"
+    )
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 

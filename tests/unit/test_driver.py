@@ -18,13 +18,19 @@ async def test_drive_answers_with_functions() -> None:
         seen.append(request.tool)
         return "deny"
 
-    events = await drive(ScriptedProvider(scenarios.build("needs_approval")).start("x"), approve=decide)
+    events = await drive(
+        ScriptedProvider(scenarios.build("needs_approval")).start("x"), approve=decide
+    )
     assert seen == ["bash"]
     assert any(isinstance(e, ev.ApprovalResolved) and e.decision == "deny" for e in events)
     events = await drive(
-        ScriptedProvider(scenarios.build("input_request")).start("x"), answer=lambda r: r.prompt.upper()
+        ScriptedProvider(scenarios.build("input_request")).start("x"),
+        answer=lambda r: r.prompt.upper(),
     )
-    assert any(isinstance(e, ev.InputResolved) and e.text == "WHICH BRANCH SHOULD I DEPLOY?" for e in events)
+    assert any(
+        isinstance(e, ev.InputResolved) and e.text == "WHICH BRANCH SHOULD I DEPLOY?"
+        for e in events
+    )
 
 
 class _Broken:

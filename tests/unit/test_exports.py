@@ -6,7 +6,13 @@ import pytest
 
 import stuntset
 
-PACKAGES = ["stuntset", "stuntset.script", "stuntset.providers", "stuntset.events", "stuntset.errors"]
+PACKAGES = [
+    "stuntset",
+    "stuntset.script",
+    "stuntset.providers",
+    "stuntset.events",
+    "stuntset.errors",
+]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -4,7 +4,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.errors import UnknownScenario, UsageError
-from stuntset.script import FAULT_KINDS, AGENT_WIRE, Script, kind_of
+from stuntset.script import AGENT_WIRE, FAULT_KINDS, Script, kind_of
 
 DESIGNED = [
     "happy_path", "tool_use", "needs_approval", "input_request", "interleaved_streaming",
@@ -39,12 +39,18 @@ def test_parameters_shape_the_script() -> None:
 
 
 def test_unknown_names_get_a_suggestion_and_the_list() -> None:
-    with pytest.raises(UnknownScenario, match=r"no scenario named 'rate_limit'. Did you mean 'rate_limited'\? Known scenarios: happy_path, "):
+    with pytest.raises(
+        UnknownScenario,
+        match=r"no scenario named 'rate_limit'. Did you mean 'rate_limited'\? Known scenarios: happy_path, ",
+    ):
         scenarios.get("rate_limit")
     with pytest.raises(UnknownScenario, match=r"no scenario named 'zzz'. Known"):
         scenarios.build("zzz")
 
 
 def test_bad_parameters_name_the_signature() -> None:
-    with pytest.raises(UsageError, match=r"scenario 'happy_path' takes \(text: 'str' = .*unexpected keyword argument 'txt'"):
+    with pytest.raises(
+        UsageError,
+        match=r"scenario 'happy_path' takes \(text: 'str' = .*unexpected keyword argument 'txt'",
+    ):
         scenarios.build("happy_path", txt="x")

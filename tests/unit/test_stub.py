@@ -33,7 +33,9 @@ def test_stubbed_methods_work_and_type_check_as_the_protocol() -> None:
 def test_unstubbed_method_fails_when_called_naming_it() -> None:
     store = stub(SessionStore, load=lambda key: None)  # type: ignore[type-abstract]
     method = store.delete  # referencing is fine
-    with pytest.raises(UnstubbedCall, match=r"SessionStore.delete\(\).*stub\(SessionStore, delete=...\)"):
+    with pytest.raises(
+        UnstubbedCall, match=r"SessionStore.delete\(\).*stub\(SessionStore, delete=...\)"
+    ):
         method("k")
 
 
@@ -45,7 +47,7 @@ def test_unstubbed_attribute_fails_when_read() -> None:
 
 
 def test_unknown_member_is_a_usage_error_with_a_suggestion() -> None:
-    with pytest.raises(UsageError, match="has no member 'lod'. Did you mean 'load'"):
+    with pytest.raises(UsageError, match=r"has no member 'lod'\. Did you mean 'load'"):
         stub(SessionStore, lod=lambda key: None)  # type: ignore[type-abstract]
 
 

@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-import pytest
-
 import anyio
+import pytest
 
 from stuntset import events as ev
 from stuntset import scenarios
@@ -21,7 +20,6 @@ from stuntset.providers import (
     crash_for,
 )
 from stuntset.script import (
-    ApprovalRequest,
     Delay,
     Exit,
     HttpError,
@@ -65,17 +63,26 @@ async def test_a_tool_turn_renders_the_expected_events() -> None:
     ]  # fmt: skip
     started = events[0]
     assert isinstance(started, ev.RunStarted)
-    assert (started.run_id, started.session_id, started.provider) == ("run-1", "session-1", "scripted")
+    assert (started.run_id, started.session_id, started.provider) == (
+        "run-1",
+        "session-1",
+        "scripted",
+    )
     tool = events[8]
     assert isinstance(tool, ev.ToolStarted)
     assert (tool.tool_call_id, tool.name, tool.input) == ("tool-1", "read_file", {"path": "a.txt"})
-    assert "".join(e.text for e in events if isinstance(e, ev.MessageDelta) and e.item_id == "msg-1") == "Let me look at that file."
+    assert (
+        "".join(e.text for e in events if isinstance(e, ev.MessageDelta) and e.item_id == "msg-1")
+        == "Let me look at that file."
+    )
 
 
 def test_event_json_is_byte_identical_across_runs() -> None:
     def once() -> bytes:
         async def main() -> bytes:
-            return encode_lines(await drive(ScriptedProvider(scenarios.build("interleaved_streaming")).start("x")))
+            return encode_lines(
+                await drive(ScriptedProvider(scenarios.build("interleaved_streaming")).start("x"))
+            )
 
         with deterministic():
             return anyio.run(main)
@@ -88,14 +95,27 @@ def test_event_json_is_byte_identical_across_runs() -> None:
 async def test_parallel_tool_results_answer_calls_in_order() -> None:
     events = await drive(ScriptedProvider(scenarios.build("interleaved_streaming")).start("x"))
     completed = [e for e in events if isinstance(e, ev.ToolCompleted)]
-    assert [(e.tool_call_id, e.output) for e in completed] == [("tool-1", "alpha"), ("tool-2", "beta")]
+    assert [(e.tool_call_id, e.output) for e in completed] == [
+        ("tool-1", "alpha"),
+        ("tool-2", "beta"),
+    ]
     assert "reasoning.delta" in types(events)
 
 
 async def test_explicit_ids_are_kept() -> None:
-    script = Script.of([ToolCall("a", id="call_A"), ToolCall("b", id="call_B"), ToolResult("B", tool_call_id="call_B"), ToolResult("A")])
+    script = Script.of(
+        [
+            ToolCall("a", id="call_A"),
+            ToolCall("b", id="call_B"),
+            ToolResult("B", tool_call_id="call_B"),
+            ToolResult("A"),
+        ]
+    )
     events = await drive(ScriptedProvider(script).start("x"))
-    assert [(e.tool_call_id, e.output) for e in events if isinstance(e, ev.ToolCompleted)] == [("call_B", "B"), ("call_A", "A")]
+    assert [(e.tool_call_id, e.output) for e in events if isinstance(e, ev.ToolCompleted)] == [
+        ("call_B", "B"),
+        ("call_A", "A"),
+    ]
 
 
 async def test_approval_blocks_until_answered() -> None:
@@ -104,7 +124,11 @@ async def test_approval_blocks_until_answered() -> None:
     events = await collect_events(run, until=lambda e: isinstance(e, ev.ApprovalRequested))
     request = events[-1]
     assert isinstance(request, ev.ApprovalRequested)
-    assert (request.request_id, request.tool_call_id, request.tool) == ("approval-1", "tool-1", "bash")
+    assert (request.request_id, request.tool_call_id, request.tool) == (
+        "approval-1",
+        "tool-1",
+        "bash",
+    )
     assert request.input == {"command": "rm -rf build/"}
     assert run.open_requests == {"approval-1": "approval"}
     await run.respond("approval-1", "allow")
@@ -118,7 +142,9 @@ async def test_approval_blocks_until_answered() -> None:
 
 
 async def test_a_denied_tool_completes_as_an_error_and_skips_its_result() -> None:
-    events = await drive(ScriptedProvider(scenarios.build("needs_approval")).start("x"), approve="deny")
+    events = await drive(
+        ScriptedProvider(scenarios.build("needs_approval")).start("x"), approve="deny"
+    )
     done = [e for e in events if isinstance(e, ev.ToolCompleted)]
     assert len(done) == 1
     assert done[0].is_error
@@ -127,7 +153,9 @@ async def test_a_denied_tool_completes_as_an_error_and_skips_its_result() -> Non
 
 
 async def test_input_request_takes_the_answer() -> None:
-    events = await drive(ScriptedProvider(scenarios.build("input_request")).start("deploy"), answer="main")
+    events = await drive(
+        ScriptedProvider(scenarios.build("input_request")).start("deploy"), answer="main"
+    )
     resolved = next(e for e in events if isinstance(e, ev.InputResolved))
     assert (resolved.request_id, resolved.text) == ("input-1", "main")
 
@@ -135,7 +163,9 @@ async def test_input_request_takes_the_answer() -> None:
 async def test_respond_refuses_unknown_requests_and_bad_decisions() -> None:
     run = ScriptedProvider(scenarios.build("needs_approval")).start("x")
     await collect_events(run, until=lambda e: isinstance(e, ev.ApprovalRequested))
-    with pytest.raises(UsageError, match=r"no open request 'nope' \(open: approval-1 \(approval\)\)"):
+    with pytest.raises(
+        UsageError, match=r"no open request 'nope' \(open: approval-1 \(approval\)\)"
+    ):
         await run.respond("nope", "allow")
     with pytest.raises(UsageError, match="takes 'allow' or 'deny', got 'maybe'"):
         await run.respond("approval-1", "maybe")
@@ -143,11 +173,15 @@ async def test_respond_refuses_unknown_requests_and_bad_decisions() -> None:
     assert types(await collect_events(run)) == ["run.killed"]
 
 
-@pytest.mark.parametrize("blocker", [Stall(), Delay(3600), InputRequest("?")], ids=["stall", "delay", "input"])
+@pytest.mark.parametrize(
+    "blocker", [Stall(), Delay(3600), InputRequest("?")], ids=["stall", "delay", "input"]
+)
 async def test_interrupt_ends_a_waiting_run_as_killed(blocker: object) -> None:
     provider = ScriptedProvider(Script.of([Text("hi"), blocker]))  # type: ignore[list-item]
     run = provider.start("x")
-    events = await drive(run, interrupt_when=lambda e: isinstance(e, ev.MessageCompleted), answer=lambda e: "never")
+    events = await drive(
+        run, interrupt_when=lambda e: isinstance(e, ev.MessageCompleted), answer=lambda e: "never"
+    )
     assert isinstance(events[-1], ev.RunKilled)
     assert events[-1].reason == "interrupted by drive()"
     assert Interrupted(run_id="run-1", reason="interrupted by drive()") in provider.calls
@@ -163,7 +197,9 @@ async def test_delays_run_on_the_clock_seam(stuntset_clock: object) -> None:
     from stuntset.clock import FakeClock
 
     assert isinstance(stuntset_clock, FakeClock)
-    events = await drive(ScriptedProvider(scenarios.build("slow", delay=0.5, first_token_latency=2)).start("x"))
+    events = await drive(
+        ScriptedProvider(scenarios.build("slow", delay=0.5, first_token_latency=2)).start("x")
+    )
     deltas = [e.ts - events[0].ts for e in events if isinstance(e, ev.MessageDelta)]
     assert deltas[:3] == [2.0, 2.5, 3.0]
 
@@ -184,7 +220,9 @@ async def test_delays_run_on_the_clock_seam(stuntset_clock: object) -> None:
         (Exit(2, stderr="boom\n"), "exited", False),
     ],
 )
-async def test_faults_crash_the_run_as_an_adapter_would(step: object, kind: str, retryable: bool) -> None:
+async def test_faults_crash_the_run_as_an_adapter_would(
+    step: object, kind: str, retryable: bool
+) -> None:
     events = await drive(ScriptedProvider(Script.of([Text("a"), step])).start("x"))  # type: ignore[list-item]
     crash = events[-1]
     assert isinstance(crash, ev.RunCrashed)
@@ -196,14 +234,27 @@ async def test_faults_crash_the_run_as_an_adapter_would(step: object, kind: str,
 async def test_exit_message_carries_code_and_stderr() -> None:
     events = await drive(ScriptedProvider(Script.of([Exit(2, stderr="boom\n")])).start("x"))
     assert events[-1] == ev.RunCrashed(
-        run_id="run-1", ts=events[-1].ts, kind="exited", message="the runtime exited with code 2 mid-turn: boom"
+        run_id="run-1",
+        ts=events[-1].ts,
+        kind="exited",
+        message="the runtime exited with code 2 mid-turn: boom",
     )
 
 
 async def test_reasoning_and_usage() -> None:
-    events = await drive(ScriptedProvider(Script.of([Reasoning("think"), Usage(3, 4, cost=0.01)])).start("x"))
-    assert types(events) == ["run.started", "reasoning.delta", "reasoning.completed", "usage", "run.completed"]
-    assert events[3] == ev.Usage(run_id="run-1", ts=events[3].ts, input_tokens=3, output_tokens=4, cost=0.01)
+    events = await drive(
+        ScriptedProvider(Script.of([Reasoning("think"), Usage(3, 4, cost=0.01)])).start("x")
+    )
+    assert types(events) == [
+        "run.started",
+        "reasoning.delta",
+        "reasoning.completed",
+        "usage",
+        "run.completed",
+    ]
+    assert events[3] == ev.Usage(
+        run_id="run-1", ts=events[3].ts, input_tokens=3, output_tokens=4, cost=0.01
+    )
 
 
 async def test_resume_continues_the_session() -> None:
@@ -229,7 +280,9 @@ async def test_running_out_of_turns_and_unused_turns() -> None:
 async def test_function_scripts_render_the_request() -> None:
     provider = ScriptedProvider(Script.from_function(lambda r: [Text(f"echo: {r.input_text}")]))
     events = await drive(provider.start("ping"))
-    assert events[-2] == ev.MessageCompleted(run_id="run-1", ts=events[-2].ts, item_id="msg-1", text="echo: ping")
+    assert events[-2] == ev.MessageCompleted(
+        run_id="run-1", ts=events[-2].ts, item_id="msg-1", text="echo: ping"
+    )
 
 
 async def test_function_turns_are_checked_against_the_agent_wire() -> None:
@@ -266,7 +319,9 @@ async def test_it_is_an_agent_provider_with_every_capability() -> None:
 def test_capabilities_refuse_what_is_not_declared() -> None:
     caps = Capabilities(interrupt=True)
     caps.require("interrupt", provider="p")
-    with pytest.raises(CapabilityError, match=r"provider 'p' cannot do 'approvals' \(it declares: interrupt\)"):
+    with pytest.raises(
+        CapabilityError, match=r"provider 'p' cannot do 'approvals' \(it declares: interrupt\)"
+    ):
         caps.require("approvals", provider="p")
     with pytest.raises(CapabilityError, match="unknown capability 'teleport'"):
         caps.require("teleport", provider="p")

@@ -34,7 +34,9 @@ async def test_preamble_then_close() -> None:
 async def test_every_start_is_stuck_and_keeps_the_contract() -> None:
     provider = StuckProvider()
     for prompt in ("a", "b", "c"):
-        events = await drive(provider.start(prompt), interrupt_when=lambda e: isinstance(e, ev.RunStarted))
+        events = await drive(
+            provider.start(prompt), interrupt_when=lambda e: isinstance(e, ev.RunStarted)
+        )
         assert isinstance(events[-1], ev.RunKilled)
     provider.assert_all_turns_used()
 

@@ -77,17 +77,44 @@ def test_every_scenario_round_trips_through_json(entry: scenarios.Scenario, tmp_
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("[[turns]]\nsteps = [{ txt = 'hi' }]", "a.toml, turn 0, step 0: unknown step kind 'txt' (did you mean 'text'?)"),
-        ("[[turns]]\nsteps = [{ kind = 'txet', text = 'hi' }]", "a.toml, turn 0, step 0, field 'kind': unknown step kind 'txet' (did you mean 'text'?)"),
-        ("[[turns]]\nsteps = [{ text = 5 }]", "a.toml, turn 0, step 0, field 'text': Expected `str`, got `int`"),
-        ("[[turns]]\nsteps = [{ kind = 'tool_call', name = 'x', inptu = {} }]", "a.toml, turn 0, step 0: unknown field 'inptu' (did you mean 'input'?); fields here: name, input, id, fragments"),
+        (
+            "[[turns]]\nsteps = [{ txt = 'hi' }]",
+            "a.toml, turn 0, step 0: unknown step kind 'txt' (did you mean 'text'?)",
+        ),
+        (
+            "[[turns]]\nsteps = [{ kind = 'txet', text = 'hi' }]",
+            "a.toml, turn 0, step 0, field 'kind': unknown step kind 'txet' (did you mean 'text'?)",
+        ),
+        (
+            "[[turns]]\nsteps = [{ text = 5 }]",
+            "a.toml, turn 0, step 0, field 'text': Expected `str`, got `int`",
+        ),
+        (
+            "[[turns]]\nsteps = [{ kind = 'tool_call', name = 'x', inptu = {} }]",
+            "a.toml, turn 0, step 0: unknown field 'inptu' (did you mean 'input'?); fields here: name, input, id, fragments",
+        ),
         ("[[turn]]", "a.toml: unknown field 'turn' (did you mean 'turns'?)"),
         ("[[turns]]\nstepz = []", "a.toml, turn 0: unknown field 'stepz' (did you mean 'steps'?)"),
-        ("[[turns]]\nsteps = [{ kind = 'text' }]", "a.toml, turn 0, step 0: Object missing required field `text`"),
-        ("[[turns]]\nsteps = [{ http_error = 200 }]", "a.toml, turn 0, step 0: status must be an HTTP error status (400-599), got 200"),
-        ("[[turns]]\nsteps = [{ stall = true }, { text = 'x' }]", "a.toml, turn 0, step 1: stall ends the turn"),
-        ("[[turns]]\nsteps = [{ text = 'a', delay = 1 }]", "a.toml, turn 0, step 0: a step needs a 'kind'"),
-        ("[[turns]]\nsteps = [{ out_of_order = 3 }]", "a.toml, turn 0, step 0: out_of_order has no main field"),
+        (
+            "[[turns]]\nsteps = [{ kind = 'text' }]",
+            "a.toml, turn 0, step 0: Object missing required field `text`",
+        ),
+        (
+            "[[turns]]\nsteps = [{ http_error = 200 }]",
+            "a.toml, turn 0, step 0: status must be an HTTP error status (400-599), got 200",
+        ),
+        (
+            "[[turns]]\nsteps = [{ stall = true }, { text = 'x' }]",
+            "a.toml, turn 0, step 1: stall ends the turn",
+        ),
+        (
+            "[[turns]]\nsteps = [{ text = 'a', delay = 1 }]",
+            "a.toml, turn 0, step 0: a step needs a 'kind'",
+        ),
+        (
+            "[[turns]]\nsteps = [{ out_of_order = 3 }]",
+            "a.toml, turn 0, step 0: out_of_order has no main field",
+        ),
         ("turns = [", "a.toml: not valid TOML: Invalid value (at end of document)"),
         ("turns = 3", "a.toml, field 'turns': Expected `array`, got `int`"),
     ],
@@ -100,7 +127,9 @@ def test_bad_files_get_one_line_naming_the_place(text: str, expected: str) -> No
 
 
 def test_json_errors_name_the_line() -> None:
-    with pytest.raises(ScriptError, match=r"^a.json:2: not valid JSON: Expecting value \(line 2, column 13\)"):
+    with pytest.raises(
+        ScriptError, match=r"^a.json:2: not valid JSON: Expecting value \(line 2, column 13\)"
+    ):
         loads_script('{"turns":\n [{"steps": ]}', format="json", source="a.json")
     with pytest.raises(ScriptError, match="a script is a table with 'turns', got list"):
         loads_script("[]", format="json", source="a.json")
@@ -121,7 +150,9 @@ def test_file_level_errors(tmp_path: Path) -> None:
 
 def test_loading_checks_the_wire() -> None:
     wire = Wire(name="text-only", renders=frozenset({"text"}))
-    with pytest.raises(ScriptError, match=r"turn 0, step 1, wire 'text-only': stall cannot be rendered"):
+    with pytest.raises(
+        ScriptError, match=r"turn 0, step 1, wire 'text-only': stall cannot be rendered"
+    ):
         loads_script("[[turns]]\nsteps = [{ text = 'a' }, { stall = true }]", wire=wire)
 
 

@@ -36,13 +36,19 @@ def test_times_repeats_a_turn() -> None:
 def test_exhaustion_says_what_happened_and_what_to_do() -> None:
     player = ScriptPlayer(Script.of([Text("a")], name="tiny"))
     player.next_turn(ask())
-    with pytest.raises(ScriptExhausted, match=r"(?s)'tiny' has no turn for request #2 .*all 1 turns were used.*add a turn"):
+    with pytest.raises(
+        ScriptExhausted,
+        match=r"(?s)'tiny' has no turn for request #2 .*all 1 turns were used.*add a turn",
+    ):
         player.next_turn(ask("again"))
 
 
 def test_no_match_lists_the_remaining_turns() -> None:
     player = ScriptPlayer(Script.of(turn(Text("a"), match=Match(model="gpt"), name="gpt only")))
-    with pytest.raises(ScriptExhausted, match=r"(?s)no remaining turn matches it.*turn 0: 'gpt only' \[text\] when model='gpt'"):
+    with pytest.raises(
+        ScriptExhausted,
+        match=r"(?s)no remaining turn matches it.*turn 0: 'gpt only' \[text\] when model='gpt'",
+    ):
         player.next_turn(ask(model="claude"))
 
 
@@ -67,13 +73,18 @@ def test_unused_turns_fail_with_the_opt_out_named() -> None:
     player = ScriptPlayer(Script.of([Text("a")], [Text("b")]))
     player.next_turn(ask())
     assert [i for i, _ in player.unused()] == [1]
-    with pytest.raises(UnusedTurns, match=r"(?s)1 scripted turn\(s\).*turn 1: \[text\].*allow_unused_turns=True"):
+    with pytest.raises(
+        UnusedTurns, match=r"(?s)1 scripted turn\(s\).*turn 1: \[text\].*allow_unused_turns=True"
+    ):
         player.assert_all_used()
 
 
 def test_concurrent_requests_each_get_a_distinct_turn() -> None:
     player = ScriptPlayer(Script.of(Turn(steps=(Text("x"),), times=200)))
-    threads = [threading.Thread(target=lambda: [player.next_turn(ask()) for _ in range(50)]) for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: [player.next_turn(ask()) for _ in range(50)])
+        for _ in range(4)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

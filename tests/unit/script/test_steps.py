@@ -33,7 +33,9 @@ def test_chunking_is_controllable() -> None:
 
 
 @given(text=st.text(), chunks=st.none() | st.integers(1, 50), size=st.none() | st.integers(1, 50))
-def test_deltas_always_concatenate_to_the_text(text: str, chunks: int | None, size: int | None) -> None:
+def test_deltas_always_concatenate_to_the_text(
+    text: str, chunks: int | None, size: int | None
+) -> None:
     parts = split_text(text, chunks=chunks, chunk_size=size)
     assert "".join(parts) == text
     assert all(parts)
@@ -76,10 +78,10 @@ def test_garbage_payload() -> None:
 def test_kinds() -> None:
     assert kind_of(Text("x")) == "text"
     assert len(STEP_KINDS) == 19
-    assert FAULT_KINDS == {
+    assert {
         "http_error", "auth_expired", "rate_limit", "overloaded", "stream_cut",
         "malformed_json", "garbage", "out_of_order", "stall", "exit", "spawn_failure",
-    }  # fmt: skip
+    } == FAULT_KINDS  # fmt: skip
 
 
 def test_steps_encode_with_their_kind_and_without_defaults() -> None:

@@ -35,7 +35,10 @@ def test_an_unrenderable_step_names_turn_step_and_wire() -> None:
         HTTP.check(script)
     error = info.value
     assert (error.turn, error.step, error.wire) == (2, 0, "test.http")
-    assert "spawn_failure cannot be rendered on this wire: an HTTP server has no binary to miss" in str(error)
+    assert (
+        "spawn_failure cannot be rendered on this wire: an HTTP server has no binary to miss"
+        in str(error)
+    )
     assert "Renderable here: exit, text, tool_call, tool_result" in str(error)
 
 
