@@ -8,6 +8,7 @@ naming it (methods fail when called, other attributes when read).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from stuntset.errors import UnstubbedCall, UsageError
@@ -57,12 +58,15 @@ def _members(interface: type) -> dict[str, bool]:
     return members
 
 
-def stub(interface: type[T], /, **members: Any) -> T:
+def stub(interface: Callable[..., T], /, **members: Any) -> T:
     """An object of type ``interface`` that provides only ``members``.
 
     Naming a member the interface does not have is a ``UsageError`` (with a did-you-mean).
+    (The parameter is typed as a callable so that type checkers accept a Protocol class.)
     """
     __tracebackhide__ = True
+    if not isinstance(interface, type):
+        raise UsageError(f"stub() takes a class or Protocol to imitate, got {interface!r}")
     known = _members(interface)
     title = interface.__qualname__
     for name in members:

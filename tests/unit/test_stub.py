@@ -26,12 +26,12 @@ def use(store: SessionStore) -> bytes | None:
 
 
 def test_stubbed_methods_work_and_type_check_as_the_protocol() -> None:
-    store = stub(SessionStore, load=lambda key: key.encode())  # type: ignore[type-abstract]
+    store = stub(SessionStore, load=lambda key: key.encode())
     assert use(store) == b"k"
 
 
 def test_unstubbed_method_fails_when_called_naming_it() -> None:
-    store = stub(SessionStore, load=lambda key: None)  # type: ignore[type-abstract]
+    store = stub(SessionStore, load=lambda key: None)
     method = store.delete  # referencing is fine
     with pytest.raises(
         UnstubbedCall, match=r"SessionStore.delete\(\).*stub\(SessionStore, delete=...\)"
@@ -40,7 +40,7 @@ def test_unstubbed_method_fails_when_called_naming_it() -> None:
 
 
 def test_unstubbed_attribute_fails_when_read() -> None:
-    store = stub(SessionStore, root="/tmp")  # type: ignore[type-abstract]
+    store = stub(SessionStore, root="/tmp")
     assert store.root == "/tmp"
     with pytest.raises(UnstubbedCall, match=r"read SessionStore.size"):
         _ = store.size
@@ -48,11 +48,11 @@ def test_unstubbed_attribute_fails_when_read() -> None:
 
 def test_unknown_member_is_a_usage_error_with_a_suggestion() -> None:
     with pytest.raises(UsageError, match=r"has no member 'lod'\. Did you mean 'load'"):
-        stub(SessionStore, lod=lambda key: None)  # type: ignore[type-abstract]
+        stub(SessionStore, lod=lambda key: None)
 
 
 def test_repr_names_what_is_provided() -> None:
-    store = stub(SessionStore, load=lambda key: None, save=lambda k, d: None)  # type: ignore[type-abstract]
+    store = stub(SessionStore, load=lambda key: None, save=lambda k, d: None)
     assert repr(store) == "stub(SessionStore, load=..., save=...)"
 
 
@@ -70,3 +70,8 @@ def test_works_for_plain_classes_too() -> None:
     assert sent == ["a@b"]
     with pytest.raises(UnstubbedCall, match=r"Mailer.close\(\)"):
         mailer.close()
+
+
+def test_only_classes_can_be_imitated() -> None:
+    with pytest.raises(UsageError, match="takes a class or Protocol to imitate"):
+        stub(len)
