@@ -103,12 +103,40 @@ class ArgumentError(Exception):
     """A command line the real CLI refuses: ``str(error)`` is its stderr text (exit 1)."""
 
 
-def _did_you_mean(flag: str) -> str:
-    import difflib
+def _edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance (commander.js's ``editDistance``)."""
+    rows = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        rows[i][0] = i
+    for j in range(len(b) + 1):
+        rows[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
+    return rows[len(a)][len(b)]
 
-    names = [name for name in OPTIONS if name.startswith("--")]
-    close = difflib.get_close_matches(flag.split("=", 1)[0], names, n=1, cutoff=0.6)
-    return f"\n(Did you mean {close[0]}?)" if close else ""
+
+def _did_you_mean(flag: str) -> str:
+    """commander.js's ``suggestSimilar``: the closest long options (distance < 3, similar
+    enough), sorted."""
+    if not flag.startswith("--"):
+        return ""
+    word = flag[2:]
+    best, similar = 3, []
+    for candidate in sorted({name[2:] for name in OPTIONS if name.startswith("--")}):
+        distance = _edit_distance(word, candidate)
+        length = max(len(word), len(candidate))
+        if (length - distance) / length > 0.4:
+            if distance < best:
+                best, similar = distance, [candidate]
+            elif distance == best:
+                similar.append(candidate)
+    if len(similar) > 1:
+        return f"\n(Did you mean one of {', '.join('--' + s for s in similar)}?)"
+    return f"\n(Did you mean --{similar[0]}?)" if similar else ""
 
 
 def _label(name: str) -> str:

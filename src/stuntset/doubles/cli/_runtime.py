@@ -68,6 +68,14 @@ def loads(text: str) -> Any:
         value, end = _scan(text, start)
     except StopIteration as stop:
         raise ValueError(f"Expecting value: column {stop.value + 1}") from None
+    except SystemError:
+        # The C scanner reports errors inside strings with json.decoder.JSONDecodeError, but
+        # only finds it already imported (3.11): import it (only bad input pays) and retry.
+        if "json.decoder" in sys.modules:
+            raise
+        import json.decoder  # noqa: F401
+
+        return loads(text)
     if text[end:].strip(_WHITESPACE):
         raise ValueError(f"Extra data: column {end + 1}")
     return value

@@ -1,0 +1,120 @@
+"""The fake claude's command line: what claude-agent-sdk passes is accepted, the rest is refused
+with the real CLI's text (observed with the bundled Claude Code 2.1.332)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stuntset.doubles.cli._claude_args import ArgumentError, parse, split_list
+
+BASE = ["--output-format", "stream-json", "--verbose"]
+
+
+def test_the_sdk_command_lines_parse() -> None:
+    argv = [
+        *BASE,
+        "--system-prompt",
+        "",
+        "--tools",
+        "",
+        "--allowedTools",
+        "Read,Bash",
+        "--max-turns",
+        "3",
+        "--disallowedTools",
+        "Write",
+        "--model",
+        "claude-sonnet-4-5",
+        "--permission-prompt-tool",
+        "stdio",
+        "--permission-mode",
+        "acceptEdits",
+        "--continue",
+        "--resume=abc",
+        "--settings",
+        '{"a": 1}',
+        "--add-dir",
+        "/a",
+        "--add-dir",
+        "/b",
+        "--mcp-config",
+        '{"mcpServers": {}}',
+        "--include-partial-messages",
+        "--include-hook-events",
+        "--fork-session",
+        "--setting-sources=user,project",
+        "--thinking",
+        "adaptive",
+        "--max-thinking-tokens",
+        "100",
+        "--effort",
+        "high",
+        "--json-schema",
+        "{}",
+        "--session-mirror",
+        "--input-format",
+        "stream-json",
+    ]
+    options = parse(argv)
+    assert options["model"] == "claude-sonnet-4-5"
+    assert options["resume"] == "abc"
+    assert options["add_dir"] == ["/a", "/b"]
+    assert split_list(options["allowed_tools"]) == ["Read", "Bash"]
+    assert options["tools"] == [""]
+    assert options["input_format"] == "stream-json"
+    assert options["include_partial_messages"] is True
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--bogus"], "error: unknown option '--bogus'"),
+        (["--verbos"], "error: unknown option '--verbos'\n(Did you mean --verbose?)"),
+        (["--verbose=3"], "error: unknown option '--verbose=3'\n(Did you mean --verbose?)"),
+        (["-x"], "error: unknown option '-x'"),
+        ([*BASE, "--model"], "error: option '--model <model>' argument missing"),
+        (
+            ["--output-format", "nope"],
+            "error: option '--output-format <format>' argument 'nope' is invalid. "
+            "Allowed choices are text, json, stream-json.",
+        ),
+        (
+            [*BASE, "--permission-mode", "bogus"],
+            "error: option '--permission-mode <mode>' argument 'bogus' is invalid. Allowed "
+            "choices are acceptEdits, auto, bypassPermissions, manual, dontAsk, plan.",
+        ),
+        (
+            [*BASE, "--max-turns", "abc"],
+            "error: option '--max-turns <turns>' argument 'abc' is invalid. must be a number",
+        ),
+        (
+            ["--output-format", "stream-json"],
+            "Error: When using --print, --output-format=stream-json requires --verbose",
+        ),
+        (
+            ["--output-format", "text", "--verbose", "--input-format", "stream-json"],
+            "Error: --input-format=stream-json requires output-format=stream-json.",
+        ),
+        (
+            [*BASE, "--setting-sources", "bogus"],
+            "Error processing --setting-sources: Invalid setting source: bogus. Valid options "
+            "are: user, project, local",
+        ),
+    ],
+)
+def test_refused_command_lines_get_the_real_text(argv: list[str], message: str) -> None:
+    with pytest.raises(ArgumentError) as caught:
+        parse(argv)
+    assert str(caught.value) == message
+
+
+def test_version_wins_wherever_it_is() -> None:
+    assert parse(["-v"])["version"] is True
+    assert parse(["--version", "--bogus"])["version"] is True
+
+
+def test_positional_prompt_and_optional_values() -> None:
+    options = parse(["-p", "say", "hi", "--resume"])
+    assert options["prompt"] == "say hi"
+    assert options["resume"] is True
+    assert parse(["-p", "--", "-not-a-flag"])["prompt"] == "-not-a-flag"

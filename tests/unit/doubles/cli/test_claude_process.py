@@ -1,0 +1,350 @@
+"""The fake claude process on its wire: stream-json out, control protocol in, bad input handled
+as the real CLI handles it (never a traceback)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stuntset import scenarios
+from stuntset.doubles.cli import InstalledCli, install_cli
+from stuntset.script import ApprovalRequest, Script, Text, ToolCall, ToolResult
+
+STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
+INIT = {"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize"}}
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"type": "user", "message": {"role": "user", "content": text}}
+
+
+def lines(*messages: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+
+
+def run(cli: InstalledCli, stdin: bytes, *args: str, env: dict[str, str] | None = None) -> Any:
+    done = subprocess.run(
+        [str(cli.path), *(args or STREAM)], input=stdin, capture_output=True, timeout=30, env=env
+    )
+    assert b"Traceback" not in done.stderr
+    done.messages = [json.loads(line) for line in done.stdout.splitlines() if line[:1] == b"{"]
+    return done
+
+
+class Live:
+    """A fake claude process driven line by line (reads block; the test timeout bounds them)."""
+
+    def __init__(self, cli: InstalledCli, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [str(cli.path), *STREAM, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def read_until(self, kind: str) -> list[dict[str, Any]]:
+        assert self.proc.stdout is not None
+        seen = []
+        while True:
+            message = json.loads(self.proc.stdout.readline())
+            seen.append(message)
+            if message["type"] == kind:
+                return seen
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=30)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            assert stream is not None
+            stream.close()
+        return code
+
+
+@pytest.fixture
+def happy(tmp_path: Path) -> InstalledCli:
+    return install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path)
+
+
+def test_version_answers_like_the_real_cli(happy: InstalledCli) -> None:
+    done = run(happy, b"", "-v")
+    assert (done.returncode, done.stdout) == (0, b"2.1.332 (Claude Code)\n")
+    assert run(happy, b"", "--help").returncode == 0
+
+
+def test_unknown_flags_exit_1_with_the_cli_text(happy: InstalledCli) -> None:
+    done = run(happy, b"", *STREAM, "--bogus")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1,
+        b"",
+        b"error: unknown option '--bogus'\n",
+    )
+    assert happy.invocations[0].exit_code == 1
+
+
+def test_initialize_then_a_turn(happy: InstalledCli) -> None:
+    done = run(happy, lines(INIT, user("hi")))
+    first, *rest = done.messages
+    assert first["type"] == "control_response"
+    assert first["response"]["request_id"] == "req_1"
+    assert first["response"]["response"]["claude_code_version"] == "2.1.332"
+    init, assistant, result = rest
+    assert (init["subtype"], init["model"], init["claude_code_version"]) == (
+        "init",
+        "claude-sonnet-4-5",
+        "2.1.332",
+    )
+    assert assistant["message"]["content"] == [
+        {"type": "text", "text": "Hello! How can I help you today?"}
+    ]
+    assert result["subtype"] == "success"
+    assert result["is_error"] is False
+    assert result["usage"]["input_tokens"] == 12
+    assert {m["session_id"] for m in rest} == {init["session_id"]}
+    assert done.returncode == 0
+
+
+def test_output_is_deterministic_across_installs(tmp_path: Path) -> None:
+    outputs = []
+    for name in ("a", "b"):
+        cli = install_cli("claude", scenarios.build("tool_use"), bin_dir=tmp_path / name)
+        outputs.append(
+            run(cli, lines(user("hi")), *STREAM, "--include-partial-messages").stdout.replace(
+                str(tmp_path / name).encode(), b""
+            )
+        )
+    assert outputs[0] == outputs[1]
+
+
+def test_session_state_frames_when_the_sdk_asks(happy: InstalledCli) -> None:
+    env = happy.env() | {"CLAUDE_CODE_SDK_READS_SESSION_STATE": "1"}
+    kinds = [(m["type"], m.get("state")) for m in run(happy, lines(user("hi")), env=env).messages]
+    assert kinds[0] == ("system", "running")
+    assert kinds[-1] == ("system", "idle")
+
+
+def test_partial_messages_put_the_assistant_line_before_block_stop(tmp_path: Path) -> None:
+    cli = install_cli("claude", Script.of([Text("a b c")]), bin_dir=tmp_path)
+    done = run(cli, lines(user("hi")), *STREAM, "--include-partial-messages")
+    kinds = [
+        m["event"]["type"] if m["type"] == "stream_event" else m["type"] for m in done.messages
+    ]
+    assert kinds == [
+        "system",
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_delta",
+        "assistant",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "result",
+    ]
+
+
+def test_unknown_control_requests_get_the_cli_error(happy: InstalledCli) -> None:
+    request = {"type": "control_request", "request_id": "r9", "request": {"subtype": "bogus"}}
+    (response,) = run(happy, lines(request)).messages
+    assert response["response"] == {
+        "subtype": "error",
+        "request_id": "r9",
+        "error": "Unsupported control request subtype: bogus",
+        "error_code": "unsupported_request",
+    }
+
+
+def test_malformed_stdin_exits_1_with_the_cli_message(happy: InstalledCli) -> None:
+    done = run(happy, b'{"type": "user", bad\n')
+    assert done.returncode == 1
+    assert done.stderr == (
+        b"Error parsing streaming input line (type=user, 20 chars): SyntaxError\n"
+    )
+    assert happy.invocations[0].stdin == [{"raw": '{"type": "user", bad'}]
+
+
+def test_responses_for_unknown_requests_and_unknown_types_are_ignored(
+    happy: InstalledCli,
+) -> None:
+    stray = {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": "nope", "response": {}},
+    }
+    done = run(happy, lines(stray, {"type": "bogus"}))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert [e["event"] for e in happy.invocations[0].events].count("ignored") == 1
+
+
+def test_multi_turn_session_then_resume_and_continue(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("multi_turn", turns=3), bin_dir=tmp_path)
+    first = run(cli, lines(INIT, user("one"), user("two")))
+    results = [m for m in first.messages if m["type"] == "result"]
+    assert [r["result"] for r in results] == ["Answer number 1.", "Answer number 2."]
+    session = results[0]["session_id"]
+    resumed = run(cli, lines(INIT, user("three")), *STREAM, f"--resume={session}")
+    assert {m.get("session_id") for m in resumed.messages[1:]} == {session}
+    assert resumed.messages[-1]["result"] == "Answer number 3."
+    cli.assert_all_used()
+    assert run(cli, b"", *STREAM, "--continue").returncode == 0
+
+
+def test_unknown_resume_fails_before_initialize(happy: InstalledCli) -> None:
+    sid = "6f1e1c52-4a57-4f5e-9d1a-3b0e2a7c1d11"
+    done = run(happy, lines(INIT), *STREAM, f"--resume={sid}")
+    (result,) = done.messages  # no initialize answer, as with the real CLI
+    assert result["subtype"] == "error_during_execution"
+    assert result["is_error"] is True
+    assert result["errors"] == [f"No conversation found with session ID: {sid}"]
+    assert done.returncode == 1
+    assert done.stderr == f"No conversation found with session ID: {sid}\n".encode()
+
+
+def test_max_turns_ends_the_turn_like_the_cli(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("tool_use"), bin_dir=tmp_path)
+    done = run(cli, lines(user("hi")), *STREAM, "--max-turns", "1")
+    result = done.messages[-1]
+    assert result["subtype"] == "error_max_turns"
+    assert result["errors"] == ["Reached maximum number of turns (1)"]
+    assert done.returncode == 1
+
+
+def test_print_mode_text_and_json_output(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("multi_turn"), bin_dir=tmp_path)
+    assert run(cli, b"", "-p", "hello").stdout == b"Answer number 1.\n"
+    as_json = json.loads(run(cli, b"hello", "-p", "--output-format", "json").stdout)
+    assert as_json["type"] == "result"
+    assert as_json["result"] == "Answer number 2."
+    empty = run(cli, b"", "-p")
+    assert empty.returncode == 1
+    assert b"Input must be provided" in empty.stderr
+
+
+def test_approval_without_a_prompt_tool_is_denied_as_headless(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("needs_approval"), bin_dir=tmp_path)
+    done = run(cli, lines(user("clean")))
+    (tool_result,) = [m for m in done.messages if m["type"] == "user"]
+    block = tool_result["message"]["content"][0]
+    assert block["is_error"] is True
+    assert block["content"].startswith("Claude requested permissions to use bash")
+    assert done.messages[-1]["permission_denials"][0]["tool_name"] == "bash"
+
+
+def test_can_use_tool_allow_with_updated_input(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("needs_approval"), bin_dir=tmp_path)
+    live = Live(cli, "--permission-prompt-tool", "stdio")
+    live.send(user("clean"))
+    request = live.read_until("control_request")[-1]
+    assert request["request"]["subtype"] == "can_use_tool"
+    assert request["request"]["input"] == {"command": "rm -rf build/"}
+    updated = {"command": "rm -rf dist/"}
+    live.send(
+        {
+            "type": "control_response",
+            "response": {
+                "subtype": "success",
+                "request_id": request["request_id"],
+                "response": {"behavior": "allow", "updatedInput": updated},
+            },
+        }
+    )
+    seen = live.read_until("result")
+    (tool_result,) = [m for m in seen if m["type"] == "user"]
+    assert tool_result["tool_use_result"]["input"] == updated
+    assert live.close() == 0
+    assert cli.invocations[0].control_responses[0]["response"]["response"]["updatedInput"] == (
+        updated
+    )
+
+
+def test_interrupt_ends_a_stalled_turn_as_the_cli_does(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("stuck"), bin_dir=tmp_path)
+    live = Live(cli)
+    live.send(user("go"))
+    live.read_until("assistant")
+    live.send({"type": "control_request", "request_id": "r2", "request": {"subtype": "interrupt"}})
+    seen = live.read_until("result")
+    assert seen[0]["response"] == {
+        "subtype": "success",
+        "request_id": "r2",
+        "response": {"still_queued": []},
+    }
+    assert seen[1]["message"]["content"] == [
+        {"type": "text", "text": "[Request interrupted by user]"}
+    ]
+    assert seen[-1]["subtype"] == "error_during_execution"
+    assert seen[-1]["terminal_reason"] == "aborted_streaming"
+    assert live.close() == 1
+
+
+def test_pre_tool_use_hook_can_deny(tmp_path: Path) -> None:
+    script = Script.of([ToolCall("Bash", {"command": "ls"}), ToolResult("a.txt"), Text("done")])
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    live = Live(cli)
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"]}]}
+    live.send({**INIT, "request": {"subtype": "initialize", "hooks": hooks}})
+    live.read_until("control_response")
+    live.send(user("list"))
+    message = live.read_until("control_request")[-1]
+    request = message["request"]
+    assert request["subtype"] == "hook_callback"
+    assert request["callback_id"] == "hook_0"
+    assert request["input"]["hook_event_name"] == "PreToolUse"
+    assert request["input"]["tool_input"] == {"command": "ls"}
+    decision = {"hookSpecificOutput": {"permissionDecision": "deny"}}
+    live.send(
+        {
+            "type": "control_response",
+            "response": {
+                "subtype": "success",
+                "request_id": message["request_id"],
+                "response": decision,
+            },
+        }
+    )
+    seen = live.read_until("result")
+    (tool_result,) = [m for m in seen if m["type"] == "user"]
+    assert tool_result["message"]["content"][0]["is_error"] is True
+    live.close()
+
+
+def test_approval_step_for_a_named_tool(tmp_path: Path) -> None:
+    script = Script.of(
+        [ApprovalRequest(tool="Write", input={"path": "x"}), Text("asked")],
+    )
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    done = run(cli, lines(user("go")), *STREAM, "--permission-mode", "bypassPermissions")
+    assert done.messages[-1]["result"] == "asked"
+    assert done.messages[-1]["permission_denials"] == []
+
+
+def test_ignored_sigterm_delays_death_then_exits_143(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("stuck"), bin_dir=tmp_path, ignore_sigterm=0.3)
+    live = Live(cli)
+    live.send(user("go"))
+    live.read_until("assistant")
+    sent = time.monotonic()
+    live.proc.send_signal(signal.SIGTERM)
+    code = live.close()
+    assert code == 143
+    assert time.monotonic() - sent >= 0.3
+    assert any(e["event"] == "signal" for e in cli.invocations[0].events)
+
+
+def test_slow_start_delays_everything(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path, startup_delay=0.2)
+    started = time.monotonic()
+    done = run(cli, lines(INIT, user("hi")))
+    assert time.monotonic() - started >= 0.2
+    assert done.messages[-1]["type"] == "result"
