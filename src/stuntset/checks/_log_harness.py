@@ -1,0 +1,374 @@
+"""The operations the event-log invariant suite performs, each checked against a model.
+
+``LogHarness`` drives one ``EventLog`` (appends, subscriptions pulled through an async portal,
+disconnects, resumes, rollbacks, concurrent writers) and keeps a plain-list model of what
+every session must contain. Every operation checks its own invariants; ``check()`` checks
+the whole log. A broken rule raises ``InvariantViolation`` naming the invariant and showing
+the last steps. Both the fixed scenario and the hypothesis state machine use this.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from typing import Any, NoReturn
+
+import anyio
+import msgspec
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from stuntset.errors import InvariantViolation, StaleCursor
+from stuntset.events import Event, MessageDelta, to_builtins
+from stuntset.log.base import EventLog, Subscription
+from stuntset.log.projections import Projector, diff_views, project
+
+__all__ = ["INVARIANTS", "LogHarness", "Subscriber"]
+
+#: Every invariant the suite checks, by the name an ``InvariantViolation`` carries.
+INVARIANTS = {
+    "seq-gapless": "per session, seq runs 1, 2, 3… without gap, as appended and as read",
+    "replay-matches-appends": "reading a session gives back exactly what was appended",
+    "atomic-batches": "a batch is stored whole and contiguous, also with concurrent writers",
+    "subscription-gapless": (
+        "a subscriber receives every stored event after its cursor once, in order: the cursor "
+        "moves to cursor + 1 each time, also at the replay/live seam"
+    ),
+    "seamless-resume": (
+        "disconnect + resume from the last seen seq = the uninterrupted sequence: nothing lost, "
+        "nothing doubled at the reconnect"
+    ),
+    "live-wakeup": "a subscriber waiting at the head receives a new append (woken, no sleep)",
+    "replay-equals-live": (
+        "once caught up, what a subscriber received live equals a replay of the log: the "
+        "projections field by field, then the events themselves"
+    ),
+    "rollback-detected": "a subscriber whose cursor a rollback passed gets StaleCursor",
+}
+
+
+class Subscriber:
+    """A client of the log: one subscription at a time, its deliveries across reconnects."""
+
+    def __init__(self, name: str, session_id: str, start: int) -> None:
+        self.name = name
+        self.session_id = session_id
+        self.start = start  # the ``after`` of the first subscription
+        self.cursor = start
+        self.delivered: list[Event] = []
+        self.projector = Projector()
+        self.resumed = start > 0  # the next event is the first after (re)subscribing mid-log
+        self.subscription: Subscription | None = None
+        self.stale = False  # a rollback passed its cursor: it must get StaleCursor
+
+    def __repr__(self) -> str:
+        return f"{self.name}({self.session_id}, cursor={self.cursor})"
+
+
+async def _next(subscription: Subscription, timeout: float) -> Event:
+    with anyio.fail_after(timeout):
+        return await subscription.__anext__()
+
+
+class LogHarness:
+    """One log under test, its model, and the async portal its subscriptions run in."""
+
+    def __init__(
+        self, make_log: Callable[[], EventLog], *, timeout: float = 5.0, backend: str = "asyncio"
+    ) -> None:
+        self.timeout = timeout
+        self.model: dict[str, list[Event]] = {}
+        self.subscribers: list[Subscriber] = []
+        self.steps: deque[str] = deque(maxlen=25)
+        self._names = iter(range(1, 1_000_000))
+        self._stack = ExitStack()
+        self.portal: BlockingPortal = self._stack.enter_context(start_blocking_portal(backend))
+        self.log = make_log()
+        self._stack.callback(self.log.close)
+
+    # --- reporting ---------------------------------------------------------------------
+
+    def fail(self, invariant: str, detail: str) -> NoReturn:
+        steps = "\n".join(f"  {i}. {step}" for i, step in enumerate(self.steps, 1))
+        raise InvariantViolation(
+            f"{type(self.log).__name__} broke {invariant!r} ({INVARIANTS[invariant]}): "
+            f"{detail}\nlast steps:\n{steps}",
+            invariant=invariant,
+        )
+
+    def step(self, text: str) -> None:
+        self.steps.append(text)
+
+    # --- writes --------------------------------------------------------------------------
+
+    def expected(self, session_id: str, events: Sequence[Event], head: int) -> list[Event]:
+        return [msgspec.structs.replace(e, seq=head + i) for i, e in enumerate(events, 1)]
+
+    def append(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        model = self.model.setdefault(session_id, [])
+        self.step(f"append({session_id!r}, {len(events)} events) at head {len(model)}")
+        stored = self.log.append(session_id, list(events))
+        want = self.expected(session_id, events, len(model))
+        if [e.seq for e in stored] != [e.seq for e in want]:
+            self.fail(
+                "seq-gapless",
+                f"append returned seqs {[e.seq for e in stored]}, expected {[e.seq for e in want]}",
+            )
+        if stored != want:
+            self.fail("replay-matches-appends", "append returned events other than those given")
+        model.extend(want)
+        return stored
+
+    def append_concurrently(self, session_id: str, batches: Sequence[Sequence[Event]]) -> None:
+        """Append each batch from its own thread, all released at once.
+
+        Each batch gets a marker delta in front (``run_id="writer"``) so that the stored
+        order tells which batch is which.
+        """
+        batches = [
+            [
+                MessageDelta(
+                    run_id="writer", ts=1.0, item_id=f"batch-{next(self._names)}", text=""
+                ),
+                *batch,
+            ]
+            for batch in batches
+        ]
+        model = self.model.setdefault(session_id, [])
+        head = len(model)
+        self.step(f"append_concurrently({session_id!r}, {[len(b) for b in batches]})")
+        barrier = threading.Barrier(len(batches))
+        errors: list[BaseException] = []
+
+        def write(batch: Sequence[Event]) -> None:
+            try:
+                barrier.wait()
+                self.log.append(session_id, list(batch))
+            except BaseException as error:  # reported below, in the calling thread
+                errors.append(error)
+
+        threads = [
+            threading.Thread(target=write, args=(batch,), name=f"stuntset-writer-{i}")
+            for i, batch in enumerate(batches)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+        stored = self.log.read(session_id, after=head)
+        total = sum(len(b) for b in batches)
+        if [e.seq for e in stored] != list(range(head + 1, head + total + 1)):
+            self.fail(
+                "seq-gapless",
+                f"after concurrent appends of {total} events at head {head}, read gave seqs "
+                f"{[e.seq for e in stored]}",
+            )
+        remaining = dict(enumerate(batches))
+        position = 0
+        while position < len(stored):
+            match = next(
+                (
+                    i
+                    for i, batch in remaining.items()
+                    if self.expected(session_id, batch, head + position)
+                    == stored[position : position + len(batch)]
+                ),
+                None,
+            )
+            if match is None:
+                self.fail(
+                    "atomic-batches",
+                    f"seq {head + position + 1} does not start one of the concurrent batches "
+                    f"whole: {_show(stored[position : position + 3])}",
+                )
+            position += len(remaining.pop(match))
+        model.extend(stored)
+
+    def rollback(self, session_id: str, to_seq: int) -> None:
+        model = self.model.setdefault(session_id, [])
+        self.step(f"rollback({session_id!r}, to_seq={to_seq}) from head {len(model)}")
+        self.log.rollback(session_id, to_seq)
+        del model[to_seq:]
+        for sub in self.subscribers:
+            if sub.session_id == session_id and sub.cursor > to_seq:
+                sub.stale = True
+
+    # --- subscriptions -------------------------------------------------------------------
+
+    def subscribe(self, session_id: str, after: int) -> Subscriber:
+        sub = Subscriber(f"sub{next(self._names)}", session_id, after)
+        self.step(f"{sub.name} = subscribe({session_id!r}, after={after})")
+        sub.subscription = self.log.subscribe(session_id, after=after)
+        self.subscribers.append(sub)
+        return sub
+
+    def disconnect(self, sub: Subscriber) -> None:
+        self.step(f"disconnect {sub}")
+        if sub.subscription is not None:
+            self.portal.call(sub.subscription.aclose)
+            sub.subscription = None
+
+    def resume(self, sub: Subscriber) -> None:
+        """Subscribe again from the last seq ``sub`` saw."""
+        self.step(f"resume {sub}")
+        sub.subscription = self.log.subscribe(sub.session_id, after=sub.cursor)
+        sub.resumed = True
+
+    def forget(self, sub: Subscriber) -> None:
+        self.disconnect(sub)
+        self.subscribers.remove(sub)
+
+    def _delivery_rule(self, sub: Subscriber) -> str:
+        return "seamless-resume" if sub.resumed else "subscription-gapless"
+
+    def _receive(self, sub: Subscriber) -> Event:
+        assert sub.subscription is not None
+        head = len(self.model.get(sub.session_id, []))
+        try:
+            return self.portal.call(_next, sub.subscription, self.timeout)
+        except TimeoutError:
+            self.fail(
+                self._delivery_rule(sub),
+                f"{sub} received nothing within {self.timeout} s though the head is {head}",
+            )
+        except StopAsyncIteration:
+            self.fail(self._delivery_rule(sub), f"{sub}: the subscription ended while open")
+
+    def _accept(self, sub: Subscriber, event: Event) -> None:
+        seq = event.seq
+        if seq is None or seq != sub.cursor + 1:
+            where = "right after resuming" if sub.resumed else "mid-stream"
+            self.fail(
+                self._delivery_rule(sub),
+                f"{sub} received seq {seq} {where}, expected {sub.cursor + 1}",
+            )
+        sub.resumed = False
+        sub.cursor = seq
+        sub.delivered.append(event)
+        sub.projector.feed(event)
+
+    def pull(self, sub: Subscriber, count: int | None = None) -> None:
+        """Receive ``count`` events (all that are stored after the cursor by default)."""
+        if sub.subscription is None:
+            if sub.stale:  # rolled back while away: a plain seq cannot tell; start over
+                self.step(f"forget {sub} (rolled back below its cursor while disconnected)")
+                self.subscribers.remove(sub)
+                return
+            self.resume(sub)
+        assert sub.subscription is not None
+        if sub.stale:
+            self.step(f"pull {sub} (stale: a rollback passed its cursor)")
+            try:
+                event = self.portal.call(_next, sub.subscription, self.timeout)
+            except StaleCursor:
+                self.forget(sub)
+                return
+            except (TimeoutError, StopAsyncIteration):
+                event = None
+            self.fail(
+                "rollback-detected",
+                f"{sub} got {_show([event]) if event else 'no StaleCursor'} after a rollback "
+                f"below its cursor {sub.cursor}",
+            )
+        available = len(self.model.get(sub.session_id, [])) - sub.cursor
+        wanted = available if count is None else min(count, available)
+        self.step(f"pull {sub} x{wanted}")
+        for _ in range(wanted):
+            self._accept(sub, self._receive(sub))
+        self._check_caught_up(sub)
+
+    def pull_live(self, sub: Subscriber, events: Sequence[Event]) -> None:
+        """With ``sub`` waiting at the head, append ``events``: it must be woken."""
+        self.pull(sub)
+        if sub.stale or sub not in self.subscribers:
+            return
+        assert sub.subscription is not None
+        self.step(f"pull_live {sub}")
+        future = self.portal.start_task_soon(_next, sub.subscription, self.timeout)
+        self.portal.call(anyio.wait_all_tasks_blocked)
+        self.append(sub.session_id, events)
+        try:
+            event = future.result(timeout=self.timeout + 1)
+        except TimeoutError:
+            self.fail(
+                "live-wakeup",
+                f"{sub} was waiting at the head; an append of {len(events)} events did not "
+                f"reach it within {self.timeout} s",
+            )
+        except StopAsyncIteration:
+            self.fail("live-wakeup", f"{sub}: the subscription ended while waiting")
+        self._accept(sub, event)
+        self.pull(sub)
+
+    # --- whole-log checks ------------------------------------------------------------------
+
+    def _check_caught_up(self, sub: Subscriber) -> None:
+        """A caught-up subscriber's live view equals a replay: projections, then events."""
+        if sub.cursor != len(self.model.get(sub.session_id, [])):
+            return
+        replay = self.log.read(sub.session_id, after=sub.start)
+        diff = diff_views(project(replay), sub.projector.view())
+        if diff:
+            self.fail(
+                "replay-equals-live",
+                f"{sub} (from after={sub.start}): replayed vs live projection: {'; '.join(diff)}",
+            )
+        if replay != sub.delivered:
+            first = next(
+                (i for i, (a, b) in enumerate(zip(replay, sub.delivered, strict=False)) if a != b),
+                min(len(replay), len(sub.delivered)),
+            )
+            self.fail(
+                "replay-equals-live",
+                f"{sub} (from after={sub.start}): event {first + 1} received live "
+                f"{_show(sub.delivered[first : first + 1])}, replayed "
+                f"{_show(replay[first : first + 1])}",
+            )
+
+    def check(self) -> None:
+        """Every session reads back exactly as appended, with seq 1..head."""
+        for session_id, model in self.model.items():
+            stored = self.log.read(session_id)
+            seqs = [e.seq for e in stored]
+            if seqs != list(range(1, len(stored) + 1)) or len(stored) != len(model):
+                self.fail(
+                    "seq-gapless",
+                    f"session {session_id!r} reads back seqs {_seqs(seqs)}, expected 1..{len(model)}",
+                )
+            if stored != model:
+                first = next(
+                    i for i, (a, b) in enumerate(zip(stored, model, strict=True)) if a != b
+                )
+                self.fail(
+                    "replay-matches-appends",
+                    f"session {session_id!r} at seq {first + 1}: read {_show([stored[first]])}, "
+                    f"appended {_show([model[first]])}",
+                )
+            if self.log.head(session_id) != len(model):
+                self.fail(
+                    "seq-gapless",
+                    f"head({session_id!r}) is {self.log.head(session_id)}, expected {len(model)}",
+                )
+
+    def close(self) -> None:
+        for sub in list(self.subscribers):
+            if sub.subscription is not None:
+                self.portal.call(sub.subscription.aclose)
+        self._stack.close()
+
+
+def _show(events: Sequence[Event | None]) -> str:
+    shown: list[Any] = [to_builtins(e) if e is not None else None for e in events]
+    return repr(shown)[:300]
+
+
+def _seqs(seqs: Sequence[int | None]) -> str:
+    return repr(list(seqs)) if len(seqs) <= 20 else f"{list(seqs[:20])!r}…"
+
+
+def deltas(run_id: str, item_id: str, texts: Sequence[str]) -> list[Event]:
+    """Message deltas, one per text (for scenario steps)."""
+    return [MessageDelta(run_id=run_id, ts=1.0, item_id=item_id, text=t) for t in texts]

@@ -1,0 +1,125 @@
+"""Deliberately broken event logs: each breaks one invariant of ``check_event_log``.
+
+Each is a ``MemoryEventLog`` with one realistic bug planted; ``BROKEN`` maps the name of
+the invariant each one breaks to its class.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import msgspec
+
+from stuntset.events import Event, MessageDelta, with_seq
+from stuntset.log import LogSubscription, MemoryEventLog
+from stuntset.log.subscription import Notifier
+
+
+def _stripped(events: Sequence[Event]) -> list[Event]:
+    return [
+        msgspec.structs.replace(e, text=e.text.strip()) if isinstance(e, MessageDelta) else e
+        for e in events
+    ]
+
+
+class GlobalSeqLog(MemoryEventLog):
+    """Numbers events with one counter for all sessions (gaps in each session)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._global = 0
+
+    def append(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        stored = super().append(session_id, events)
+        renumbered = [with_seq(e, self._global + i) for i, e in enumerate(stored, 1)]
+        self._global += len(stored)
+        with self._lock:
+            kept = self._sessions[session_id].events
+            kept[len(kept) - len(stored) :] = renumbered
+        return renumbered
+
+
+class LossyStoreLog(MemoryEventLog):
+    """Stores message deltas with their whitespace stripped (a lossy codec)."""
+
+    def append(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        return super().append(session_id, _stripped(events))
+
+
+class InterleavingLog(MemoryEventLog):
+    """Stores a batch event by event, letting concurrent writers in between (not atomic)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._turn = threading.Condition()
+        self._last_writer: int | None = None
+
+    def append(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        concurrent = threading.current_thread().name.startswith("stuntset-writer")
+        stored: list[Event] = []
+        for index, event in enumerate(events):
+            stored += super().append(session_id, [event])
+            with self._turn:
+                self._last_writer = threading.get_ident()
+                self._turn.notify_all()
+                if concurrent and index == 0 and len(events) > 1:
+                    self._turn.wait_for(
+                        lambda: self._last_writer != threading.get_ident(), timeout=2
+                    )
+        return stored
+
+
+class DuplicateAtSeamLog(MemoryEventLog):
+    """Re-reads with ``seq >= cursor`` once live: the last event comes again at the seam."""
+
+    def poll(self, session_id: str, after: int, epoch: int, limit: int) -> tuple[list[Event], int]:
+        events, epoch = super().poll(session_id, after, epoch, limit)
+        if after > 0 and events:
+            events = [*self.read(session_id, after - 1, 1), *events]
+        return events, epoch
+
+
+class ResumeOffByOneLog(MemoryEventLog):
+    """Subscribing from a cursor starts one event early (``seq >= after``)."""
+
+    def subscribe(self, session_id: str, after: int = 0) -> LogSubscription:
+        return super().subscribe(session_id, max(after - 1, 0))
+
+
+class NoWakeupLog(MemoryEventLog):
+    """Subscriptions are never woken by commits (they only read when first asked)."""
+
+    def subscribe(self, session_id: str, after: int = 0) -> LogSubscription:
+        super().subscribe(session_id, after)  # the argument checks
+        return LogSubscription(self, Notifier(), session_id, after=after, epoch=0)
+
+
+class LossyLiveLog(MemoryEventLog):
+    """The live path strips message deltas; replays are right."""
+
+    def poll(self, session_id: str, after: int, epoch: int, limit: int) -> tuple[list[Event], int]:
+        events, epoch = super().poll(session_id, after, epoch, limit)
+        return _stripped(events), epoch
+
+
+class IgnoresRollbackLog(MemoryEventLog):
+    """Never tells a subscriber that a rollback removed events it has seen."""
+
+    def poll(self, session_id: str, after: int, epoch: int, limit: int) -> tuple[list[Event], int]:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            current = session.epoch if session is not None else epoch
+        return super().poll(session_id, after, current, limit)
+
+
+BROKEN: dict[str, type[MemoryEventLog]] = {
+    "seq-gapless": GlobalSeqLog,
+    "replay-matches-appends": LossyStoreLog,
+    "atomic-batches": InterleavingLog,
+    "subscription-gapless": DuplicateAtSeamLog,
+    "seamless-resume": ResumeOffByOneLog,
+    "live-wakeup": NoWakeupLog,
+    "replay-equals-live": LossyLiveLog,
+    "rollback-detected": IgnoresRollbackLog,
+}
