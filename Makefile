@@ -17,14 +17,16 @@ STAMP := $(VENV)/.stuntset-synced
 
 .PHONY: demo test lint typecheck pytest bench sync clean
 
+# `make bench CASES=openai_inprocess` runs one case
+
 demo: $(STAMP)
 	$(BIN)/stuntset demo
 
 test: lint typecheck pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
@@ -44,3 +46,6 @@ $(CURDIR)/.tools/bin/uv:
 
 clean:
 	rm -rf .venv .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* htmlcov dist build
+
+bench: $(STAMP)
+	$(BIN)/python -m bench $(CASES)

@@ -1,0 +1,19 @@
+"""Bench cases, by name. Each maker builds its case lazily (imports happen when it runs)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench.runner import Case
+
+from . import model, suite
+
+CASES: list[tuple[str, Callable[[], Case]]] = [
+    ("openai_inprocess", model.openai_inprocess),
+    ("openai_loopback", model.openai_loopback),
+    ("anthropic_create", model.anthropic_create),
+    ("anthropic_stream", model.anthropic_stream),
+    ("pydantic_ai", model.pydantic_ai_agent),
+    ("plugin_overhead", suite.plugin_overhead),
+    ("test_suite", suite.test_suite),
+]
