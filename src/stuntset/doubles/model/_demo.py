@@ -132,11 +132,13 @@ def _apply(wire: str, event: str, payload: dict[str, Any], seen: _Seen) -> None:
     else:
         if event == "error":
             seen.problem = f"in-band error: {payload['error']['type']}"
-        elif kind == "content_block_delta" and seen.events == 1:
-            seen.problem = "out of order: content before message_start"
+        elif kind == "content_block_start":
+            seen.started += 1
+        if kind == "content_block_delta" and payload["index"] >= seen.started:
+            seen.problem = "out of order: content for a block never started"
         elif kind == "content_block_delta" and payload["delta"]["type"] == "text_delta":
             seen.text += payload["delta"]["text"]
-        elif kind == "content_block_start" and payload["content_block"]["type"] == "tool_use":
+        if kind == "content_block_start" and payload["content_block"]["type"] == "tool_use":
             block = payload["content_block"]
             seen.calls.append((block["name"], block["id"]))
         elif kind == "message_stop":

@@ -245,16 +245,12 @@ class AnthropicCodec(WireCodec):
         return ctx.framing.frame(text.encode(), "content_block_delta")
 
     def out_of_order(self, plan: Plan, ctx: RenderContext) -> list[Action]:
-        # content for block 0 before the message (and the block) ever started
+        # content for block 0, which was never started
         orphan = {"type": "text_delta", "text": "out of order"}
+        stop = {"stop_reason": "end_turn", "stop_sequence": None}
         return [
-            self._event(ctx, "content_block_delta", index=0, delta=orphan),
             self._event(ctx, "message_start", message=self._message(plan, ctx, final=False)),
-            self._event(
-                ctx,
-                "message_delta",
-                delta={"stop_reason": "end_turn", "stop_sequence": None},
-                usage=self._usage(plan),
-            ),
+            self._event(ctx, "content_block_delta", index=0, delta=orphan),
+            self._event(ctx, "message_delta", delta=stop, usage=self._usage(plan)),
             self._event(ctx, "message_stop"),
         ]
