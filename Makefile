@@ -15,14 +15,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.stuntset-synced
 
-.PHONY: demo test lint typecheck pytest bench sync clean
+.PHONY: demo test lint typecheck pytest cassettes bench sync clean
 
 # `make bench CASES=openai_inprocess` runs one case
 
 demo: $(STAMP)
 	$(BIN)/stuntset demo
 
-test: lint typecheck pytest
+test: lint typecheck pytest cassettes
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -33,6 +33,10 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest -n auto --cov=stuntset --cov-branch --cov-report=term --cov-fail-under=90
+
+# no cassette or JSONL file in the tree may hold a secret
+cassettes: $(STAMP)
+	$(BIN)/stuntset cassettes verify .
 
 sync: $(STAMP)
 

@@ -6,9 +6,10 @@ from rich.console import Console
 from rich.table import Table
 
 from stuntset import scenarios
+from stuntset.cassettes import Cassette
 from stuntset.script import Script, kind_of
 
-__all__ = ["console", "print_scenarios", "print_script_summary"]
+__all__ = ["console", "print_cassette", "print_scenarios", "print_script_summary", "print_verify"]
 
 
 def console() -> Console:
@@ -42,3 +43,52 @@ def print_script_summary(script: Script) -> None:
             ", ".join(kind_of(s) for s in t.steps),
         )
     console().print(table)
+
+
+def print_verify(paths: tuple[str, ...]) -> int:
+    """Scan ``paths``; print one line per problem. 1 if any, else 0."""
+    from stuntset.cassettes import verify_tree
+
+    out = console()
+    total = 0
+    problems = []
+    for path in paths:
+        checked, found = verify_tree(path)
+        total += checked
+        problems.extend(found)
+    for problem in problems:
+        out.print(f"{problem.path}: {problem.message}", markup=False)
+    out.print(f"checked {total} cassette/JSONL file(s): {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+def print_cassette(cassette: Cassette) -> None:
+    out = console()
+    out.print(
+        f"[bold]{cassette.source}[/bold]: {len(cassette.interactions)} interaction(s), "
+        f"wires {', '.join(cassette.wires) or '-'}, recorded by {cassette.recorded_by}"
+    )
+    for interaction in cassette.interactions:
+        request, response = interaction.request, interaction.response
+        session = f" session {interaction.session}" if interaction.session else ""
+        out.print(
+            f"\n[bold]{interaction.id}[/bold] {interaction.wire}{session}: "
+            f"{request.method} {request.path} → {response.status}",
+            markup=True,
+        )
+        body = request.body if isinstance(request.body, dict) else {}
+        if "model" in body:
+            out.print(f"  model {body['model']}", markup=False)
+        if response.frames is not None:
+            first = response.frames[0].t if response.frames else 0.0
+            last = response.frames[-1].t if response.frames else 0.0
+            out.print(
+                f"  {len(response.frames)} frame(s), first after {first * 1000:.0f} ms, "
+                f"last after {last * 1000:.0f} ms",
+                markup=False,
+            )
+            for frame in response.frames:
+                label = f"{frame.event}: " if frame.event else ""
+                out.print(f"    +{frame.t * 1000:7.1f} ms  {label}{frame.data[:100]}", markup=False)
+        elif response.body is not None:
+            out.print(f"  body {str(response.body)[:200]}", markup=False)

@@ -63,6 +63,31 @@ def script_check(path: str) -> None:
     print_script_summary(load_script(path))
 
 
+@main.group()
+def cassettes() -> None:
+    """Work with cassettes (recordings of real traffic)."""
+
+
+@cassettes.command("verify")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+def cassettes_verify(paths: tuple[str, ...]) -> None:
+    """Fail if any cassette or JSONL file under PATHS (default: .) is malformed or holds
+    something that looks like a secret."""
+    from stuntset._cli_output import print_verify
+
+    sys.exit(print_verify(paths or (".",)))
+
+
+@cassettes.command("show")
+@click.argument("path", type=click.Path(dir_okay=False))
+def cassettes_show(path: str) -> None:
+    """Print a cassette as a readable transcript: requests, streamed frames, timings."""
+    from stuntset._cli_output import print_cassette
+    from stuntset.cassettes import load_cassette
+
+    print_cassette(load_cassette(path))
+
+
 # --- commands contributed by the doubles are registered below ---
 
 

@@ -1,0 +1,47 @@
+"""Cassettes: recordings of real traffic as canonical JSON Lines, secret-free by construction.
+
+``write_cassette`` scrubs (``Scrubber``: header allow-list, credential fields, key shapes,
+env values) and refuses to write bytes that still look like a secret;
+``load_cassette`` reads one back with errors naming file, line and field;
+``verify`` scans a tree for cassettes and JSONL files holding secrets.
+"""
+
+from stuntset.cassettes.format import (
+    FORMAT,
+    VERSION,
+    Cassette,
+    CassetteError,
+    Frame,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    SecretFound,
+    dumps_cassette,
+    is_cassette,
+    load_cassette,
+    loads_cassette,
+    write_cassette,
+)
+from stuntset.cassettes.scrub import Finding, Scrubber, scan_for_secrets
+from stuntset.cassettes.verify import verify_tree
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Cassette",
+    "CassetteError",
+    "Finding",
+    "Frame",
+    "Interaction",
+    "RecordedRequest",
+    "RecordedResponse",
+    "Scrubber",
+    "SecretFound",
+    "dumps_cassette",
+    "is_cassette",
+    "load_cassette",
+    "loads_cassette",
+    "scan_for_secrets",
+    "verify_tree",
+    "write_cassette",
+]

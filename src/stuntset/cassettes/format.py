@@ -1,0 +1,341 @@
+"""The cassette format: canonical JSON Lines, reviewable and diff-friendly.
+
+Line 1 is a self-describing header; every other line is either a *block* (a large value
+stored once) or an *interaction* (one request and its response *as streamed*)::
+
+    {"format":"stuntset-cassette","kind":"header","recorded_by":"stuntset 0.1.0","version":1,"wires":["openai.chat"]}
+    {"id":"b-3f2a…","kind":"block","value":"You are a helpful assistant. …"}
+    {"id":"i-1","kind":"interaction","request":{…,"body":{"system":{"$block":"b-3f2a…"},…}},"response":{"frames":[{"data":"…","event":null,"t":0.012},…],…},"session":null,"wire":"openai.chat"}
+
+JSON is canonical (sorted keys, compact), so one change perturbs one line. Request-body
+values under ``system``, ``tools`` and ``instructions``, and any string of 1 KiB or more,
+are stored once as blocks and referenced as ``{"$block": id}``: changing the system prompt
+changes one block line, not every interaction. A streamed response keeps each SSE event (or
+each CLI stdout line) as its own frame with ``t``, its offset in seconds from the request.
+
+Cassettes are recognised by their header, not by where they live. Writing is atomic (a
+temporary file renamed on success) and refuses bytes that still look like a secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import msgspec
+
+from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
+from stuntset.errors import UsageError
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Block",
+    "Cassette",
+    "CassetteError",
+    "Frame",
+    "Header",
+    "Interaction",
+    "RecordedRequest",
+    "RecordedResponse",
+    "SecretFound",
+    "dumps_cassette",
+    "is_cassette",
+    "load_cassette",
+    "loads_cassette",
+    "write_cassette",
+]
+
+FORMAT = "stuntset-cassette"
+VERSION = 1
+#: Request-body keys whose (large) values are stored once as blocks.
+BLOCK_KEYS = frozenset({"system", "tools", "instructions"})
+#: Values whose canonical JSON is at least this long are stored as blocks.
+BLOCK_MIN_BYTES = 1024
+
+
+class CassetteError(UsageError):
+    """A cassette is malformed, from an unknown version, or cannot be written. The message
+    names the file, the line and the field."""
+
+
+class SecretFound(CassetteError):
+    """Refused to write: the cassette still holds something that looks like a secret."""
+
+
+class Header(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="header"):
+    format: str
+    version: int
+    recorded_by: str = "stuntset"
+    wires: list[str] = msgspec.field(default_factory=list)
+
+
+class Frame(msgspec.Struct, frozen=True, kw_only=True):
+    """One SSE event (``event`` + ``data``) or one CLI stdout line (``data``), received ``t``
+    seconds after the request went out."""
+
+    t: float
+    data: str
+    event: str | None = None
+
+
+class RecordedRequest(msgspec.Struct, frozen=True, kw_only=True):
+    method: str
+    path: str
+    query: str = ""
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    body: Any = None
+
+
+class RecordedResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """``frames`` for a streamed response, ``body`` for a whole one."""
+
+    status: int
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    frames: list[Frame] | None = None
+    body: Any = None
+
+
+class Interaction(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="interaction"):
+    id: str
+    wire: str
+    request: RecordedRequest
+    response: RecordedResponse
+    session: str | None = None
+
+
+class Block(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="block"):
+    id: str
+    value: Any
+
+
+_Line: TypeAlias = Header | Block | Interaction
+
+
+class Cassette(msgspec.Struct, kw_only=True):
+    """A recording: interactions in the order they happened."""
+
+    interactions: list[Interaction] = msgspec.field(default_factory=list)
+    recorded_by: str = "stuntset"
+    source: str = "<memory>"
+
+    @property
+    def wires(self) -> list[str]:
+        return sorted({i.wire for i in self.interactions})
+
+
+_encoder = msgspec.json.Encoder(order="sorted")
+_line_decoder = msgspec.json.Decoder(_Line)
+
+
+def _block_id(value: Any) -> str:
+    return "b-" + hashlib.sha256(_encoder.encode(value)).hexdigest()[:16]
+
+
+def _extract(value: Any, key: str | None, blocks: dict[str, Any]) -> Any:
+    size = len(_encoder.encode(value))
+    if (key in BLOCK_KEYS and size >= 64) or (isinstance(value, str) and size >= BLOCK_MIN_BYTES):
+        block = _block_id(value)
+        blocks.setdefault(block, value)
+        return {"$block": block}
+    if isinstance(value, dict):
+        return {k: _extract(v, k, blocks) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_extract(v, None, blocks) for v in value]
+    return value
+
+
+def _resolve(value: Any, blocks: dict[str, Any], where: str) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"$block"}:
+            block = value["$block"]
+            if block not in blocks:
+                raise CassetteError(
+                    f"{where}: refers to block {block!r}, which no earlier line defines"
+                )
+            return blocks[block]
+        return {k: _resolve(v, blocks, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, blocks, where) for v in value]
+    return value
+
+
+def dumps_cassette(cassette: Cassette) -> bytes:
+    """The cassette as canonical JSON Lines (blocks before their first use)."""
+    lines = [
+        _encoder.encode(
+            Header(
+                format=FORMAT,
+                version=VERSION,
+                recorded_by=cassette.recorded_by,
+                wires=cassette.wires,
+            )
+        )
+    ]
+    written: set[str] = set()
+    for interaction in cassette.interactions:
+        blocks: dict[str, Any] = {}
+        body = _extract(interaction.request.body, None, blocks)
+        for block, value in blocks.items():
+            if block not in written:
+                written.add(block)
+                lines.append(_encoder.encode(Block(id=block, value=value)))
+        stored = msgspec.structs.replace(
+            interaction, request=msgspec.structs.replace(interaction.request, body=body)
+        )
+        lines.append(_encoder.encode(stored))
+    return b"\n".join(lines) + b"\n"
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            yield number, line
+
+
+def loads_cassette(data: bytes, *, source: str = "<bytes>") -> Cassette:
+    """Parse a cassette; ``CassetteError`` names the file, line and field of any problem."""
+    cassette = Cassette(source=source)
+    blocks: dict[str, Any] = {}
+    ids: dict[str, int] = {}
+    header_seen = False
+    truncated = not data.endswith(b"\n")
+    for number, raw in _lines(data):
+        where = f"{source}:{number}"
+        try:
+            line = _line_decoder.decode(raw)
+        except msgspec.ValidationError as error:
+            raise CassetteError(f"{where}: {error}") from None
+        except msgspec.DecodeError as error:
+            hint = (
+                " (the file ends mid-line: truncated?)"
+                if truncated and number == _last(data)
+                else ""
+            )
+            raise CassetteError(f"{where}: not valid JSON: {error}{hint}") from None
+        if not header_seen:
+            if not isinstance(line, Header):
+                raise CassetteError(f"{where}: the first line must be the cassette header")
+            _check_header(line, where)
+            header_seen = True
+            cassette.recorded_by = line.recorded_by
+            continue
+        if isinstance(line, Header):
+            raise CassetteError(f"{where}: a second header line")
+        if isinstance(line, Block):
+            blocks[line.id] = line.value
+            continue
+        if line.id in ids:
+            raise CassetteError(
+                f"{where}: field 'id': duplicate interaction id {line.id!r} (first on line {ids[line.id]})"
+            )
+        ids[line.id] = number
+        body = _resolve(line.request.body, blocks, f"{where}: field 'request.body'")
+        cassette.interactions.append(
+            msgspec.structs.replace(line, request=msgspec.structs.replace(line.request, body=body))
+        )
+    if not header_seen:
+        raise CassetteError(f"{source}: empty file, not a cassette")
+    return cassette
+
+
+def _last(data: bytes) -> int:
+    return data.count(b"\n") + 1
+
+
+def _check_header(header: Header, where: str) -> None:
+    if header.format != FORMAT:
+        raise CassetteError(f"{where}: field 'format': {header.format!r} is not {FORMAT!r}")
+    if header.version > VERSION:
+        raise CassetteError(
+            f"{where}: field 'version': version {header.version} was written by a newer stuntset "
+            f"(this one reads up to {VERSION}); upgrade stuntset"
+        )
+    if header.version < VERSION:
+        raise CassetteError(
+            f"{where}: field 'version': version {header.version} is older than {VERSION}; "
+            f"run `stuntset cassettes migrate {where.rsplit(':', 1)[0]}`"
+        )
+
+
+def load_cassette(path: str | os.PathLike[str]) -> Cassette:
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise CassetteError(f"{file}: no such cassette") from None
+    return loads_cassette(data, source=str(file))
+
+
+def is_cassette(path: str | os.PathLike[str]) -> bool:
+    """True if the file starts with a stuntset cassette header (discovery by content)."""
+    try:
+        with open(path, "rb") as file:
+            first = file.readline(4096)
+    except OSError:
+        return False
+    try:
+        line = _line_decoder.decode(first)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return isinstance(line, Header) and line.format == FORMAT
+
+
+def write_cassette(
+    path: str | os.PathLike[str], cassette: Cassette, *, scrubber: Scrubber | None = None
+) -> Path:
+    """Scrub, scan and write atomically. ``SecretFound`` (nothing written) if the bytes still
+    hold anything that looks like a secret."""
+    scrubber = scrubber or Scrubber()
+    clean = Cassette(
+        interactions=[_scrubbed(i, scrubber) for i in cassette.interactions],
+        recorded_by=cassette.recorded_by,
+    )
+    data = dumps_cassette(clean)
+    target = Path(path)
+    findings = scan_for_secrets(data, scrubber)
+    if findings:
+        listed = "; ".join(f.describe() for f in findings[:5])
+        raise SecretFound(
+            f"{target}: refused to write: {len(findings)} thing(s) still look like secrets "
+            f"after scrubbing ({listed}). Extend the Scrubber (extra_values / extra_patterns)."
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def _scrubbed(interaction: Interaction, scrubber: Scrubber) -> Interaction:
+    request = interaction.request
+    response = interaction.response
+    frames = (
+        [msgspec.structs.replace(f, data=scrubber.text(f.data)) for f in response.frames]
+        if response.frames is not None
+        else None
+    )
+    return msgspec.structs.replace(
+        interaction,
+        request=msgspec.structs.replace(
+            request,
+            query=scrubber.text(request.query),
+            headers=scrubber.headers(request.headers),
+            body=scrubber.value(request.body),
+        ),
+        response=msgspec.structs.replace(
+            response,
+            headers=scrubber.headers(response.headers),
+            frames=frames,
+            body=scrubber.value(response.body),
+        ),
+    )
