@@ -428,7 +428,7 @@ def run(rt: Runtime) -> None:
         rt.exit(1)
     startup_delay = rt.plan.get("startup_delay") or 0.0
     if startup_delay:
-        rt.sleep(startup_delay)
+        rt.sleep(startup_delay, scaled=False)
     session = Session(rt, options)
     session.open()
     if options.get("input_format") == "stream-json":

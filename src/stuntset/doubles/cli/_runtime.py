@@ -310,11 +310,11 @@ class Runtime:
 
     # time and signals
 
-    def sleep(self, seconds: float) -> None:
-        """Sleep ``seconds`` (scaled by ``time_scale``) without reading stdin."""
+    def sleep(self, seconds: float, *, scaled: bool = True) -> None:
+        """Sleep ``seconds`` (times ``time_scale`` if ``scaled``) without reading stdin."""
         import select
 
-        end = time.monotonic() + seconds * self.time_scale
+        end = time.monotonic() + seconds * (self.time_scale if scaled else 1.0)
         while (left := end - time.monotonic()) > 0:
             left = self.wait_timeout(left) or 0.0
             if self.lines.wake_fd >= 0:

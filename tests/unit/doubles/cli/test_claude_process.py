@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,21 @@ def lines(*messages: dict[str, Any]) -> bytes:
     return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
 
 
-def run(cli: InstalledCli, stdin: bytes, *args: str, env: dict[str, str] | None = None) -> Any:
+@dataclass
+class Run:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    messages: list[dict[str, Any]]
+
+
+def run(cli: InstalledCli, stdin: bytes, *args: str, env: dict[str, str] | None = None) -> Run:
     done = subprocess.run(
         [str(cli.path), *(args or STREAM)], input=stdin, capture_output=True, timeout=30, env=env
     )
     assert b"Traceback" not in done.stderr
-    done.messages = [json.loads(line) for line in done.stdout.splitlines() if line[:1] == b"{"]
-    return done
+    messages = [json.loads(line) for line in done.stdout.splitlines() if line[:1] == b"{"]
+    return Run(done.returncode, done.stdout, done.stderr, messages)
 
 
 class Live:

@@ -12,7 +12,7 @@ import pytest
 
 import stuntset
 from stuntset import scenarios
-from stuntset.doubles.cli import install_cli
+from stuntset.doubles.cli import InstalledCli, install_cli
 from stuntset.doubles.cli._install import launcher
 from stuntset.errors import ScriptError, ScriptExhausted, UnusedTurns, UsageError
 from stuntset.script import Match, Script, SpawnFailure, Text, ToolCall, Turn
@@ -21,9 +21,7 @@ STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stre
 PROMPT = b'{"type":"user","message":{"role":"user","content":"hi"}}\n'
 
 
-def run(
-    cli: stuntset.doubles.cli.InstalledCli, stdin: bytes, *args: str
-) -> subprocess.CompletedProcess[bytes]:
+def run(cli: InstalledCli, stdin: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [str(cli.path), *(args or STREAM)], input=stdin, capture_output=True, timeout=30
     )

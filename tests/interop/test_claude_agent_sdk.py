@@ -1,0 +1,532 @@
+"""The real, unmodified claude-agent-sdk against the fake ``claude``: ``query()`` and
+``ClaudeSDKClient`` through ``cli_path``, for every catalog scenario, pinning what the SDK yields
+or raises (its own exception types) — and that nothing hangs."""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
+
+from claude_agent_sdk import (  # noqa: E402
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    CLIJSONDecodeError,
+    CLINotFoundError,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ProcessError,
+    ResultError,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolPermissionContext,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    query,
+)
+
+from stuntset import scenarios  # noqa: E402
+from stuntset.doubles.cli import InstalledCli, install_cli  # noqa: E402
+from stuntset.errors import ScriptExhausted  # noqa: E402
+from stuntset.script import Garbage, Script, Text  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """claude-agent-sdk runs on asyncio."""
+    return "asyncio"
+
+
+def install(tmp_path: Path, name: str, **params: Any) -> InstalledCli:
+    return install_cli("claude", scenarios.build(name, **params), bin_dir=tmp_path / "bin")
+
+
+def options(cli: InstalledCli, **extra: Any) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(cli_path=cli.path, **extra)
+
+
+async def collect(prompt: str, opts: ClaudeAgentOptions) -> list[Any]:
+    with anyio.fail_after(20):
+        return [message async for message in query(prompt=prompt, options=opts)]
+
+
+async def collect_until_error(prompt: str, opts: ClaudeAgentOptions) -> tuple[list[Any], Any]:
+    seen: list[Any] = []
+    with anyio.fail_after(20):
+        try:
+            async for message in query(prompt=prompt, options=opts):
+                seen.append(message)
+        except Exception as error:
+            return seen, error
+    return seen, None
+
+
+def texts(messages: list[Any]) -> list[str]:
+    return [
+        block.text
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for block in m.content
+        if isinstance(block, TextBlock)
+    ]
+
+
+# --- the happy paths -------------------------------------------------------------------------
+
+
+async def test_query_plain_text(tmp_path: Path) -> None:
+    cli = install(tmp_path, "happy_path")
+    messages = await collect("hello", options(cli))
+    init, assistant, result = messages
+    assert isinstance(init, SystemMessage)
+    assert init.subtype == "init"
+    assert init.data["claude_code_version"] == "2.1.332"
+    assert texts([assistant]) == ["Hello! How can I help you today?"]
+    assert isinstance(result, ResultMessage)
+    assert (result.subtype, result.is_error, result.num_turns) == ("success", False, 1)
+    assert result.result == "Hello! How can I help you today?"
+    assert result.session_id == init.data["session_id"]
+    assert result.usage is not None
+    assert (result.usage["input_tokens"], result.usage["output_tokens"]) == (12, 9)
+    (invocation,) = cli.invocations
+    assert invocation.argv[:3] == ["--output-format", "stream-json", "--verbose"]
+    assert invocation.env["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
+    assert invocation.control_requests[0]["request"]["subtype"] == "initialize"
+    assert invocation.user_messages[0]["message"]["content"] == "hello"
+    assert invocation.exit_code == 0
+    cli.assert_all_used()
+
+
+async def test_found_first_on_path(tmp_path: Path) -> None:
+    """The SDK prefers its bundled binary over PATH (protocols.md §5.1), so a PATH client is
+    shown here by resolving ``claude`` the way such a client does, then driving it."""
+    cli = install(tmp_path, "happy_path")
+    found = shutil.which("claude", path=cli.env()["PATH"])
+    assert found == str(cli.path)
+    messages = await collect("hello", ClaudeAgentOptions(cli_path=found, env=cli.env()))
+    assert isinstance(messages[-1], ResultMessage)
+
+
+async def test_tool_use_round_trip(tmp_path: Path) -> None:
+    cli = install(tmp_path, "tool_use")
+    messages = await collect("read a.txt", options(cli))
+    calls = [b for m in messages if isinstance(m, AssistantMessage) for b in m.content]
+    (call,) = [b for b in calls if isinstance(b, ToolUseBlock)]
+    assert (call.name, call.input) == ("read_file", {"path": "a.txt"})
+    (result_block,) = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
+    assert isinstance(result_block, ToolResultBlock)
+    assert result_block.tool_use_id == call.id
+    assert result_block.content == "hello from a.txt"
+    assert messages[-1].result == "The file says: hello from a.txt"
+    assert messages[-1].num_turns == 2
+
+
+async def test_thinking_blocks_and_parallel_calls(tmp_path: Path) -> None:
+    cli = install(tmp_path, "interleaved_streaming")
+    messages = await collect("compare", options(cli))
+    blocks = [b for m in messages if isinstance(m, AssistantMessage) for b in m.content]
+    thinking = [b for b in blocks if isinstance(b, ThinkingBlock)]
+    assert next(t.thinking for t in thinking).startswith("The user wants both files")
+    assert all(t.signature for t in thinking)
+    calls = [b.id for b in blocks if isinstance(b, ToolUseBlock)]
+    answered = [
+        b.tool_use_id
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    assert answered == calls
+    assert len(set(calls)) == 2
+
+
+async def test_partial_messages_stream_every_delta(tmp_path: Path) -> None:
+    cli = install(tmp_path, "long_stream", deltas=200)
+    messages = await collect("go", options(cli, include_partial_messages=True))
+    deltas = [
+        m.event["delta"]["text"]
+        for m in messages
+        if isinstance(m, StreamEvent) and m.event["type"] == "content_block_delta"
+    ]
+    assert len(deltas) == 200
+    assert "".join(deltas) == texts(messages)[0]
+
+
+async def test_multi_turn_client_keeps_one_session(tmp_path: Path) -> None:
+    cli = install(tmp_path, "multi_turn", turns=3)
+    answers, sessions = [], set()
+    with anyio.fail_after(20):
+        async with ClaudeSDKClient(options(cli)) as client:
+            for prompt in ("one", "two", "three"):
+                await client.query(prompt)
+                async for message in client.receive_response():
+                    if isinstance(message, ResultMessage):
+                        answers.append(message.result)
+                        sessions.add(message.session_id)
+    assert answers == ["Answer number 1.", "Answer number 2.", "Answer number 3."]
+    assert len(sessions) == 1
+    assert len(cli.invocations) == 1
+    cli.assert_all_used()
+
+
+async def test_resume_continues_the_recorded_session(tmp_path: Path) -> None:
+    cli = install(tmp_path, "multi_turn", turns=2)
+    first = await collect("one", options(cli))
+    session = first[-1].session_id
+    second = await collect("two", options(cli, resume=session))
+    assert second[0].data["session_id"] == session
+    assert second[-1].result == "Answer number 2."
+    assert cli.invocations[1].argv.count(f"--resume={session}") == 1
+
+
+async def test_unknown_resume_fails_initialize_with_result_error(tmp_path: Path) -> None:
+    cli = install(tmp_path, "happy_path")
+    sid = "6f1e1c52-4a57-4f5e-9d1a-3b0e2a7c1d11"
+    _seen, error = await collect_until_error("hi", options(cli, resume=sid))
+    assert isinstance(error, ResultError)
+    assert error.errors == [f"No conversation found with session ID: {sid}"]
+    assert error.subtype == "error_during_execution"
+
+
+async def test_can_use_tool_allow_with_updated_input(tmp_path: Path) -> None:
+    cli = install(tmp_path, "needs_approval")
+    asked: list[tuple[str, dict[str, Any], str | None]] = []
+
+    async def decide(
+        tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        asked.append((tool, tool_input, context.tool_use_id))
+        return PermissionResultAllow(updated_input={"command": "rm -rf dist/"})
+
+    messages = await collect("clean", options(cli, can_use_tool=decide))
+    ((tool, tool_input, tool_use_id),) = asked
+    assert (tool, tool_input) == ("bash", {"command": "rm -rf build/"})
+    (result,) = [m for m in messages if isinstance(m, UserMessage)]
+    assert result.tool_use_result == {"input": {"command": "rm -rf dist/"}, "output": ""}
+    assert result.content[0].tool_use_id == tool_use_id  # type: ignore[union-attr]
+    assert messages[-1].result == "Done: the build directory is clean."
+    assert messages[-1].permission_denials == []
+
+
+async def test_can_use_tool_deny_skips_the_tool(tmp_path: Path) -> None:
+    cli = install(tmp_path, "needs_approval")
+
+    async def deny(
+        tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultDeny:
+        return PermissionResultDeny(message="not on my watch")
+
+    messages = await collect("clean", options(cli, can_use_tool=deny))
+    (result,) = [m for m in messages if isinstance(m, UserMessage)]
+    block = result.content[0]
+    assert isinstance(block, ToolResultBlock)
+    assert (block.content, block.is_error) == ("not on my watch", True)
+    assert messages[-1].permission_denials[0]["tool_name"] == "bash"
+    answer = cli.invocations[0].control_responses[0]["response"]["response"]
+    assert answer == {"behavior": "deny", "message": "not on my watch"}
+
+
+async def test_deny_with_interrupt_ends_the_turn(tmp_path: Path) -> None:
+    cli = install(tmp_path, "needs_approval")
+
+    async def deny(
+        tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultDeny:
+        return PermissionResultDeny(message="stop", interrupt=True)
+
+    seen, error = await collect_until_error("clean", options(cli, can_use_tool=deny))
+    assert isinstance(error, ResultError)
+    assert error.terminal_reason == "aborted_streaming"
+    assert isinstance(seen[-1], ResultMessage)
+    assert seen[-1].subtype == "error_during_execution"
+
+
+async def test_input_request_is_ask_user_question(tmp_path: Path) -> None:
+    cli = install(tmp_path, "input_request")
+
+    async def answer(
+        tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        assert tool == "AskUserQuestion"
+        question = tool_input["questions"][0]["question"]
+        return PermissionResultAllow(updated_input={**tool_input, "answers": {question: "main"}})
+
+    messages = await collect("deploy", options(cli, can_use_tool=answer))
+    (result,) = [m for m in messages if isinstance(m, UserMessage)]
+    assert '"Which branch should I deploy?"="main"' in str(result.content[0].content)  # type: ignore[union-attr]
+    assert messages[-1].result == "Thanks, deploying now."
+
+
+async def test_hooks_are_called_before_the_tool(tmp_path: Path) -> None:
+    cli = install(tmp_path, "tool_use")
+    calls: list[dict[str, Any]] = []
+
+    async def pre_tool(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        calls.append(data)
+        return {}
+
+    hooks: Any = {"PreToolUse": [HookMatcher(matcher="read_file", hooks=[pre_tool])]}  # type: ignore[list-item]
+    messages = await collect("read", options(cli, hooks=hooks))
+    ((data),) = calls
+    assert data["tool_name"] == "read_file"
+    assert data["tool_input"] == {"path": "a.txt"}
+    assert messages[-1].result == "The file says: hello from a.txt"
+
+
+async def test_interrupt_a_stuck_turn(tmp_path: Path) -> None:
+    cli = install(tmp_path, "stuck")
+    seen: list[Any] = []
+    with anyio.fail_after(20):
+        async with ClaudeSDKClient(options(cli)) as client:
+            await client.query("go")
+            async for message in client.receive_messages():
+                seen.append(message)
+                if isinstance(message, AssistantMessage):
+                    break
+            await client.interrupt()
+            async for message in client.receive_response():
+                seen.append(message)
+    result = seen[-1]
+    assert isinstance(result, ResultMessage)
+    assert (result.subtype, result.is_error) == ("error_during_execution", True)
+    interrupted = [m for m in seen if isinstance(m, UserMessage)]
+    assert interrupted[0].content[0].text == "[Request interrupted by user]"  # type: ignore[union-attr]
+    assert cli.invocations[0].exit_code == 1
+
+
+async def test_slow_start_and_scaled_delays_still_complete(tmp_path: Path) -> None:
+    script = scenarios.build("slow", delay=0.01, first_token_latency=0.1)
+    cli = install_cli("claude", script, bin_dir=tmp_path, startup_delay=0.2, time_scale=0.5)
+    started = time.monotonic()
+    messages = await collect("hi", options(cli))
+    assert time.monotonic() - started >= 0.2 + 0.05
+    assert messages[-1].subtype == "success"
+    # from the script, not the clock: 100 + 6 x 10 ms of scripted delays, 10 ms a response, +1
+    assert messages[-1].duration_ms == 171
+
+
+# --- the failures ------------------------------------------------------------------------------
+
+
+async def test_spawn_missing_raises_cli_not_found(tmp_path: Path) -> None:
+    cli = install(tmp_path, "spawn_missing")
+    seen, error = await collect_until_error("hi", options(cli))
+    assert seen == []
+    assert isinstance(error, CLINotFoundError)
+    assert str(cli.path) in str(error)
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "prose"),
+    [
+        ("auth_expired_mid_run", 401, "OAuth token has expired"),
+        ("rate_limited", 429, "Rate limit reached"),
+        ("overloaded", 529, "Overloaded"),
+    ],
+)
+async def test_api_errors_raise_result_error(
+    tmp_path: Path, name: str, status: int, prose: str
+) -> None:
+    cli = install(tmp_path, name)
+    seen, error = await collect_until_error("hi", options(cli))
+    assert isinstance(error, ResultError)
+    assert error.api_error_status == status
+    assert error.terminal_reason == "api_error"
+    assert prose in str(error)
+    synthetic = [m for m in seen if isinstance(m, AssistantMessage) and m.model == "<synthetic>"]
+    assert synthetic[0].error is not None
+    assert isinstance(seen[-1], ResultMessage)
+    assert seen[-1].is_error is True
+
+
+async def test_a_retrying_client_recovers_from_a_rate_limit(tmp_path: Path) -> None:
+    cli = install(tmp_path, "rate_limited", failures=1)
+    _, error = await collect_until_error("hi", options(cli))
+    assert isinstance(error, ResultError)
+    messages = await collect("hi", options(cli))
+    assert messages[-1].result == "Sorry for the wait. Here is the answer."
+    cli.assert_all_used()
+
+
+async def test_stream_cut_raises_process_error_after_the_partial_output(tmp_path: Path) -> None:
+    cli = install(tmp_path, "stream_cut")
+    seen, error = await collect_until_error("hi", options(cli))
+    assert texts(seen) == ["partial0 partial1 partial2 partial3 partial4"]
+    assert isinstance(error, ProcessError)
+    assert error.exit_code == 1
+
+
+async def test_malformed_json_raises_cli_json_decode_error(tmp_path: Path) -> None:
+    cli = install(tmp_path, "malformed_json")
+    seen, error = await collect_until_error("hi", options(cli))
+    assert texts(seen) == ["Starting the answer"]
+    assert isinstance(error, CLIJSONDecodeError)
+    assert error.line.startswith('{"type": "content_block_delta"')
+
+
+async def test_garbage_bytes_escape_as_a_raw_unicode_error(tmp_path: Path) -> None:
+    """Invalid UTF-8 is not wrapped by the SDK: its text stream raises UnicodeDecodeError."""
+    cli = install(tmp_path, "garbage_bytes")
+    _, error = await collect_until_error("hi", options(cli))
+    assert isinstance(error, UnicodeDecodeError)
+
+
+async def test_an_over_long_line_hits_the_sdk_buffer_limit(tmp_path: Path) -> None:
+    """A single line over 1 MiB: ``CLIJSONDecodeError``. The SDK stops reading there and
+    never closes its stdout pipe (a leak it reports as a ResourceWarning when collected:
+    collected here, on purpose). The line is written by a fault step, so the process writes
+    nothing after it: a line followed by more output would block the fake on a full pipe
+    until the SDK's close() SIGTERMs it 5 s later."""
+    line = Garbage(data='{"type":"assistant","x":"' + "x" * 1_100_000, invalid_utf8=False)
+    script = Script.of([Text("before"), line])
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    seen, error = await collect_until_error("hi", options(cli))
+    assert texts(seen) == ["before"]
+    assert isinstance(error, CLIJSONDecodeError)
+    assert "exceeded maximum buffer size of 1048576" in str(error)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
+
+
+async def test_out_of_order_is_not_detected_by_the_sdk(tmp_path: Path) -> None:
+    cli = install(tmp_path, "out_of_order")
+    seen, error = await collect_until_error("hi", options(cli))
+    kinds = [type(m).__name__ for m in seen]
+    assert kinds == ["SystemMessage", "UserMessage", "ResultMessage", "AssistantMessage"]
+    assert seen[1].content[0].tool_use_id == "toolu_01NEVERSTARTED"
+    assert isinstance(error, ProcessError)
+
+
+async def test_crash_mid_turn_raises_process_error_with_the_exit_code(tmp_path: Path) -> None:
+    cli = install(tmp_path, "crash_mid_turn", exit_code=3)
+    stderr: list[str] = []
+    seen, error = await collect_until_error("hi", options(cli, stderr=stderr.append))
+    assert isinstance(error, ProcessError)
+    assert error.exit_code == 3
+    assert stderr == ["fatal: unexpected error"]
+    assert [type(m).__name__ for m in seen][-1] == "UserMessage"  # the partial work arrived
+    assert cli.invocations[0].exit_code == 3
+
+
+async def test_more_prompts_than_turns_is_a_result_error_and_script_exhausted(
+    tmp_path: Path,
+) -> None:
+    cli = install(tmp_path, "happy_path")
+    await collect("one", options(cli))
+    _, error = await collect_until_error("two", options(cli))
+    assert isinstance(error, ResultError)
+    assert "has no turn for request #2" in str(error)
+    with pytest.raises(ScriptExhausted, match="request #2"):
+        cli.assert_all_used()
+
+
+async def test_a_process_ignoring_sigterm_is_killed_and_nothing_hangs(tmp_path: Path) -> None:
+    """disconnect() closes stdin, waits 5 s for the exit, then SIGTERMs (then 5 s, SIGKILL): a
+    stalled turn that ignores SIGTERM for 0.3 s still ends, and disconnect() returns (~5.3 s)."""
+    cli = install_cli("claude", scenarios.build("stuck"), bin_dir=tmp_path, ignore_sigterm=0.3)
+    with anyio.fail_after(30):
+        async with ClaudeSDKClient(options(cli)) as client:
+            await client.query("go")
+            async for message in client.receive_messages():
+                if isinstance(message, AssistantMessage):
+                    break
+    (invocation,) = cli.invocations
+    assert any(e["event"] == "signal" for e in invocation.events)
+    assert invocation.exit_code == 143
+
+
+# --- the whole catalog through one client ------------------------------------------------------
+
+#: What a ClaudeSDKClient sees per scenario: each turn's result subtype/is_error, or the error.
+EXPECTED: dict[str, Any] = {
+    "happy_path": ["success"],
+    "tool_use": ["success"],
+    "needs_approval": ["success"],
+    "input_request": ["success"],
+    "interleaved_streaming": ["success"],
+    "long_stream": ["success"],
+    "multi_turn": ["success", "success", "success"],
+    "spawn_missing": CLINotFoundError,
+    "auth_expired_mid_run": ["error:api_error"],
+    "rate_limited": ["error:api_error", "success"],
+    "overloaded": ["error:api_error", "success"],
+    "stream_cut": ProcessError,
+    "malformed_json": CLIJSONDecodeError,
+    "garbage_bytes": UnicodeDecodeError,
+    "out_of_order": ["success"],
+    "crash_mid_turn": ProcessError,
+    "stuck": ["error:aborted_streaming"],
+    "slow": ["success"],
+}
+
+
+def test_the_expectations_cover_the_catalog() -> None:
+    assert sorted(EXPECTED) == sorted(scenarios.names())
+
+
+async def answer_everything(
+    tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
+) -> PermissionResultAllow:
+    if tool == "AskUserQuestion":
+        question = tool_input["questions"][0]["question"]
+        return PermissionResultAllow(updated_input={**tool_input, "answers": {question: "yes"}})
+    return PermissionResultAllow()
+
+
+async def drive(cli: InstalledCli) -> list[str]:
+    outcomes: list[str] = []
+    async with ClaudeSDKClient(options(cli, can_use_tool=answer_everything)) as client:
+        for index, turn in enumerate(cli.script.turns):
+            for _ in range(turn.times):
+                await client.query(f"prompt {index}")
+                async for message in client.receive_messages():
+                    if isinstance(message, AssistantMessage) and cli.script.name == "stuck":
+                        await client.interrupt()
+                    if isinstance(message, ResultMessage):
+                        reason = message.model_extra if hasattr(message, "model_extra") else None
+                        del reason
+                        outcomes.append(
+                            "success"
+                            if not message.is_error
+                            else f"error:{_terminal_reason(cli, len(outcomes))}"
+                        )
+                        break
+    return outcomes
+
+
+def _terminal_reason(cli: InstalledCli, index: int) -> str:
+    results = [m for i in cli.invocations for m in i.stdout if m["type"] == "result"]
+    return str(results[index].get("terminal_reason"))
+
+
+@pytest.mark.parametrize("name", scenarios.names())
+async def test_every_catalog_scenario(tmp_path: Path, name: str) -> None:
+    script = scenarios.build(name)
+    if name == "slow":
+        script = scenarios.build("slow", delay=0.001, first_token_latency=0.01)
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    expected = EXPECTED[name]
+    with anyio.fail_after(20):
+        if isinstance(expected, list):
+            assert await drive(cli) == expected
+            cli.assert_all_used()
+        else:
+            with pytest.raises(expected):
+                await drive(cli)
