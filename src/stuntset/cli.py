@@ -88,6 +88,30 @@ def cassettes_show(path: str) -> None:
     print_cassette(load_cassette(path))
 
 
+@cassettes.command("to-script")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write here (default: stdout).",
+)
+def cassettes_to_script(path: str, output: str | None) -> None:
+    """Turn a recording into an editable TOML script (one turn per recorded response)."""
+    from pathlib import Path
+
+    from stuntset.cassettes import load_cassette
+    from stuntset.cassettes.to_script import dumps_script_toml, script_from_cassette
+
+    text = dumps_script_toml(script_from_cassette(load_cassette(path)))
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+
+
 # --- commands contributed by the doubles are registered below ---
 
 

@@ -1,0 +1,165 @@
+"""A recording of each model wire (made by the model double itself) turns back into the script
+that produced it: same text, same tool calls with the same arguments, same usage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+import stuntset
+from stuntset.cassettes import Cassette, Frame, Interaction, RecordedRequest, RecordedResponse
+from stuntset.cassettes.sse import parse_sse
+from stuntset.cassettes.to_script import dumps_script_toml, script_from_cassette
+from stuntset.errors import ScriptError
+from stuntset.script import (
+    HttpError,
+    Reasoning,
+    Script,
+    StreamCut,
+    Text,
+    ToolCall,
+    Usage,
+    loads_script,
+)
+
+ORIGINAL = Script.of(
+    [
+        Reasoning("The user wants a file."),
+        Text("Let me look."),
+        ToolCall("read_file", {"path": "a.txt", "n": [1, 2]}),
+        Usage(40, 18),
+    ],
+    [Text("It says hello, world."), Usage(55, 6)],
+    [HttpError(429, message="slow down", retry_after_ms=5)],
+)
+
+WIRES = {
+    "openai-chat": (
+        "/v1/chat/completions",
+        {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}]},
+    ),
+    "openai-responses": ("/v1/responses", {"model": "gpt-x", "input": "hi"}),
+    "anthropic-messages": (
+        "/v1/messages",
+        {"model": "claude-x", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]},
+    ),
+}
+
+
+def record(wire: str, stream: bool) -> Cassette:
+    path, body = WIRES[wire]
+    interactions = []
+    with httpx2.Client(transport=stuntset.transport(ORIGINAL), base_url="http://stand-in") as http:
+        for index in range(len(ORIGINAL.turns)):
+            request = {**body, "stream": stream}
+            if stream and wire == "openai-chat":
+                request["stream_options"] = {"include_usage": True}
+            response = http.post(
+                path,
+                json=request,
+                headers={"anthropic-version": "2023-06-01", "x-stainless-retry-count": "0"},
+            )
+            streamed = stream and response.status_code == 200
+            interactions.append(
+                Interaction(
+                    id=f"i-{index + 1}",
+                    wire=wire,
+                    request=RecordedRequest(method="POST", path=path, body=request),
+                    response=RecordedResponse(
+                        status=response.status_code,
+                        headers=dict(response.headers),
+                        frames=[
+                            Frame(t=0.0, event=e, data=d) for e, d in parse_sse(response.content)
+                        ]
+                        if streamed
+                        else None,
+                        body=None if streamed else response.json(),
+                    ),
+                )
+            )
+    return Cassette(interactions=interactions, source=f"{wire}.jsonl")
+
+
+def essentials(script: Script) -> list[list[Any]]:
+    turns = []
+    for turn in script.turns:
+        steps: list[Any] = []
+        for step in turn.steps:
+            if isinstance(step, Text | Reasoning):
+                steps.append((type(step).__name__, step.text))
+            elif isinstance(step, ToolCall):
+                steps.append(("ToolCall", step.name, step.input))
+            elif isinstance(step, Usage):
+                steps.append(("Usage", step.input_tokens, step.output_tokens))
+            elif isinstance(step, HttpError):
+                steps.append(("HttpError", step.status, step.message))
+        turns.append(steps)
+    return turns
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+@pytest.mark.parametrize("wire", list(WIRES))
+def test_a_recording_becomes_the_script_that_made_it(wire: str, stream: bool) -> None:
+    script = script_from_cassette(record(wire, stream))
+    assert essentials(script) == essentials(ORIGINAL)
+    assert [t.name for t in script.turns] == ["i-1", "i-2", "i-3"]
+    assert script.turns[2].steps[0].retry_after_ms == 5  # type: ignore[union-attr]
+    if stream:
+        assert script.turns[1].steps[0].chunks == 4  # type: ignore[union-attr]
+
+
+def test_the_toml_reads_back_as_the_same_script() -> None:
+    script = script_from_cassette(record("anthropic-messages", True))
+    text = dumps_script_toml(script)
+    assert text.startswith("# from anthropic-messages.jsonl: edit freely")
+    again = loads_script(text, source="edited.toml")
+    assert again.turns == script.turns
+
+
+def test_a_stream_without_its_terminal_event_becomes_a_cut() -> None:
+    frames = [
+        Frame(t=0.0, data=json.dumps({"choices": [{"index": 0, "delta": {"content": "par"}}]}))
+    ]
+    cassette = Cassette(
+        interactions=[
+            Interaction(
+                id="i-1",
+                wire="openai-chat",
+                request=RecordedRequest(method="POST", path="/v1/chat/completions"),
+                response=RecordedResponse(status=200, frames=frames),
+            )
+        ]
+    )
+    assert script_from_cassette(cassette).turns[0].steps == (
+        Text("par", chunks=1),
+        StreamCut(clean=True),
+    )
+
+
+def test_toml_cannot_hold_null() -> None:
+    script = Script.of([ToolCall("x", {"a": None})])
+    with pytest.raises(ScriptError, match=r"turn 0, step 0: 'a' is null"):
+        dumps_script_toml(script)
+
+
+def test_the_command_writes_a_script_that_checks(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from stuntset.cassettes import write_cassette
+    from stuntset.cli import main
+
+    cassette = write_cassette(tmp_path / "c.jsonl", record("openai-responses", True))
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["cassettes", "to-script", str(cassette), "-o", str(tmp_path / "s.toml")]
+    )
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["script", "check", str(tmp_path / "s.toml")])
+    assert result.exit_code == 0, result.output
+    assert "3 turn(s)" in result.output
+    printed = runner.invoke(main, ["cassettes", "to-script", str(cassette)])
+    assert printed.output == (tmp_path / "s.toml").read_text()
