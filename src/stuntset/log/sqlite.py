@@ -157,6 +157,9 @@ class SqliteEventLog:
             raise UsageError(
                 f"SqliteEventLog: {self._path!r} is not a usable stuntset log: {error}"
             ) from error
+        except BaseException:
+            conn.close()
+            raise
 
     @property
     def path(self) -> str:

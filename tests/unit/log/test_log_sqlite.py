@@ -169,12 +169,14 @@ def test_every_acknowledged_append_survives_kill_9_and_no_batch_is_torn(
     writer.stdout.close()
     writer.stdin.close()
     assert writer.stderr is not None
+    errors = writer.stderr.read()
     writer.stderr.close()
-    last_acked_seq = max(int(line.split()[1]) for line in acked if line.strip())
+    assert all(len(line.split()) == 2 for line in acked), f"acks: {acked!r}, stderr: {errors}"
+    last_acked_seq = max(int(line.split()[1]) for line in acked)
 
     events = stored_deltas(path)
     names = check_batches(events, 5)
-    assert len(events) >= last_acked_seq
+    assert len(events) >= last_acked_seq, f"acked up to seq {last_acked_seq}, stored {len(events)}"
     assert names == [f"w-{n}" for n in range(len(names))]
 
 
