@@ -46,6 +46,8 @@ def run_serve(host: str, port: int, script_path: str | None, cycle: bool) -> Non
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: a normal stop
+        pass
     finally:
         double.close()
         sock.close()

@@ -1,0 +1,101 @@
+"""Agent frameworks on top of the SDKs, unmodified, pointed at the model double: a
+pydantic-ai Agent (OpenAI chat, OpenAI responses and Anthropic models) and an openai-agents
+Runner (chat-completions and responses models), each running a tool-calling loop over two
+requests."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+
+from stuntset.doubles.model import StandIn
+from stuntset.script import Script, Text, ToolCall, ToolResult, Usage
+
+WEATHER = Script.of(
+    [
+        Text("Checking."),
+        ToolCall("get_weather", {"city": "Paris"}),
+        ToolResult("sunny"),
+        Text("It is sunny in Paris."),
+        Usage(input_tokens=30, output_tokens=12),
+    ]
+)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # both frameworks run on asyncio
+
+
+@pytest.mark.parametrize("model_kind", ["openai-chat", "openai-responses", "anthropic"])
+@pytest.mark.anyio
+async def test_pydantic_ai_agent_runs_a_tool_loop(stand_in: StandIn, model_kind: str) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    stand_in.play(WEATHER)
+    http = httpx2.AsyncClient(transport=stand_in.transport())
+    if model_kind == "anthropic":
+        model: object = AnthropicModel(
+            "claude-test", provider=AnthropicProvider(api_key="k", http_client=http)
+        )
+    else:
+        provider = OpenAIProvider(api_key="k", http_client=http)
+        kind = OpenAIChatModel if model_kind == "openai-chat" else OpenAIResponsesModel
+        model = kind("gpt-test", provider=provider)
+    agent = Agent(model)  # type: ignore[call-overload]
+    calls: list[str] = []
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        calls.append(city)
+        return "sunny"
+
+    result = await agent.run("What is the weather in Paris?")
+    assert result.output == "It is sunny in Paris."
+    assert calls == ["Paris"]
+    assert len(stand_in.requests) == 2
+    assert stand_in.requests[1].turn == 0  # the tool result was answered by the same turn
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (30, 12)
+
+
+@pytest.mark.parametrize("api", ["chat_completions", "responses"])
+@pytest.mark.anyio
+async def test_openai_agents_runner_with_a_function_tool(stand_in: StandIn, api: str) -> None:
+    import openai
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        OpenAIResponsesModel,
+        RunConfig,
+        Runner,
+        function_tool,
+    )
+
+    stand_in.play(WEATHER)
+    client = openai.AsyncOpenAI(
+        api_key="k", http_client=httpx2.AsyncClient(transport=stand_in.transport())
+    )
+    calls: list[str] = []
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        calls.append(city)
+        return "sunny"
+
+    model = (
+        OpenAIChatCompletionsModel("gpt-test", openai_client=client)
+        if api == "chat_completions"
+        else OpenAIResponsesModel("gpt-test", openai_client=client)
+    )
+    agent = Agent(name="weather", instructions="Answer.", tools=[get_weather], model=model)
+    result = await Runner.run(
+        agent, "What is the weather in Paris?", run_config=RunConfig(tracing_disabled=True)
+    )
+    assert result.final_output == "It is sunny in Paris."
+    assert calls == ["Paris"]
+    assert len(stand_in.requests) == 2

@@ -1,0 +1,115 @@
+"""The in-process transport: httpx2 and httpx, sync and async (asyncio and trio), really
+streaming; faults surface as each library's own transport errors; framing stress."""
+
+from __future__ import annotations
+
+import httpx
+import httpx2
+import openai
+import pytest
+
+from stuntset.doubles.model import Framing, ModelDouble, transport
+from stuntset.script import Delay, Exit, Script, Stall, StreamCut, Text, ToolCall, Usage
+
+CHAT = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+
+
+def sse_data(body: str) -> list[str]:
+    return [line[6:] for line in body.splitlines() if line.startswith("data: ")]
+
+
+@pytest.mark.parametrize("library", [httpx2, httpx], ids=["httpx2", "httpx"])
+def test_sync_clients_of_both_libraries(library: object) -> None:
+    lib: object = library
+    client = lib.Client(transport=transport(Script.of([Text("hello world")])))  # type: ignore[attr-defined]
+    with client.stream("POST", "http://x/v1/chat/completions", json=CHAT) as response:
+        assert isinstance(response, lib.Response)  # type: ignore[attr-defined]
+        assert response.headers["content-type"].startswith("text/event-stream")
+        pieces = list(response.iter_bytes())
+    assert len(pieces) > 3  # one write per event: it streams
+    assert sse_data(b"".join(pieces).decode())[-1] == "[DONE]"
+
+
+@pytest.mark.parametrize("library", [httpx2, httpx], ids=["httpx2", "httpx"])
+@pytest.mark.anyio
+async def test_async_clients_of_both_libraries(library: object) -> None:
+    lib: object = library
+    client = lib.AsyncClient(transport=transport(Script.of([Text("hello"), Stall()])))  # type: ignore[attr-defined]
+    seen: list[str] = []
+
+    async def read() -> None:
+        async with client.stream("POST", "http://x/v1/chat/completions", json=CHAT) as response:
+            seen.extend([line async for line in response.aiter_lines()])
+
+    with pytest.raises(lib.ReadTimeout):  # type: ignore[attr-defined]
+        await read()
+    assert seen == []  # the timeout fired while the lines were being read
+
+
+@pytest.mark.parametrize(
+    ("fault", "error", "message"),
+    [
+        (Exit(), "RemoteProtocolError", "incomplete chunked read"),
+        (StreamCut(), "RemoteProtocolError", "incomplete chunked read"),
+        (Stall(), "ReadTimeout", "timed out"),
+    ],
+)
+def test_stream_faults_are_the_librarys_errors(fault: object, error: str, message: str) -> None:
+    client = httpx.Client(transport=transport(Script.of([Text("a b"), fault])))  # type: ignore[list-item]
+    stream = client.stream("POST", "http://x/v1/messages", json={**CHAT, "max_tokens": 5})
+    with pytest.raises(getattr(httpx, error), match=message), stream as response:
+        response.read()
+
+
+def test_whole_response_faults() -> None:
+    double = ModelDouble(Script.of([Text("x"), StreamCut()], [Exit()], [Delay(2.0), Text("late")]))
+    client = httpx2.Client(transport=transport(double=double), timeout=httpx2.Timeout(5, read=1))
+    body = {**CHAT, "stream": False}
+    with pytest.raises(httpx2.RemoteProtocolError, match=r"received \d+ bytes, expected \d+"):
+        client.post("http://x/v1/chat/completions", json=body)
+    with pytest.raises(httpx2.RemoteProtocolError, match="without sending a response"):
+        client.post("http://x/v1/chat/completions", json=body)
+    with pytest.raises(httpx2.ReadTimeout):
+        client.post("http://x/v1/chat/completions", json=body)
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [
+        Framing(line_ending="\r\n"),
+        Framing(line_ending="\r"),
+        Framing(write_size=1),
+        Framing(keepalive=True, write_size=7, line_ending="\r\n"),
+    ],
+    ids=["crlf", "cr", "one-byte-writes", "keepalive-crlf-7-bytes"],
+)
+def test_framing_stress_leaves_the_sdk_unmoved(framing: Framing) -> None:
+    turn = [Text("split me finely", chunks=5), ToolCall("f", {"k": "v"}), Usage(4, 3)]
+    double = ModelDouble(Script.of(turn, turn), framing=framing)
+    client = openai.OpenAI(
+        http_client=httpx2.Client(transport=transport(double=double)), api_key="k"
+    )
+    with client.chat.completions.stream(
+        model="m", messages=[{"role": "user", "content": "x"}]
+    ) as s:
+        message = s.get_final_completion().choices[0].message
+    assert message.content == "split me finely"
+    assert message.tool_calls is not None
+    assert message.tool_calls[0].function.arguments == '{"k":"v"}'
+    with client.responses.stream(model="m", input="x") as events:
+        assert events.get_final_response().output_text == "split me finely"
+
+
+def test_framing_rejects_nonsense() -> None:
+    with pytest.raises(ValueError, match="line_ending"):
+        Framing(line_ending="\n\n")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="write_size"):
+        Framing(write_size=0)
+
+
+def test_a_closed_double_ends_a_stall_without_a_timeout() -> None:
+    double = ModelDouble(Script.of([Stall()]))
+    double.close()
+    client = httpx2.Client(transport=transport(double=double), timeout=None)
+    with pytest.raises(httpx2.RemoteProtocolError):
+        client.post("http://x/v1/chat/completions", json=CHAT)
