@@ -148,7 +148,7 @@ def stuck_provider(_stuntset_seams: Any) -> StuckProvider:
 
 # model doubles: logic in stuntset.doubles.model._pytest (imported lazily: uvicorn is heavy)
 @pytest.hookimpl(specname="pytest_configure")
-def _stand_in_configure(config: pytest.Config) -> None:
+def pytest_configure_stand_in(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "stand_in(script_or_scenario_or_path=None, *, allow_unused_turns=False, framing=None, "
