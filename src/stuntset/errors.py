@@ -14,7 +14,8 @@
         ├── UnusedTurns                         scripted turns were never requested
         ├── WaitTimeout                         a condition did not come true in time
         ├── UnstubbedCall                       the code under test called a method nobody stubbed
-        └── InvariantViolation                  an implementation broke an invariant suite's rule
+        ├── InvariantViolation                  an implementation broke an invariant suite's rule
+        └── ConformanceFailure                  a provider adapter broke a conformance invariant
 
 Failures that a double *simulates* (a 429, a cut stream, a crashed CLI) are never raised as
 these: the client library under test sees its own errors, exactly as in production.
@@ -27,6 +28,7 @@ from typing import Any
 
 __all__ = [
     "CapabilityError",
+    "ConformanceFailure",
     "ContractViolation",
     "HarnessFailure",
     "InvariantViolation",
@@ -161,3 +163,19 @@ class InvariantViolation(HarnessFailure):
     def __init__(self, message: str, *, invariant: str) -> None:
         super().__init__(message)
         self.invariant = invariant
+
+
+class ConformanceFailure(HarnessFailure):
+    """A provider adapter broke an invariant of ``check_provider_conformance``.
+
+    ``invariant`` is the rule's name, ``scenario`` the catalog scenario it was playing (or
+    ``None``), ``provider`` the provider's name; the message shows the events it emitted.
+    """
+
+    def __init__(
+        self, message: str, *, invariant: str, scenario: str | None, provider: str
+    ) -> None:
+        super().__init__(message)
+        self.invariant = invariant
+        self.scenario = scenario
+        self.provider = provider
