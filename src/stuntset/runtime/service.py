@@ -1,0 +1,292 @@
+"""``SessionService``: the reference host — tasks → sessions → runs, events into the log.
+
+Use it as an async context manager (it owns the tasks that pump runs)::
+
+    async with SessionService(log=log, store=store, providers={"scripted": make}) as host:
+        task = host.create_task("/abs/workdir")
+        session = host.create_session(task.task_id, "scripted")
+        run = await host.start_turn(session.session_id, "hello")
+        await host.wait_idle(session.session_id)
+
+Events flow one way: provider → ``EventLog`` (under the host's session id) → subscribers.
+The rules users rely on:
+
+- A new turn in a session keeps the session (and the provider's thread); the run id is new.
+- A provider that raises mid-turn becomes ``run.crashed`` in the log; the session stays usable.
+- The session's checkpoint (the provider's resume handle) is written only when a run
+  **completes**: a crashed, killed or abandoned run never overwrites it. A new turn, also on
+  a restarted host with a fresh provider, resumes from it.
+- Stopping the host ends running turns as ``run.killed`` (status ``abandoned``); a host that
+  died without that is repaired the same way when the next one starts.
+
+Time and ids come from the clock and id seams (``stuntset.seams``) unless given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from types import TracebackType
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+
+from stuntset.clock import Clock
+from stuntset.errors import UsageError
+from stuntset.events import Event, RunCrashed, RunKilled, RunStarted, is_terminal
+from stuntset.ids import IdGenerator
+from stuntset.log.base import EventLog, Subscription
+from stuntset.providers.base import AgentProvider, AgentRun
+from stuntset.runtime.models import Checkpoint, RunRecord, RunStatus, SessionRecord, TaskRecord
+from stuntset.runtime.store import SessionStore
+from stuntset.seams import current_clock, current_ids
+
+__all__ = ["ProviderFactory", "SessionService"]
+
+#: Makes a fresh provider for a session (one per session per host process).
+ProviderFactory = Callable[[], AgentProvider]
+
+_STATUS: dict[str, RunStatus] = {
+    "run.completed": "completed",
+    "run.crashed": "crashed",
+    "run.killed": "killed",
+}
+
+
+class _Active:
+    __slots__ = ("done", "record", "run")
+
+    def __init__(self, run: AgentRun, record: RunRecord) -> None:
+        self.run = run
+        self.record = record
+        self.done = anyio.Event()
+
+
+class SessionService:
+    """Tasks, sessions and runs over an ``EventLog`` and a ``SessionStore``."""
+
+    def __init__(
+        self,
+        *,
+        log: EventLog,
+        store: SessionStore,
+        providers: Mapping[str, ProviderFactory],
+        clock: Clock | None = None,
+        ids: IdGenerator | None = None,
+    ) -> None:
+        self.log = log
+        self.store = store
+        self.registry = dict(providers)
+        self.clock = clock if clock is not None else current_clock()
+        self.ids = ids if ids is not None else current_ids()
+        self._providers: dict[str, AgentProvider] = {}
+        self._active: dict[str, _Active] = {}
+        self._tg: TaskGroup | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> SessionService:
+        self._recover()
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        tg, self._tg = self._tg, None
+        if tg is not None:
+            tg.cancel_scope.cancel()  # running turns end as abandoned (see _pump)
+            await tg.__aexit__(exc_type, exc, tb)
+        for provider in self._providers.values():
+            with anyio.CancelScope(shield=True):
+                await provider.aclose()
+        self._providers.clear()
+
+    def _recover(self) -> None:
+        """Runs a previous host left ``running`` are abandoned: end them in the log too."""
+        for record in self.store.all(RunRecord):
+            if record.status == "running":
+                self._abandon(record, "abandoned: the host restarted")
+
+    def _abandon(self, record: RunRecord, reason: str) -> None:
+        events = self.log.read(record.session_id)
+        mine = [e for e in events if e.run_id == record.run_id]
+        if not any(is_terminal(e) for e in mine):
+            ended: list[Event] = []
+            if not mine:
+                ended.append(self._started(record.run_id, record.session_id, "unknown"))
+            ended.append(RunKilled(run_id=record.run_id, ts=self.clock.now(), reason=reason))
+            self.log.append(record.session_id, ended)
+        self._finish(record, "abandoned")
+
+    # --- tasks and sessions ---------------------------------------------------------------
+
+    def create_task(self, workdir: str | os.PathLike[str]) -> TaskRecord:
+        """A task in ``workdir``, which must be an absolute path."""
+        path = os.fspath(workdir)
+        if not os.path.isabs(path):
+            raise UsageError(
+                f"create_task: workdir must be an absolute path, got {path!r} "
+                "(resolve it first, e.g. Path(workdir).resolve())"
+            )
+        task = TaskRecord(task_id=self.ids.new("task"), workdir=path, created_at=self.clock.now())
+        self.store.put(task)
+        return task
+
+    def create_session(self, task_id: str, provider: str) -> SessionRecord:
+        """A session on ``task_id`` with the provider registered as ``provider``."""
+        if self.store.get(TaskRecord, task_id) is None:
+            raise UsageError(f"create_session: no task {task_id!r}; create it with create_task")
+        if provider not in self.registry:
+            known = ", ".join(sorted(self.registry)) or "none"
+            raise UsageError(
+                f"create_session: no provider named {provider!r} in the registry (known: {known})"
+            )
+        session = SessionRecord(
+            session_id=self.ids.new("session"),
+            task_id=task_id,
+            provider=provider,
+            created_at=self.clock.now(),
+        )
+        self.store.put(session)
+        return session
+
+    def session(self, session_id: str) -> SessionRecord:
+        """The session's row (with its checkpoint); ``UsageError`` if there is none."""
+        found = self.store.get(SessionRecord, session_id)
+        if found is None:
+            raise UsageError(f"no session {session_id!r}; create it with create_session")
+        return found
+
+    def runs(self, session_id: str) -> list[RunRecord]:
+        """The session's runs, oldest first."""
+        return self.store.all(RunRecord, session_id=session_id)
+
+    def subscribe(self, session_id: str, after: int = 0) -> Subscription:
+        """The session's events after ``after``: replay, then live."""
+        self.session(session_id)
+        return self.log.subscribe(session_id, after=after)
+
+    async def close_session(self, session_id: str) -> None:
+        """End the running turn (if any) and refuse new turns."""
+        self.session(session_id)
+        await self.interrupt(session_id, reason="session closed", missing_ok=True)
+        await self.wait_idle(session_id)
+        self.store.put(msgspec.structs.replace(self.session(session_id), closed=True))
+        provider = self._providers.pop(session_id, None)
+        if provider is not None:
+            await provider.aclose()
+
+    # --- turns ----------------------------------------------------------------------------
+
+    async def start_turn(self, session_id: str, prompt: str) -> RunRecord:
+        """Start a turn; its events go to the log as they come. Returns the run's row."""
+        if self._tg is None:
+            raise UsageError("start_turn: use the service as `async with SessionService(...)`")
+        session = self.session(session_id)
+        if session.closed:
+            raise UsageError(f"start_turn: session {session_id!r} is closed")
+        if session_id in self._active:
+            running = self._active[session_id].record.run_id
+            raise UsageError(
+                f"start_turn: session {session_id!r} is still running {running!r}; "
+                "wait_idle() or interrupt() first"
+            )
+        provider = self._providers.get(session_id)
+        if provider is None:
+            provider = self._providers[session_id] = self.registry[session.provider]()
+        resume = session.checkpoint.resume if session.checkpoint is not None else None
+        run = provider.start(prompt, resume=resume)
+        record = RunRecord(
+            run_id=run.run_id,
+            session_id=session_id,
+            prompt=prompt,
+            status="running",
+            started_at=self.clock.now(),
+        )
+        self.store.put(record)
+        active = self._active[session_id] = _Active(run, record)
+        self._tg.start_soon(self._pump, session_id, provider.name, active)
+        return record
+
+    async def interrupt(
+        self, session_id: str, reason: str = "interrupted", *, missing_ok: bool = False
+    ) -> None:
+        """Interrupt the running turn (it ends with ``run.killed``)."""
+        active = self._active.get(session_id)
+        if active is None:
+            if missing_ok:
+                return
+            raise UsageError(f"interrupt: session {session_id!r} has no running turn")
+        await active.run.interrupt(reason)
+
+    async def respond(self, session_id: str, request_id: str, decision: str) -> None:
+        """Answer an open approval (``"allow"``/``"deny"``) or input request of the turn."""
+        active = self._active.get(session_id)
+        if active is None:
+            raise UsageError(f"respond: session {session_id!r} has no running turn")
+        await active.run.respond(request_id, decision)
+
+    async def wait_idle(self, session_id: str) -> None:
+        """Wait until the session has no running turn."""
+        active = self._active.get(session_id)
+        if active is not None:
+            await active.done.wait()
+
+    # --- the pump -------------------------------------------------------------------------
+
+    def _started(self, run_id: str, session_id: str, provider: str) -> RunStarted:
+        return RunStarted(
+            run_id=run_id, ts=self.clock.now(), session_id=session_id, provider=provider
+        )
+
+    async def _pump(self, session_id: str, provider_name: str, active: _Active) -> None:
+        run, record = active.run, active.record
+        appended = 0
+        try:
+            try:
+                async for event in run:
+                    [stored] = self.log.append(session_id, [event])
+                    appended += 1
+                    if is_terminal(stored):
+                        self._ended(record, stored, run)
+                        return
+                raise RuntimeError("the run ended without a terminal event")
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    await run.interrupt("host stopped")
+                self._abandon(record, "abandoned: the host stopped")
+                raise
+            except Exception as error:  # the provider broke: the run crashed, not the host
+                crashed: list[Event] = []
+                if not appended:
+                    crashed.append(self._started(run.run_id, run.session_id, provider_name))
+                crashed.append(
+                    RunCrashed(
+                        run_id=run.run_id,
+                        ts=self.clock.now(),
+                        kind="internal",
+                        message=f"the provider raised {type(error).__name__}: {error}",
+                    )
+                )
+                stored = self.log.append(session_id, crashed)[-1]
+                self._ended(record, stored, run)
+        finally:
+            self._active.pop(session_id, None)
+            active.done.set()
+
+    def _ended(self, record: RunRecord, terminal: Event, run: AgentRun) -> None:
+        status = _STATUS[terminal.type]
+        if status == "completed":
+            assert terminal.seq is not None
+            checkpoint = Checkpoint(resume=run.session_id, run_id=record.run_id, seq=terminal.seq)
+            self.store.set_checkpoint(record.session_id, checkpoint)
+        self._finish(record, status)
+
+    def _finish(self, record: RunRecord, status: RunStatus) -> None:
+        self.store.put(msgspec.structs.replace(record, status=status, ended_at=self.clock.now()))
