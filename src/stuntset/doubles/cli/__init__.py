@@ -27,12 +27,13 @@ __all__ = ["PROGRAMS", "CliProgram", "InstalledCli", "Invocation", "install_cli"
 
 def _programs() -> dict[str, CliProgram]:
     from stuntset.doubles.cli.claude import CLAUDE
+    from stuntset.doubles.cli.codex import CODEX
 
-    return {"claude": CLAUDE}
+    return {"claude": CLAUDE, "codex": CODEX}
 
 
 #: Names ``install_cli`` knows, for messages (the programs load on first use).
-PROGRAMS = ("claude",)
+PROGRAMS = ("claude", "codex")
 
 
 def install_cli(

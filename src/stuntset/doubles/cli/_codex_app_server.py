@@ -1,0 +1,960 @@
+"""``codex app-server --listen stdio://``: Codex's JSON-RPC server, as ``openai-codex`` drives it.
+
+Runs in the fake process (built-ins only, see ``_runtime``). What codex-cli 0.163.0 does
+(protocols.md §6.6; shapes captured from the real binary and checked against the SDK's
+generated models):
+
+* One JSON object per line both ways, JSON-RPC without the ``"jsonrpc"`` member. Requests
+  are answered in order; a line that is not a JSON-RPC message is logged on stderr and
+  ignored; an unknown method gets ``-32600`` "Invalid request: unknown variant …"; anything
+  before ``initialize`` gets ``-32600`` "Not initialized"; a second ``initialize``
+  "Already initialized"; a request without ``params`` "Invalid request: missing field
+  `params`". Methods the real server has but the double does not simulate get ``-32601``.
+* ``initialize`` → ``userAgent`` ``<client name>/0.163.0 (…)``, ``codexHome``, platform;
+  ``thread/start`` → the thread and its settings, then ``thread/started``;
+  ``thread/resume`` (a thread an earlier invocation of the double made; unknown: ``-32600``
+  "no rollout found for thread id …"), ``thread/read``, ``thread/list``, ``model/list``,
+  ``account/read``.
+* ``turn/start`` → ``{"turn": {… "status": "inProgress"}}``, then ``thread/status/changed``
+  (active), ``turn/started``, the user message item, the scripted items with their deltas,
+  ``thread/tokenUsage/updated``, ``thread/status/changed`` (idle) and ``turn/completed``
+  (``completed`` | ``failed`` with ``turn.error`` | ``interrupted``).
+* ``turn/interrupt`` (the active turn; another id: "expected active turn id X but found Y")
+  answers ``{}`` and ends the turn as ``interrupted``; ``turn/steer`` is accepted.
+* Approvals are server-initiated requests answered by the client:
+  ``item/commandExecution/requestApproval`` / ``item/fileChange/requestApproval`` (with the
+  thread's approval policy ``never`` they are declined unasked; with the ``auto_review``
+  reviewer approved unasked), then ``serverRequest/resolved``. ``item/tool/requestUserInput``
+  asks questions the same way.
+* Exit at stdin EOF, after the turn in progress.
+"""
+
+from __future__ import annotations
+
+import posix
+
+from stuntset.doubles.cli._codex_run import (
+    COMMON_OPTIONS,
+    ArgumentError,
+    Clock,
+    Threads,
+    choose_turn,
+    parse_options,
+    text_of,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from stuntset.doubles.cli._runtime import Runtime
+
+__all__ = ["KNOWN_METHODS", "run_app_server"]
+
+#: Client request methods the real 0.163.0 server knows (the list its "unknown variant"
+#: error prints, as far as the real server prints it).
+_KNOWN_TEXT = (
+    "initialize server/diagnostics userVerification/status userVerification/enroll "
+    "userVerification/delete userVerification/verify userVerification/cancel thread/start "
+    "thread/resume thread/fork thread/archive thread/delete thread/unsubscribe "
+    "thread/increment_elicitation thread/decrement_elicitation thread/name/set "
+    "thread/prediction/request thread/goal/set thread/goal/get thread/goal/clear "
+    "thread/queue/add thread/queue/list thread/queue/update thread/queue/delete "
+    "thread/queue/reorder thread/queue/start thread/metadata/update thread/attachment/add "
+    "thread/attachment/list thread/attachmentOwner/list thread/attachment/remove "
+    "thread/section/move thread/settings/update thread/memoryMode/set memory/status "
+    "memory/reset rollout/compress thread/unarchive thread/compact/start thread/shellCommand "
+    "thread/approveGuardianDeniedAction thread/backgroundTerminals/clean "
+    "thread/backgroundTerminals/list thread/backgroundTerminals/terminate thread/revert "
+    "thread/list project/list project/read project/create project/import project/update "
+    "project/move project/delete threadSection/list threadSection/create threadSection/update "
+    "threadSection/delete thread/search thread/searchOccurrences thread/loaded/list "
+    "thread/read thread/readState/update thread/turns/list thread/items/list "
+    "thread/items/read thread/inject_items skills/list skills/extraRoots/set hooks/list "
+    "marketplace/add marketplace/remove marketplace/upgrade plugin/list plugin/search "
+    "plugin/installed plugin/reconcile plugin/read plugin/skill/read plugin/share/save "
+    "plugin/share/updateTargets plugin/share/list plugin/share/checkout plugin/share/delete "
+    "app/read app/list app/installed fs/readFile fs/writeFile fs/createDirectory "
+    "fs/getMetadata fs/readDirectory fs/remove fs/copy fs/watch fs/unwatch "
+    "skills/config/write plugin/install plugin/uninstall turn/start turn/settings/update "
+    "turn/steer turn/interrupt thread/realtime/start thread/realtime/appendAudio "
+    "thread/realtime/appendText thread/realtime/appendSpeech thread/realtime/stop "
+    "thread/timeline/list thread/realtime/listVoices review/start model/list "
+    "account/gatewayOAuth/read account/gatewayOAuth/login account/gatewayOAuth/cancel "
+    "modelProvider/capabilities/read experimentalFeature/list permissionProfile/list "
+    "experimentalFeature/enablement/set remoteControl/enable remoteControl/disable "
+    "remoteControl/status/read remoteControl/pairing/start remoteControl/pairing/status "
+    "remoteControl/client/list remoteControl/client/revoke collaborationMode/list "
+    "mock/experimentalMethod environment/add environment/info account/read "
+    "account/login/start account/login/cancel account/logout account/rateLimits/read "
+    "command/exec config/read config/value/write config/batchWrite"
+)
+KNOWN_METHODS = tuple(_KNOWN_TEXT.split())
+_KNOWN = frozenset(KNOWN_METHODS)
+_NO_PARAMS = frozenset({"account/logout", "account/rateLimits/read", "config/read"})
+
+_USAGE = "Usage: codex app-server [OPTIONS] [COMMAND]"
+_OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
+    **COMMON_OPTIONS,
+    "--listen": ("listen", True, "URL", ()),
+    "--stdio": ("stdio", False, "", ()),
+    "--code-mode-host": ("code_mode_host", True, "URL", ()),
+    "--analytics-default-enabled": ("analytics", False, "", ()),
+}
+_HELP = """[experimental] Run the app server or related tooling
+
+Usage: codex app-server [OPTIONS] [COMMAND]
+
+Options:
+      --listen <URL>  Transport endpoint URL. Supported values: `stdio://` (default), ...
+
+(stuntset fake codex: only --listen stdio:// is simulated)
+"""
+_CONTEXT_WINDOW = 258400
+
+
+class _Interrupted(Exception):
+    """The active turn was interrupted (``turn/interrupt``, or an approval ``cancel``)."""
+
+
+class _Ended(Exception):
+    """The turn has ended without its terminal notification (a fault)."""
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _invalid(message: str) -> RpcError:
+    return RpcError(-32600, message)
+
+
+def _require(params: dict[str, Any], field: str) -> Any:
+    if field not in params:
+        raise _invalid(f"Invalid request: missing field `{field}`")
+    return params[field]
+
+
+def _input_text(items: Any) -> str:
+    texts = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("type") == "text":
+            texts.append(str(item.get("text", "")))
+    return "\n".join(texts)
+
+
+class Server:
+    """One app-server process: the JSON-RPC loop, its threads and the turn queue."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.initialized = False
+        self.client_name = "unknown"
+        self.threads = Threads(rt)
+        self.loaded: dict[str, dict[str, Any]] = {}
+        self.settings: dict[str, dict[str, Any]] = {}
+        self.queue: list[tuple[dict[str, Any], str, list[Any]]] = []
+        self.active: Turn | None = None
+        self.responses: dict[Any, dict[str, Any]] = {}
+        self.waiting: set[Any] = set()
+        self.next_request = 0
+        self.clock = Clock()
+        self.turn_ids = rt.ids("turns")
+        self.item_ids = rt.ids("items")
+
+    # --- output ---------------------------------------------------------------------------
+
+    def write(self, message: dict[str, Any]) -> None:
+        self.rt.send(message)
+        if self.active is not None:
+            self.pump(0.0)
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.write({"method": method, "params": params, "emittedAtMs": self.clock.tick()})
+
+    def respond(self, request_id: Any, result: dict[str, Any]) -> None:
+        self.rt.send({"id": request_id, "result": result})
+
+    def error(self, request_id: Any, code: int, message: str) -> None:
+        self.rt.send({"error": {"code": code, "message": message}, "id": request_id})
+
+    # --- input ----------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        while True:
+            while self.queue:
+                thread, prompt, items = self.queue.pop(0)
+                turn_id = items[0]
+                self.active = Turn(self, thread, turn_id, prompt, items[1])
+                try:
+                    self.active.play()
+                finally:
+                    self.active = None
+            line = self.rt.next_line(None)
+            if line is self.rt.EOF:
+                return
+            if line is not None:
+                self.handle(line)
+
+    def pump(self, timeout: float | None) -> bool:
+        """Handle what stdin has (waiting up to ``timeout`` for the first line); False at
+        EOF."""
+        line = self.rt.next_line(timeout)
+        while line is not None:
+            if line is self.rt.EOF:
+                return False
+            self.handle(line)
+            line = self.rt.next_line(0.0)
+        return True
+
+    def handle(self, raw: Any) -> None:
+        text = raw.decode("utf-8", "replace").strip()
+        if not text:
+            return
+        try:
+            message = self.rt.loads(text)
+        except ValueError as error:
+            self.rt.journal.write("stdin", raw=text)
+            self.log_bad_line(str(error))
+            return
+        if not isinstance(message, dict):
+            self.rt.journal.write("stdin", raw=text)
+            self.log_bad_line("data did not match any variant of untagged enum JSONRPCMessage")
+            return
+        self.rt.journal.write("stdin", message=message)
+        if "method" in message and "id" in message:
+            self.request(message)
+        elif "id" in message:
+            if message["id"] in self.waiting:
+                self.responses[message["id"]] = message
+            else:
+                self.rt.journal.write("ignored", reason="response to no server request")
+        elif "method" not in message:
+            self.log_bad_line("data did not match any variant of untagged enum JSONRPCMessage")
+
+    def log_bad_line(self, why: str) -> None:
+        self.rt.stderr(
+            f"ERROR codex_app_server_transport::transport: Failed to deserialize "
+            f"JSONRPCMessage: {why}\n"
+        )
+
+    def request(self, message: dict[str, Any]) -> None:
+        request_id = message["id"]
+        method = message["method"]
+        try:
+            if not isinstance(method, str) or method not in _KNOWN:
+                expected = ", ".join(f"`{m}`" for m in KNOWN_METHODS)
+                raise _invalid(
+                    f"Invalid request: unknown variant `{method}`, expected one of {expected}"
+                )
+            params = message.get("params")
+            if params is None and method not in _NO_PARAMS:
+                raise _invalid("Invalid request: missing field `params`")
+            params = params if isinstance(params, dict) else {}
+            if method == "initialize":
+                result = self.initialize(params)
+            elif not self.initialized:
+                raise _invalid("Not initialized")
+            else:
+                handler = _HANDLERS.get(method)
+                if handler is None:
+                    raise RpcError(
+                        -32601, f"stuntset fake codex does not simulate the method `{method}`"
+                    )
+                result = handler(self, params)
+        except RpcError as error:
+            self.error(request_id, error.code, error.message)
+            return
+        self.respond(request_id, result)
+        if method == "thread/start":
+            self.notify("thread/started", {"thread": self.thread_object(result["thread"]["id"])})
+
+    def server_request(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """A server → client request; blocks (handling other stdin) until its answer. ``None``
+        if stdin closes first."""
+        request_id = self.next_request
+        self.next_request += 1
+        self.waiting.add(request_id)
+        self.write({"id": request_id, "method": method, "params": params})
+        try:
+            while request_id not in self.responses:
+                if self.active is not None and self.active.interrupted:
+                    raise _Interrupted
+                if not self.pump(None):
+                    return None
+            return self.responses.pop(request_id)
+        finally:
+            self.waiting.discard(request_id)
+
+    # --- methods --------------------------------------------------------------------------
+
+    def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.initialized:
+            raise _invalid("Already initialized")
+        info = params.get("clientInfo")
+        info = info if isinstance(info, dict) else {}
+        self.client_name = str(info.get("name") or "unknown")
+        client_version = str(info.get("version") or "")
+        self.initialized = True
+        system = posix.uname().sysname
+        home = self.rt.env.get("CODEX_HOME") or (self.rt.env.get("HOME", "") + "/.codex")
+        return {
+            "userAgent": f"{self.client_name}/{self.rt.plan['version']} (stuntset fake codex; "
+            f"{system}) ({self.client_name}; {client_version})",
+            "codexHome": home,
+            "platformFamily": "windows" if system.startswith("Windows") else "unix",
+            "platformOs": {"Linux": "linux", "Darwin": "macos"}.get(system, system.lower()),
+        }
+
+    def thread_object(self, thread_id: str, *, turns: bool = False) -> dict[str, Any]:
+        thread = self.loaded.get(thread_id) or self.threads.get(thread_id) or {}
+        created = BASE_SECONDS + int(thread.get("number", 0))
+        active = self.active is not None and self.active.thread["id"] == thread_id
+        return {
+            "id": thread_id,
+            "sessionId": thread_id,
+            "forkedFromId": None,
+            "parentThreadId": None,
+            "preview": thread.get("preview", ""),
+            "ephemeral": bool(thread.get("ephemeral")),
+            "historyMode": "paginated",
+            "modelProvider": "openai",
+            "model": thread.get("model"),
+            "reasoningEffort": None,
+            "createdAt": created,
+            "updatedAt": created + int(thread.get("turns", 0)),
+            "status": {"type": "active", "activeFlags": []} if active else {"type": "idle"},
+            "path": None
+            if thread.get("ephemeral")
+            else f"{self.rt.plan['state_dir']}/sessions/rollout-{thread_id}.jsonl",
+            "cwd": thread.get("cwd", "/"),
+            "cliVersion": self.rt.plan["version"],
+            "originator": self.client_name,
+            "source": "vscode",
+            "threadSource": None,
+            "agentNickname": None,
+            "agentRole": None,
+            "gitInfo": None,
+            "name": None,
+            "turns": list(thread.get("history", [])) if turns else [],
+        }
+
+    def thread_settings(self, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
+        previous = self.settings.get(thread_id, {})
+        policy = params.get("approvalPolicy") or previous.get("approvalPolicy") or "on-request"
+        reviewer = params.get("approvalsReviewer") or previous.get("approvalsReviewer") or "user"
+        sandbox = params.get("sandbox") or previous.get("sandboxMode") or "read-only"
+        settings = {"approvalPolicy": policy, "approvalsReviewer": reviewer, "sandboxMode": sandbox}
+        self.settings[thread_id] = settings
+        thread = self.loaded[thread_id]
+        policies = {
+            "read-only": {"type": "readOnly", "networkAccess": False},
+            "workspace-write": {
+                "type": "workspaceWrite",
+                "writableRoots": [],
+                "networkAccess": False,
+                "excludeTmpdirEnvVar": False,
+                "excludeSlashTmp": False,
+            },
+            "danger-full-access": {"type": "dangerFullAccess"},
+        }
+        return {
+            "thread": self.thread_object(thread_id),
+            "model": thread["model"],
+            "modelProvider": "openai",
+            "serviceTier": None,
+            "cwd": thread["cwd"],
+            "instructionSources": [],
+            "approvalPolicy": policy,
+            "approvalsReviewer": reviewer,
+            "sandbox": policies.get(str(sandbox), policies["read-only"]),
+            "reasoningEffort": None,
+        }
+
+    def thread_start(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = params.get("cwd") or self.rt.env.get("PWD") or posix.getcwd()
+        model = params.get("model") or self.rt.plan["model"]
+        thread = self.threads.create(str(cwd), str(model), bool(params.get("ephemeral")))
+        self.loaded[thread["id"]] = thread
+        return self.thread_settings(thread["id"], params)
+
+    def find_thread(self, params: dict[str, Any]) -> dict[str, Any]:
+        thread_id = _require(params, "threadId")
+        thread = self.loaded.get(thread_id) or self.threads.get(str(thread_id))
+        if thread is None:
+            raise _invalid(f"no rollout found for thread id {thread_id}")
+        self.loaded[thread["id"]] = thread
+        return thread
+
+    def thread_resume(self, params: dict[str, Any]) -> dict[str, Any]:
+        thread = self.find_thread(params)
+        if params.get("model"):
+            thread["model"] = str(params["model"])
+        return self.thread_settings(thread["id"], params)
+
+    def thread_read(self, params: dict[str, Any]) -> dict[str, Any]:
+        thread = self.find_thread(params)
+        return {"thread": self.thread_object(thread["id"], turns=bool(params.get("includeTurns")))}
+
+    def thread_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        data = [self.thread_object(t["id"]) for t in reversed(self.threads.all())]
+        return {"data": data, "nextCursor": None, "backwardsCursor": None}
+
+    def turn_start(self, params: dict[str, Any]) -> dict[str, Any]:
+        thread = self.find_thread(params)
+        items = _require(params, "input")
+        turn_id = self.turn_ids.uuid()
+        if params.get("model"):
+            thread["model"] = str(params["model"])
+        if params.get("approvalPolicy") or params.get("approvalsReviewer"):
+            self.thread_settings(thread["id"], params)
+        self.queue.append((thread, _input_text(items), [turn_id, items]))
+        return {"turn": turn_object(turn_id, [], "inProgress", None, None, None, "notLoaded")}
+
+    def turn_interrupt(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.find_thread(params)
+        turn_id = _require(params, "turnId")
+        active = self.active
+        if active is None or active.thread["id"] != params["threadId"]:
+            raise _invalid("no active turn to interrupt")
+        if turn_id != active.id:
+            raise _invalid(f"expected active turn id {turn_id} but found {active.id}")
+        active.interrupted = True
+        return {}
+
+    def turn_steer(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.find_thread(params)
+        expected = _require(params, "expectedTurnId")
+        _require(params, "input")
+        active = self.active
+        if active is None:
+            raise _invalid("no active turn to steer")
+        if expected != active.id:
+            raise _invalid(f"expected active turn id {expected} but found {active.id}")
+        return {"turnId": active.id}
+
+    def model_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        model = self.rt.plan["model"]
+        efforts = [
+            {"reasoningEffort": effort, "description": f"{effort} reasoning"}
+            for effort in ("low", "medium", "high")
+        ]
+        entry = {
+            "id": model,
+            "model": model,
+            "displayName": model,
+            "description": "stuntset fake codex model",
+            "hidden": False,
+            "isDefault": True,
+            "defaultReasoningEffort": "medium",
+            "supportedReasoningEfforts": efforts,
+        }
+        return {"data": [entry], "nextCursor": None}
+
+    def account_read(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"account": {"type": "apiKey"}, "requiresOpenaiAuth": True}
+
+
+_HANDLERS: dict[str, Any] = {
+    "thread/start": Server.thread_start,
+    "thread/resume": Server.thread_resume,
+    "thread/read": Server.thread_read,
+    "thread/list": Server.thread_list,
+    "turn/start": Server.turn_start,
+    "turn/interrupt": Server.turn_interrupt,
+    "turn/steer": Server.turn_steer,
+    "model/list": Server.model_list,
+    "account/read": Server.account_read,
+}
+
+BASE_SECONDS = 1767225600
+
+
+def turn_object(
+    turn_id: str,
+    items: list[Any],
+    status: str,
+    error: dict[str, Any] | None,
+    started: int | None,
+    completed: int | None,
+    view: str,
+) -> dict[str, Any]:
+    return {
+        "id": turn_id,
+        "rootTurnId": turn_id,
+        "items": items,
+        "itemsView": view,
+        "status": status,
+        "error": error,
+        "startedAt": started,
+        "completedAt": completed,
+        "durationMs": None
+        if completed is None or started is None
+        else (completed - started) * 1000,
+    }
+
+
+def _usage_breakdown(values: list[int]) -> dict[str, int]:
+    input_tokens, cached, output_tokens, reasoning = values
+    return {
+        "totalTokens": input_tokens + output_tokens,
+        "inputTokens": input_tokens,
+        "cachedInputTokens": cached,
+        "cacheWriteInputTokens": 0,
+        "outputTokens": output_tokens,
+        "reasoningOutputTokens": reasoning,
+    }
+
+
+class Turn:
+    """One turn of a thread: the plan's ops rendered as app-server notifications."""
+
+    def __init__(
+        self, server: Server, thread: dict[str, Any], turn_id: str, prompt: str, items: Any
+    ) -> None:
+        self.server = server
+        self.rt = server.rt
+        self.thread = thread
+        self.id = turn_id
+        self.prompt = prompt
+        self.input_items = items if isinstance(items, list) else []
+        self.interrupted = False
+        self.started_at = server.clock.seconds()
+        self.summary: list[dict[str, Any]] = []
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.waiting: list[str] = []
+        self.last_call: str | None = None
+        self.usage = [0, 0, 0, 0]
+
+    # --- framing --------------------------------------------------------------------------
+
+    def notify(self, method: str, **params: Any) -> None:
+        payload = {"threadId": self.thread["id"], "turnId": self.id}
+        payload.update(params)
+        self.server.notify(method, payload)
+        if self.interrupted:
+            raise _Interrupted
+
+    def item(self, method: str, item: dict[str, Any]) -> None:
+        stamp = "startedAtMs" if method == "item/started" else "completedAtMs"
+        self.notify(method, item=item, **{stamp: self.server.clock.ms})
+
+    def new_id(self) -> str:
+        return self.server.item_ids.uuid()
+
+    # --- the turn -------------------------------------------------------------------------
+
+    def play(self) -> None:
+        server = self.server
+        thread = self.thread
+        server.notify(
+            "thread/status/changed",
+            {"threadId": thread["id"], "status": {"type": "active", "activeFlags": []}},
+        )
+        turn = turn_object(self.id, [], "inProgress", None, self.started_at, None, "notLoaded")
+        server.notify("turn/started", {"threadId": thread["id"], "turn": turn})
+        try:
+            content = [
+                {**entry, "text_elements": []} if entry.get("type") == "text" else entry
+                for entry in self.input_items
+                if isinstance(entry, dict)
+            ]
+            user = {
+                "type": "userMessage",
+                "id": self.new_id(),
+                "clientId": None,
+                "content": content,
+            }
+            self.item("item/started", user)
+            self.item("item/completed", user)
+            chosen, error = choose_turn(self.rt, self.prompt, thread["model"])
+            thread["turns"] += 1
+            if not thread["preview"]:
+                thread["preview"] = self.prompt[:200]
+            if chosen is None:
+                self.rt.stderr(f"stuntset: {error}\n")
+                self.fail(str(error), "other", None)
+            for op in chosen["ops"] if chosen is not None else ():
+                self.op(op)
+            self.finish("completed", None)
+        except _Interrupted:
+            self.interrupted = False
+            self.finish("interrupted", None)
+        except _Ended:
+            pass
+        finally:
+            server.threads.save(thread)
+
+    def op(self, op: tuple[Any, ...]) -> None:
+        kind = op[0]
+        if kind == "text":
+            _, text, deltas, interval = op
+            item = {
+                "type": "agentMessage",
+                "id": "msg_" + self.server.item_ids.hex(24),
+                "text": "",
+                "phase": None,
+                "memoryCitation": None,
+            }
+            self.item("item/started", item)
+            for number, delta in enumerate(deltas):
+                if number and interval:
+                    self.wait(interval)
+                self.notify("item/agentMessage/delta", itemId=item["id"], delta=delta)
+            done = {**item, "text": text}
+            self.item("item/completed", done)
+            self.summary.append(done)
+        elif kind == "reasoning":
+            _, text, deltas, interval = op
+            item = {"type": "reasoning", "id": "rs_" + self.server.item_ids.hex(24)}
+            self.item("item/started", {**item, "summary": [], "content": []})
+            self.notify("item/reasoning/summaryPartAdded", itemId=item["id"], summaryIndex=0)
+            for number, delta in enumerate(deltas):
+                if number and interval:
+                    self.wait(interval)
+                self.notify(
+                    "item/reasoning/summaryTextDelta",
+                    itemId=item["id"],
+                    delta=delta,
+                    summaryIndex=0,
+                )
+            self.item("item/completed", {**item, "summary": [text], "content": []})
+        elif kind == "tool":
+            self.start_tool(op)
+        elif kind == "result":
+            _, output, is_error, call_id = op
+            target = call_id or (self.waiting[0] if self.waiting else None)
+            if target is not None and target in self.calls:
+                self.finish_tool(target, output, bool(is_error))
+        elif kind == "approval":
+            self.approval(op)
+        elif kind == "ask":
+            self.ask(op[1])
+        elif kind == "usage":
+            self.usage[0] += op[1]
+            self.usage[2] += op[2]
+        elif kind == "delay":
+            self.wait(op[1])
+        else:
+            self.fault(op)
+
+    def wait(self, seconds: float | None) -> None:
+        """Wait ``seconds`` (``None``: for ever) of scaled time, handling stdin;
+        ``_Interrupted`` on an interrupt. After stdin EOF nothing can interrupt: the wait just
+        runs out (for ever: until the process is killed)."""
+        import time
+
+        rt = self.rt
+        if seconds is not None:
+            self.server.clock.advance(seconds)
+        end = None if seconds is None else time.monotonic() + seconds * rt.time_scale
+        while True:
+            if self.interrupted:
+                raise _Interrupted
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                return
+            if not self.server.pump(left):
+                rt.sleep(1e9 if left is None else left / rt.time_scale)
+                return
+
+    # --- tools ----------------------------------------------------------------------------
+
+    def start_tool(self, op: tuple[Any, ...]) -> None:
+        _, call_id, kind, _name, tool_input, details = op
+        key = call_id or f"call-{len(self.calls) + 1}"
+        item_id = "call_" + self.server.item_ids.hex(24)
+        if kind == "command":
+            item = {
+                "type": "commandExecution",
+                "id": item_id,
+                "command": details["command"],
+                "commandActions": [{"type": "unknown", "command": details["command"]}],
+                "cwd": self.thread["cwd"],
+                "processId": None,
+                "source": "agent",
+                "status": "inProgress",
+                "aggregatedOutput": None,
+                "exitCode": None,
+                "durationMs": None,
+            }
+        elif kind == "file_change":
+            changes = [
+                {"path": c["path"], "kind": {"type": c["kind"]}, "diff": c["diff"]}
+                for c in details["changes"]
+            ]
+            item = {"type": "fileChange", "id": item_id, "changes": changes, "status": "inProgress"}
+        elif kind == "web_search":
+            query = details["query"]
+            item = {
+                "type": "webSearch",
+                "id": item_id,
+                "query": query,
+                "action": {"type": "search", "query": query, "queries": None},
+            }
+        elif kind == "todo":
+            plan = [
+                {"step": entry["text"], "status": "completed" if entry["completed"] else "pending"}
+                for entry in details["items"]
+            ]
+            self.notify("turn/plan/updated", explanation=None, plan=plan)
+            item = {"type": "plan", "id": item_id, "text": ""}
+        else:
+            item = {
+                "type": "mcpToolCall",
+                "id": item_id,
+                "server": details["server"],
+                "tool": details["tool"],
+                "status": "inProgress",
+                "arguments": tool_input,
+                "result": None,
+                "error": None,
+                "durationMs": None,
+            }
+        self.calls[key] = {"item": item, "kind": kind, "declined": False}
+        self.waiting.append(key)
+        self.last_call = key
+        if kind != "todo":
+            self.item("item/started", item)
+
+    def finish_tool(self, key: str, output: Any, is_error: bool) -> None:
+        call = self.calls[key]
+        if key in self.waiting:
+            self.waiting.remove(key)
+        if call["declined"] or call.get("done"):
+            return
+        call["done"] = True
+        item = call["item"]
+        status = "failed" if is_error else "completed"
+        kind = item["type"]
+        if kind == "plan":
+            return
+        if kind == "commandExecution":
+            text = text_of(output)
+            if text:
+                self.notify("item/commandExecution/outputDelta", itemId=item["id"], delta=text)
+            item.update(aggregatedOutput=text, exitCode=1 if is_error else 0, durationMs=0)
+            item["status"] = status
+        elif kind == "fileChange":
+            item["status"] = status
+        elif kind == "mcpToolCall":
+            if is_error:
+                item["error"] = {"message": text_of(output)}
+            else:
+                content = [{"type": "text", "text": text_of(output)}]
+                item["result"] = {"content": content, "structuredContent": None}
+            item.update(status=status, durationMs=0)
+        self.item("item/completed", item)
+
+    def approval(self, op: tuple[Any, ...]) -> None:
+        _, tool, tool_input, call_id, details = op
+        key = call_id or self.last_call
+        if key is None or key not in self.calls:
+            key = key or f"approval-{len(self.calls) + 1}"
+            kind, info = details if details is not None else ("command", {"command": str(tool)})
+            self.start_tool(("tool", key, kind, tool, tool_input or {}, info))
+        call = self.calls[key]
+        item = call["item"]
+        settings = self.server.settings.get(self.thread["id"], {})
+        policy = settings.get("approvalPolicy")
+        if policy == "never":
+            decision: Any = "decline"
+        elif settings.get("approvalsReviewer") in ("auto_review", "guardian_subagent"):
+            decision = "accept"
+        else:
+            params = {
+                "threadId": self.thread["id"],
+                "turnId": self.id,
+                "itemId": item["id"],
+                "startedAtMs": self.server.clock.tick(),
+                "reason": None,
+            }
+            if item["type"] == "fileChange":
+                method = "item/fileChange/requestApproval"
+                params["grantRoot"] = None
+            else:
+                method = "item/commandExecution/requestApproval"
+                command = item.get("command") or f"{item.get('tool', tool)} {tool_input or {}}"
+                params.update(
+                    approvalId=None,
+                    command=command,
+                    cwd=self.thread["cwd"],
+                    commandActions=[{"type": "unknown", "command": command}],
+                    proposedExecpolicyAmendment=None,
+                )
+            answer = self.server.server_request(method, params)
+            request_id = self.server.next_request - 1
+            self.notify("serverRequest/resolved", requestId=request_id)
+            result = answer.get("result") if isinstance(answer, dict) else None
+            decision = result.get("decision") if isinstance(result, dict) else "decline"
+        if decision in ("accept", "acceptForSession") or (
+            isinstance(decision, dict)
+            and (
+                "acceptWithExecpolicyAmendment" in decision
+                or "applyNetworkPolicyAmendment" in decision
+            )
+        ):
+            return
+        call["declined"] = True
+        if key in self.waiting:
+            self.waiting.remove(key)
+        if item["type"] in ("commandExecution", "fileChange"):
+            item["status"] = "declined"
+        else:
+            item.update(status="failed", error={"message": "user rejected the tool call"})
+        self.item("item/completed", item)
+        if decision == "cancel":
+            raise _Interrupted
+
+    def ask(self, prompt: str) -> None:
+        item_id = "call_" + self.server.item_ids.hex(24)
+        question = {
+            "id": "q_1",
+            "header": "Question",
+            "question": prompt,
+            "isOther": True,
+            "isSecret": False,
+            "options": None,
+        }
+        params = {
+            "threadId": self.thread["id"],
+            "turnId": self.id,
+            "itemId": item_id,
+            "questions": [question],
+            "isBlocking": True,
+        }
+        answer = self.server.server_request("item/tool/requestUserInput", params)
+        self.notify("serverRequest/resolved", requestId=self.server.next_request - 1)
+        self.rt.journal.write("answer", message=answer)
+
+    # --- endings --------------------------------------------------------------------------
+
+    def add_usage(self) -> None:
+        total = self.thread["usage"]
+        for index, value in enumerate(self.usage):
+            total[index] += value
+        self.usage = [0, 0, 0, 0]
+
+    def finish(self, status: str, error: dict[str, Any] | None) -> None:
+        server = self.server
+        if status != "interrupted":
+            last = list(self.usage)
+            self.add_usage()
+            usage = {
+                "total": _usage_breakdown(self.thread["usage"]),
+                "last": _usage_breakdown(last),
+                "modelContextWindow": _CONTEXT_WINDOW,
+            }
+            self.notify("thread/tokenUsage/updated", tokenUsage=usage)
+        server.notify(
+            "thread/status/changed", {"threadId": self.thread["id"], "status": {"type": "idle"}}
+        )
+        turn = turn_object(
+            self.id,
+            self.summary,
+            status,
+            error,
+            self.started_at,
+            server.clock.seconds(),
+            "summary",
+        )
+        self.thread.setdefault("history", []).append({**turn, "itemsView": "full"})
+        server.notify("turn/completed", {"threadId": self.thread["id"], "turn": turn})
+        self.rt.exit_code = 1 if status == "failed" else 0
+
+    def fail(self, message: str, info: Any, details: str | None) -> None:
+        error = {"message": message, "codexErrorInfo": info, "additionalDetails": details}
+        self.notify("error", error=error, willRetry=False)
+        self.finish("failed", error)
+        raise _Ended
+
+    def fault(self, op: tuple[Any, ...]) -> None:
+        rt = self.rt
+        kind = op[0]
+        if kind == "api_error":
+            _, message, info, details = op
+            self.fail(message, info, details)
+        if kind == "cut":
+            turn = turn_object(
+                self.id, self.summary, "completed", None, self.started_at, None, "summary"
+            )
+            line = (
+                rt.dumps(
+                    {
+                        "method": "turn/completed",
+                        "params": {"threadId": self.thread["id"], "turn": turn},
+                    }
+                )
+                + "\n"
+            )
+            rt.journal.write("cut", partial=line[: len(line) // 2])
+            rt.write_bytes(line[: len(line) // 2].encode())
+            self.server.threads.save(self.thread)
+            rt.exit(0 if op[1] else 1)
+        elif kind == "malformed":
+            rt.journal.write("malformed", text=op[1])
+            rt.write_bytes((op[1] + "\n").encode())
+        elif kind == "garbage":
+            rt.journal.write("garbage", data=op[1].decode("utf-8", "replace"))
+            rt.write_bytes(op[1])
+        elif kind == "out_of_order":
+            self.notify("item/agentMessage/delta", itemId="msg_NEVERSTARTED", delta="orphan delta")
+            self.finish("completed", None)
+            late = {
+                "type": "agentMessage",
+                "id": "msg_" + self.server.item_ids.hex(24),
+                "text": "a message after the turn ended",
+                "phase": None,
+                "memoryCitation": None,
+            }
+            self.item("item/completed", late)
+        elif kind == "stall":
+            self.wait(None)
+        elif kind == "exit":
+            _, code, stderr = op
+            if stderr:
+                rt.stderr(stderr if stderr.endswith("\n") else stderr + "\n")
+            self.server.threads.save(self.thread)
+            rt.exit(code)
+        raise _Ended
+
+
+def run_app_server(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
+    """``codex app-server …``."""
+    try:
+        options, _, command, _ = parse_options(
+            argv,
+            _OPTIONS,
+            _USAGE,
+            stop_at=frozenset({"daemon", "proxy", "generate-ts", "generate-json-schema", "help"}),
+            max_positionals=0,
+        )
+    except ArgumentError as error:
+        rt.stderr(str(error))
+        rt.exit(2)
+        return
+    if options.get("help") or top.get("help") or command == "help":
+        rt.write_bytes(_HELP.encode())
+        return
+    if command is not None:
+        rt.stderr(f"stuntset fake codex: `codex app-server {command}` is not simulated\n")
+        rt.exit(2)
+    listen = options.get("listen", "stdio://")
+    if listen not in ("stdio://",):
+        valid = listen.startswith(("unix://", "ws://")) or listen == "off"
+        if not valid:
+            rt.stderr(
+                f"error: invalid value '{listen}' for '--listen <URL>': unsupported --listen URL "
+                f"`{listen}`; expected `stdio://`, `unix://`, `unix://PATH`, `ws://IP:PORT`, or "
+                f"`off`\n\nFor more information, try '--help'.\n"
+            )
+            rt.exit(2)
+        rt.stderr(f"stuntset fake codex: only --listen stdio:// is simulated, not {listen}\n")
+        rt.exit(2)
+    startup_delay = rt.plan.get("startup_delay") or 0.0
+    if startup_delay:
+        rt.sleep(startup_delay, scaled=False)
+    Server(rt).serve()

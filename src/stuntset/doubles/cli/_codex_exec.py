@@ -1,0 +1,443 @@
+"""``codex exec``: one non-interactive turn, as JSONL events (``--json``/``--experimental-json``).
+
+Runs in the fake process (built-ins only, see ``_runtime``). What codex-cli 0.163.0 does
+(protocols.md §6.1–6.4, checked against the real binary):
+
+* ``codex exec [OPTIONS] [PROMPT]`` and ``codex exec [OPTIONS] resume [OPTIONS] [ID|--last]
+  [PROMPT]``; the prompt is the positional argument, or stdin when it is absent or ``-``
+  ("Reading prompt from stdin..." on stderr); with both, stdin is appended as a ``<stdin>``
+  block. An empty prompt: "No prompt provided via stdin.", exit 1.
+* Outside a git repository without ``--skip-git-repo-check``: "Not inside a trusted
+  directory and --skip-git-repo-check was not specified.", exit 1.
+* ``resume <unknown id>``: nothing on stdout, the app-server error on stderr, exit 1. A
+  resumed run reports the same ``thread_id``; item ids restart at ``item_0``.
+* stdout carries only JSONL: ``thread.started``, ``turn.started``, ``item.*``, then
+  ``turn.completed`` (usage: the thread's running total) and exit 0, or ``error`` +
+  ``turn.failed`` and exit 1. Without ``--json`` the last agent message goes to stdout and
+  progress to stderr. ``-o FILE`` gets the last agent message.
+* Unknown flags and bad values: clap's error text on stderr, exit 2.
+"""
+
+from __future__ import annotations
+
+import posix
+
+from stuntset.doubles.cli._codex_run import (
+    COMMON_OPTIONS,
+    ArgumentError,
+    Clock,
+    Threads,
+    choose_turn,
+    parse_options,
+    text_of,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from stuntset.doubles.cli._runtime import Runtime
+
+__all__ = ["run_exec"]
+
+_USAGE = "Usage: codex exec [OPTIONS] [PROMPT]\n       codex exec [OPTIONS] <COMMAND> [ARGS]"
+_RESUME_USAGE = "Usage: codex exec resume [OPTIONS] [SESSION_ID] [PROMPT]"
+
+_SANDBOXES = ("read-only", "workspace-write", "danger-full-access")
+_EXEC_OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
+    **COMMON_OPTIONS,
+    "-i": ("image", True, "FILE", ()),
+    "--image": ("image", True, "FILE", ()),
+    "-m": ("model", True, "MODEL", ()),
+    "--model": ("model", True, "MODEL", ()),
+    "--oss": ("oss", False, "", ()),
+    "--local-provider": ("local_provider", True, "OSS_PROVIDER", ()),
+    "-p": ("profile", True, "CONFIG_PROFILE_V2", ()),
+    "--profile": ("profile", True, "CONFIG_PROFILE_V2", ()),
+    "-s": ("sandbox", True, "SANDBOX_MODE", _SANDBOXES),
+    "--sandbox": ("sandbox", True, "SANDBOX_MODE", _SANDBOXES),
+    "--approve-for-me": ("approve_for_me", False, "", ()),
+    "--dangerously-bypass-approvals-and-sandbox": ("yolo", False, "", ()),
+    "--dangerously-bypass-hook-trust": ("bypass_hook_trust", False, "", ()),
+    "-C": ("cd", True, "DIR", ()),
+    "--cd": ("cd", True, "DIR", ()),
+    "--worktree": ("worktree", False, "", ()),
+    "--add-dir": ("add_dir", True, "DIR", ()),
+    "--thread-source": ("thread_source", True, "SOURCE", ()),
+    "--cyber-access-program": (
+        "cyber_access_program",
+        True,
+        "PROGRAM",
+        ("standard", "daybreak_blue", "daybreak_red"),
+    ),
+    "--skip-git-repo-check": ("skip_git_repo_check", False, "", ()),
+    "--ephemeral": ("ephemeral", False, "", ()),
+    "--ignore-user-config": ("ignore_user_config", False, "", ()),
+    "--ignore-rules": ("ignore_rules", False, "", ()),
+    "--output-schema": ("output_schema", True, "FILE", ()),
+    "--color": ("color", True, "COLOR", ("always", "never", "auto")),
+    "--json": ("json", False, "", ()),
+    "--experimental-json": ("json", False, "", ()),
+    "-o": ("output_last_message", True, "FILE", ()),
+    "--output-last-message": ("output_last_message", True, "FILE", ()),
+}
+_RESUME_OPTIONS = {
+    **_EXEC_OPTIONS,
+    "--last": ("last", False, "", ()),
+    "--all": ("all", False, "", ()),
+}
+
+_HELP = """Run Codex non-interactively
+
+Usage: codex exec [OPTIONS] [PROMPT]
+       codex exec [OPTIONS] <COMMAND> [ARGS]
+
+Commands:
+  resume  Resume a previous session by id or pick the most recent with --last
+
+Options:
+      --json                   Print events to stdout as JSONL
+      --skip-git-repo-check    Allow running Codex outside a Git repository
+  -o, --output-last-message <FILE>
+  ...
+
+(stuntset fake codex: exec --json / --experimental-json and exec resume are simulated)
+"""
+
+
+class _Done(Exception):
+    """The turn has ended (its terminal line, if any, is written)."""
+
+
+def _in_git_repo(directory: str) -> bool:
+    path = directory.rstrip("/") or "/"
+    while True:
+        try:
+            posix.stat(path + "/.git")
+            return True
+        except OSError:
+            pass
+        if path in ("", "/"):
+            return False
+        path = path.rsplit("/", 1)[0] or "/"
+
+
+def _read_stdin() -> str:
+    data = b""
+    while chunk := posix.read(0, 65536):
+        data += chunk
+    return data.decode("utf-8", "replace")
+
+
+class ExecRun:
+    """One ``codex exec`` invocation: options, the thread, and the turn's JSONL."""
+
+    def __init__(self, rt: Runtime, options: dict[str, Any]) -> None:
+        self.rt = rt
+        self.options = options
+        self.json = bool(options.get("json"))
+        self.model: str = options.get("model") or rt.plan["model"]
+        self.items = 0
+        self.open: dict[str, dict[str, Any]] = {}
+        self.waiting: list[str] = []
+        self.last_message: str | None = None
+        self.thread: dict[str, Any] = {}
+        self.clock = Clock()
+
+    # --- output ---------------------------------------------------------------------------
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if self.json:
+            self.rt.send(event)
+            return
+        self.rt.journal.write("event", message=event)
+        kind = event["type"]
+        item = event.get("item") or {}
+        if kind == "item.completed" and item.get("type") == "agent_message":
+            self.rt.stderr(f"codex\n{item['text']}\n")
+        elif kind == "item.started" and item.get("type") == "command_execution":
+            self.rt.stderr(f"exec\n{item['command']}\n")
+        elif kind == "turn.failed":
+            self.rt.stderr(f"ERROR: {event['error']['message']}\n")
+
+    def new_item(self, kind: str, **fields: Any) -> dict[str, Any]:
+        item = {"id": f"item_{self.items}", "type": kind, **fields}
+        self.items += 1
+        return item
+
+    # --- the turn -------------------------------------------------------------------------
+
+    def play(self, prompt: str) -> None:
+        rt = self.rt
+        self.emit({"type": "thread.started", "thread_id": self.thread["id"]})
+        self.emit({"type": "turn.started"})
+        turn, error = choose_turn(rt, prompt, self.model)
+        self.thread["turns"] += 1
+        if not self.thread["preview"]:
+            self.thread["preview"] = prompt[:200]
+        try:
+            if turn is None:
+                rt.stderr(f"stuntset: {error}\n")
+                self.fail(str(error))
+            for op in turn["ops"] if turn is not None else ():
+                self.op(op)
+            self.complete()
+        except _Done:
+            pass
+        finally:
+            Threads(rt).save(self.thread)
+        if self.last_message is not None and self.options.get("output_last_message"):
+            fd = posix.open(
+                self.options["output_last_message"],
+                posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC,
+                0o644,
+            )
+            posix.write(fd, self.last_message.encode())
+            posix.close(fd)
+        if not self.json and self.last_message is not None and rt.exit_code == 0:
+            rt.write_bytes((self.last_message + "\n").encode())
+
+    def op(self, op: tuple[Any, ...]) -> None:
+        kind = op[0]
+        rt = self.rt
+        if kind == "text":
+            _, text, deltas, interval = op
+            self.pause(interval * max(0, len(deltas) - 1))
+            self.last_message = text
+            self.emit({"type": "item.completed", "item": self.new_item("agent_message", text=text)})
+        elif kind == "reasoning":
+            _, text, deltas, interval = op
+            self.pause(interval * max(0, len(deltas) - 1))
+            if text:
+                item = self.new_item("reasoning", text=text)
+                self.emit({"type": "item.completed", "item": item})
+        elif kind == "tool":
+            self.start_tool(op)
+        elif kind == "result":
+            _, output, is_error, call_id = op
+            target = call_id or (self.waiting[0] if self.waiting else None)
+            if target is not None and target in self.open:
+                self.finish_tool(target, output, bool(is_error))
+        elif kind == "ask":
+            message = f"request_user_input is not available in exec mode: {op[1]}"
+            self.emit({"type": "item.completed", "item": self.new_item("error", message=message)})
+        elif kind == "usage":
+            usage = self.thread["usage"]
+            usage[0] += op[1]
+            usage[2] += op[2]
+        elif kind == "delay":
+            self.pause(op[1])
+        elif kind == "approval":
+            return  # exec's approval policy is `never`: nobody is asked, the tool runs
+        else:
+            self.fault(op)
+        rt.check_sigterm()
+
+    def pause(self, seconds: float) -> None:
+        if seconds > 0:
+            self.clock.advance(seconds)
+            self.rt.sleep(seconds)
+
+    def start_tool(self, op: tuple[Any, ...]) -> None:
+        _, call_id, kind, _name, tool_input, details = op
+        key = call_id or f"call-{len(self.open) + 1}"
+        if kind == "command":
+            item = self.new_item(
+                "command_execution",
+                command=details["command"],
+                aggregated_output="",
+                exit_code=None,
+                status="in_progress",
+            )
+        elif kind == "file_change":
+            changes = [{"path": c["path"], "kind": c["kind"]} for c in details["changes"]]
+            item = self.new_item("file_change", changes=changes, status="in_progress")
+        elif kind == "web_search":
+            query = details["query"]
+            item = self.new_item(
+                "web_search", query=query, action={"type": "search", "query": query}
+            )
+        elif kind == "todo":
+            item = self.new_item("todo_list", items=details["items"])
+        else:
+            item = self.new_item(
+                "mcp_tool_call",
+                server=details["server"],
+                tool=details["tool"],
+                arguments=tool_input,
+                result=None,
+                error=None,
+                status="in_progress",
+            )
+        self.open[key] = item
+        self.waiting.append(key)
+        self.emit({"type": "item.started", "item": dict(item)})
+
+    def finish_tool(self, key: str, output: Any, is_error: bool) -> None:
+        item = self.open[key]
+        self.waiting.remove(key)
+        kind = item["type"]
+        if kind == "todo_list":
+            return  # a plan stays open until the turn ends
+        del self.open[key]
+        status = "failed" if is_error else "completed"
+        if kind == "command_execution":
+            item.update(aggregated_output=text_of(output), exit_code=1 if is_error else 0)
+            item["status"] = status
+        elif kind == "file_change":
+            item["status"] = status
+        elif kind == "mcp_tool_call":
+            if is_error:
+                item["error"] = {"message": text_of(output)}
+            else:
+                content = [{"type": "text", "text": text_of(output)}]
+                item["result"] = {"content": content, "structured_content": None}
+            item["status"] = status
+        self.emit({"type": "item.completed", "item": item})
+
+    def complete(self) -> None:
+        for key, item in list(self.open.items()):
+            if item["type"] == "command_execution":
+                item.update(exit_code=0, status="completed")
+            elif "status" in item:
+                item["status"] = "completed"
+            self.emit({"type": "item.completed", "item": item})
+            del self.open[key]
+        self.emit({"type": "turn.completed", "usage": self.usage()})
+        self.rt.exit_code = 0
+
+    def usage(self) -> dict[str, int]:
+        input_tokens, cached, output_tokens, reasoning = self.thread["usage"]
+        return {
+            "input_tokens": input_tokens,
+            "cached_input_tokens": cached,
+            "cache_write_input_tokens": 0,
+            "output_tokens": output_tokens,
+            "reasoning_output_tokens": reasoning,
+        }
+
+    def fail(self, message: str) -> None:
+        self.emit({"type": "error", "message": message})
+        self.emit({"type": "turn.failed", "error": {"message": message}})
+        self.rt.exit_code = 1
+        raise _Done
+
+    def fault(self, op: tuple[Any, ...]) -> None:
+        rt = self.rt
+        kind = op[0]
+        if kind == "api_error":
+            _, message, _info, _details = op
+            self.fail(message)
+        rt.exit_code = 1
+        if kind == "cut":
+            line = rt.dumps({"type": "turn.completed", "usage": self.usage()}) + "\n"
+            rt.journal.write("cut", partial=line[: len(line) // 2])
+            rt.write_bytes(line[: len(line) // 2].encode())
+            Threads(rt).save(self.thread)
+            rt.exit(0 if op[1] else 1)
+        elif kind == "malformed":
+            rt.journal.write("malformed", text=op[1])
+            rt.write_bytes((op[1] + "\n").encode())
+        elif kind == "garbage":
+            rt.journal.write("garbage", data=op[1].decode("utf-8", "replace"))
+            rt.write_bytes(op[1])
+        elif kind == "out_of_order":
+            never = {"id": "item_999", "type": "todo_list", "items": []}
+            self.emit({"type": "item.updated", "item": never})
+            self.emit({"type": "turn.completed", "usage": self.usage()})
+            after = self.new_item("agent_message", text="a message after the turn ended")
+            self.emit({"type": "item.completed", "item": after})
+            rt.exit_code = 0
+        elif kind == "stall":
+            rt.sleep(1e9, scaled=False)
+        elif kind == "exit":
+            _, code, stderr = op
+            if stderr:
+                rt.stderr(stderr if stderr.endswith("\n") else stderr + "\n")
+            Threads(rt).save(self.thread)
+            rt.exit(code)
+        raise _Done
+
+
+def _parse(argv: list[str]) -> tuple[dict[str, Any], list[str], bool]:
+    """(options, positionals, resume?) for ``exec`` and ``exec resume``."""
+    options, positionals, command, rest = parse_options(
+        argv, _EXEC_OPTIONS, _USAGE, stop_at=frozenset({"resume", "fork", "review", "help"})
+    )
+    if command is None:
+        return options, positionals, False
+    if command != "resume":
+        raise ArgumentError(
+            f"stuntset fake codex: `codex exec {command}` is not simulated\n"
+            if command != "help"
+            else ""
+        )
+    more, positionals, _, _ = parse_options(rest, _RESUME_OPTIONS, _RESUME_USAGE, max_positionals=2)
+    for name, value in more.items():
+        if isinstance(value, list):
+            options.setdefault(name, []).extend(value)
+        else:
+            options[name] = value
+    return options, positionals, True
+
+
+def run_exec(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
+    """``codex exec …``."""
+    try:
+        options, positionals, resume = _parse(argv)
+    except ArgumentError as error:
+        if not str(error):
+            rt.write_bytes(_HELP.encode())
+            return
+        rt.stderr(str(error))
+        rt.exit(2)
+        return
+    for name, value in top.items():
+        if isinstance(value, list):
+            options[name] = value + options.get(name, [])
+        else:
+            options.setdefault(name, value)
+    if options.get("help"):
+        rt.write_bytes(_HELP.encode())
+        return
+    if options.get("version"):
+        rt.write_bytes(f"codex-cli-exec {rt.plan['version']}\n".encode())
+        return
+    startup_delay = rt.plan.get("startup_delay") or 0.0
+    if startup_delay:
+        rt.sleep(startup_delay, scaled=False)
+    thread_id: str | None = None
+    if resume and not options.get("last"):
+        thread_id = positionals.pop(0) if positionals else None
+        if thread_id is None:
+            rt.stderr("Error: `codex exec resume` needs a session id or --last\n")
+            rt.exit(1)
+    prompt = positionals[0] if positionals else "-"
+    if prompt == "-":
+        rt.stderr("Reading prompt from stdin...\n")
+        prompt = _read_stdin()
+    elif not posix.isatty(0):
+        extra = _read_stdin()
+        if extra.strip():
+            rt.stderr("Reading additional input from stdin...\n")
+            prompt = f"{prompt}\n\n<stdin>\n{extra.rstrip()}\n</stdin>"
+    cwd = options.get("cd") or rt.env.get("PWD") or posix.getcwd()
+    if not options.get("skip_git_repo_check") and not _in_git_repo(cwd):
+        rt.stderr("Not inside a trusted directory and --skip-git-repo-check was not specified.\n")
+        rt.exit(1)
+    if not prompt.strip():
+        rt.stderr("No prompt provided via stdin.\n")
+        rt.exit(1)
+    run = ExecRun(rt, options)
+    threads = Threads(rt)
+    thread = threads.get(thread_id) if resume else None
+    if resume and thread is None and thread_id is not None:
+        rt.stderr(
+            f"Error: thread/resume: thread/resume failed: no rollout found for thread id "
+            f"{thread_id} (code -32600)\n"
+        )
+        rt.exit(1)
+    if thread is None:
+        thread = threads.create(cwd, run.model, bool(options.get("ephemeral")))
+    run.thread = thread
+    run.play(prompt.strip())

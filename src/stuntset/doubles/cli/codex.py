@@ -1,0 +1,279 @@
+"""The Codex double: a fake ``codex`` for ``codex exec --json`` and ``codex app-server``.
+
+``install_cli("codex", script, bin_dir=tmp_path)`` compiles the script here, in the test
+process, into a plan of plain tuples (text split into deltas, each tool call classified into
+the Codex item it becomes, faults resolved to what the CLI shows); the executable
+(``_codex_run`` → ``_codex_exec`` / ``_codex_app_server``) only renders it. One script serves
+both modes: ``codex exec --json`` (JSONL events, what ``@openai/codex-sdk`` drives) and
+``codex app-server --listen stdio://`` (JSON-RPC, what the ``openai-codex`` Python SDK drives).
+
+How each step looks (exec JSONL item type / app-server item type):
+
+================  ===========================================================================
+text              ``agent_message`` (``item.completed`` only) / ``agentMessage`` with
+                  ``item/agentMessage/delta`` per delta
+reasoning         ``reasoning`` / ``reasoning`` with ``item/reasoning/summaryTextDelta``
+tool_call         by name (or input): a shell tool (``bash``, ``shell``, ``exec_command``…, or
+                  an input with ``command``/``cmd``) → ``command_execution`` /
+                  ``commandExecution``; an edit tool (``apply_patch``, ``edit``, ``write``…, or
+                  ``changes``) → ``file_change`` / ``fileChange``; ``web_search`` →
+                  ``web_search`` / ``webSearch``; a plan tool (``todo_write``,
+                  ``update_plan``) → ``todo_list`` / ``turn/plan/updated``; any other tool →
+                  ``mcp_tool_call`` / ``mcpToolCall`` (server ``stuntset``, or ``mcp__S__T``)
+tool_result       completes that item: output, exit code 0 (1 with ``is_error``), status
+approval_request  app-server: ``item/commandExecution/requestApproval`` (a file change:
+                  ``item/fileChange/requestApproval``; other tools are asked as a command),
+                  answered by the client; ``decline`` skips the scripted result (status
+                  ``declined``), ``cancel`` also interrupts the turn. exec never asks (its
+                  approval policy is ``never``): the tool runs
+input_request     app-server: ``item/tool/requestUserInput``, answered by the client; exec:
+                  an ``error`` item (nobody can answer a non-interactive run)
+usage             ``turn.completed.usage`` / ``thread/tokenUsage/updated`` — the thread's
+                  running total, as the real CLI reports it
+delay             a real pause, times ``time_scale``
+http_error, rate_limit, overloaded, auth_expired
+                  what the CLI shows once its own retries are spent: exec ``error`` then
+                  ``turn.failed``, exit 1; app-server ``error`` then ``turn/completed`` with
+                  status ``failed`` and ``turn.error`` (``codexErrorInfo`` as Codex classifies it)
+stream_cut        half a line, then exit (1; 0 with ``clean``)
+malformed_json    the text as a stdout line
+garbage           the bytes as given (invalid UTF-8, half line…)
+out_of_order      content for an item never started, the terminal event, then more content
+stall             nothing more until interrupted (``turn/interrupt``, a signal) or killed
+exit              stderr, then the process exits with the code, mid-turn
+spawn_failure     (first turn only) no executable at all: the client's not-found error
+================  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from stuntset.doubles.cli._install import CliProgram
+from stuntset.script import (
+    ApprovalRequest,
+    AuthExpired,
+    Delay,
+    Exit,
+    Garbage,
+    HttpError,
+    InputRequest,
+    MalformedJson,
+    OutOfOrder,
+    Overloaded,
+    RateLimit,
+    Reasoning,
+    Script,
+    SpawnFailure,
+    Stall,
+    Step,
+    StreamCut,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+    Wire,
+)
+from stuntset.script._steps import STEP_KINDS
+
+__all__ = ["CODEX", "CODEX_WIRE", "DEFAULT_MODEL", "VERSION", "CodexProgram", "classify_tool"]
+
+#: The Codex CLI version the double reports (the one ``openai-codex`` 0.163.0 pins).
+VERSION = "0.163.0"
+DEFAULT_MODEL = "gpt-5.1-codex"
+
+CODEX_WIRE = Wire(name="codex", renders=frozenset(STEP_KINDS), require_tool_results=True)
+
+_COMMAND_TOOLS = frozenset(
+    {"bash", "shell", "exec_command", "shell_command", "local_shell", "exec", "run", "terminal"}
+)
+_FILE_TOOLS = {
+    "apply_patch": "update",
+    "edit": "update",
+    "edit_file": "update",
+    "multiedit": "update",
+    "str_replace_based_edit_tool": "update",
+    "write": "add",
+    "write_file": "add",
+    "create_file": "add",
+    "delete_file": "delete",
+}
+_SEARCH_TOOLS = frozenset({"web_search", "websearch", "search"})
+_PLAN_TOOLS = frozenset({"todo_write", "todowrite", "update_plan", "todo_list"})
+
+
+def _command_text(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(part, str) for part in value):
+        return shlex.join(value)
+    return f"/bin/bash -lc {shlex.quote(str(value))}"
+
+
+def _changes(name: str, tool_input: dict[str, Any]) -> list[dict[str, str]]:
+    given = tool_input.get("changes")
+    if isinstance(given, list) and all(isinstance(c, dict) and "path" in c for c in given):
+        return [
+            {"path": str(c["path"]), "kind": str(c.get("kind") or "update"), "diff": ""}
+            for c in given
+        ]
+    path = tool_input.get("path") or tool_input.get("file_path") or tool_input.get("file") or ""
+    return [{"path": str(path), "kind": _FILE_TOOLS.get(name, "update"), "diff": ""}]
+
+
+def _plan_items(tool_input: dict[str, Any]) -> list[dict[str, Any]]:
+    raw = tool_input.get("todos") or tool_input.get("items") or tool_input.get("plan") or []
+    items = []
+    for entry in raw if isinstance(raw, list) else []:
+        if isinstance(entry, dict):
+            text = entry.get("text") or entry.get("content") or entry.get("step") or ""
+            done = entry.get("completed") is True or entry.get("status") == "completed"
+            items.append({"text": str(text), "completed": bool(done)})
+        else:
+            items.append({"text": str(entry), "completed": False})
+    return items
+
+
+def classify_tool(name: str, tool_input: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The Codex item a scripted tool call becomes: (kind, details).
+
+    ``command`` (details: ``command``), ``file_change`` (``changes``), ``web_search``
+    (``query``), ``todo`` (``items``) or ``mcp`` (``server``, ``tool``).
+    """
+    lowered = name.lower()
+    if lowered in _FILE_TOOLS or (
+        lowered not in _COMMAND_TOOLS and isinstance(tool_input.get("changes"), list)
+    ):
+        return "file_change", {"changes": _changes(lowered, tool_input)}
+    if lowered in _SEARCH_TOOLS:
+        return "web_search", {"query": str(tool_input.get("query") or tool_input.get("q") or "")}
+    if lowered in _PLAN_TOOLS:
+        return "todo", {"items": _plan_items(tool_input)}
+    command = tool_input.get("command", tool_input.get("cmd"))
+    if lowered in _COMMAND_TOOLS or command is not None:
+        return "command", {"command": _command_text(command if command is not None else name)}
+    server, tool = "stuntset", name
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        _, server, tool = name.split("__", 2)
+    return "mcp", {"server": server, "tool": tool}
+
+
+def _status_text(status: int) -> str:
+    texts = {
+        400: "400 Bad Request",
+        401: "401 Unauthorized",
+        403: "403 Forbidden",
+        404: "404 Not Found",
+        429: "429 Too Many Requests",
+        500: "500 Internal Server Error",
+        502: "502 Bad Gateway",
+        503: "503 Service Unavailable",
+        529: "529 <unknown status code>",
+    }
+    return texts.get(status, str(status))
+
+
+def _api_error(status: int, message: str | None) -> tuple[Any, ...]:
+    """(op, exec/app-server message, ``codexErrorInfo``, additional details) for an API error
+    the CLI gave up on, worded as Codex words it."""
+    if status in (401, 403):
+        text = f"unexpected status {_status_text(status)}: {message or 'Unauthorized'}"
+        return ("api_error", text, "unauthorized", message)
+    if status == 400:
+        text = f"unexpected status {_status_text(status)}: {message or 'Bad Request'}"
+        return ("api_error", text, "badRequest", message)
+    if status in (503, 529) and message is not None and "overload" in message.lower():
+        return ("api_error", message, "serverOverloaded", None)
+    text = f"exceeded retry limit, last status: {_status_text(status)}"
+    info = {"responseTooManyFailedAttempts": {"httpStatusCode": status}}
+    return ("api_error", text, info, message)
+
+
+def _op(step: Step) -> tuple[Any, ...] | None:
+    if isinstance(step, Text):
+        return ("text", step.text, step.deltas(), step.interval)
+    if isinstance(step, Reasoning):
+        return ("reasoning", step.text, step.deltas(), step.interval)
+    if isinstance(step, ToolCall):
+        kind, details = classify_tool(step.name, dict(step.input))
+        return ("tool", step.id, kind, step.name, dict(step.input), details)
+    if isinstance(step, ToolResult):
+        return ("result", step.output, step.is_error, step.tool_call_id)
+    if isinstance(step, ApprovalRequest):
+        tool_input = None if step.input is None else dict(step.input)
+        classified = None if step.tool is None else classify_tool(step.tool, tool_input or {})
+        return ("approval", step.tool, tool_input, step.tool_call_id, classified)
+    if isinstance(step, InputRequest):
+        return ("ask", step.prompt)
+    if isinstance(step, Usage):
+        return ("usage", step.input_tokens, step.output_tokens)
+    if isinstance(step, Delay):
+        return ("delay", step.seconds)
+    if isinstance(step, HttpError):
+        return _api_error(step.status, step.message)
+    if isinstance(step, RateLimit):
+        return _api_error(429, step.message)
+    if isinstance(step, Overloaded):
+        return ("api_error", step.message, "serverOverloaded", None)
+    if isinstance(step, AuthExpired):
+        return _api_error(401, step.message)
+    if isinstance(step, StreamCut):
+        return ("cut", step.clean)
+    if isinstance(step, MalformedJson):
+        return ("malformed", step.text)
+    if isinstance(step, Garbage):
+        return ("garbage", step.payload())
+    if isinstance(step, OutOfOrder):
+        return ("out_of_order",)
+    if isinstance(step, Stall):
+        return ("stall",)
+    if isinstance(step, Exit):
+        return ("exit", step.code, step.stderr)
+    assert isinstance(step, SpawnFailure), step
+    return None
+
+
+class CodexProgram:
+    """The ``codex`` program for ``install``: its wire, plan compiler and runtime module."""
+
+    name = "codex"
+    module = "stuntset.doubles.cli._codex_run"
+    warm: tuple[str, ...] = (
+        "stuntset.doubles.cli._runtime",
+        "stuntset.doubles.cli._codex_run",
+        "stuntset.doubles.cli._codex_exec",
+        "stuntset.doubles.cli._codex_app_server",
+    )
+    wire = CODEX_WIRE
+    journal_env: tuple[str, ...] = (
+        "CODEX_HOME",
+        "CODEX_API_KEY",
+        "OPENAI_API_KEY",
+        "CODEX_INTERNAL_ORIGINATOR_OVERRIDE",
+        "PWD",
+    )
+
+    def compile(self, script: Script) -> dict[str, Any]:
+        turns = []
+        for turn in script.turns:
+            ops = [op for step in turn.steps if (op := _op(step)) is not None]
+            turns.append(
+                {
+                    "name": turn.name,
+                    "times": turn.times,
+                    "match": None
+                    if turn.match is None
+                    else {
+                        "contains": turn.match.contains,
+                        "model": turn.match.model,
+                        "retry_count": turn.match.retry_count,
+                        "tool_result": turn.match.tool_result,
+                    },
+                    "describe": turn.describe(),
+                    "ops": ops,
+                }
+            )
+        return {"version": VERSION, "model": DEFAULT_MODEL, "turns": turns}
+
+
+#: The program ``install_cli("codex", …)`` installs.
+CODEX: CliProgram = CodexProgram()
