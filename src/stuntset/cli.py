@@ -132,3 +132,27 @@ def serve(port: int, host: str, script_path: str | None, cycle: bool) -> None:
     from stuntset.doubles.model._cli import run_serve
 
     run_serve(host, port, script_path, cycle)
+
+
+@main.group("cli")
+def fake_cli() -> None:
+    """Run a fake agent CLI (claude…) by hand, playing a script."""
+
+
+@fake_cli.command(
+    "claude", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+)
+@click.option(
+    "--script",
+    "script_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Script file (TOML/JSON) to play.",
+)
+@click.option("--scenario", default=None, help="A catalog scenario instead (default: happy_path).")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def fake_cli_claude(script_path: str | None, scenario: str | None, args: tuple[str, ...]) -> None:
+    """The fake `claude`, e.g. `stuntset cli claude --script s.toml -- -p hello`."""
+    from stuntset.doubles.cli._cli import run_fake_cli
+
+    sys.exit(run_fake_cli("claude", script_path, scenario, list(args)))

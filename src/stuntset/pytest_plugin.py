@@ -186,3 +186,32 @@ def stand_in(
         double.verify(allow_unused_turns=allow)
     finally:
         double.close()
+
+
+# CLI doubles: logic in stuntset.doubles.cli._pytest
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_fake_claude(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "fake_claude(script_or_scenario_or_path, *, allow_unused_turns=False, time_scale=1.0, "
+        "startup_delay=0.0, ignore_sigterm=None, **scenario_params): configure the fake_claude "
+        "fixture (a fake `claude` executable)",
+    )
+
+
+@pytest.fixture
+def fake_claude(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
+    """A fake ``claude`` executable in ``tmp_path / "bin"``, from the ``fake_claude`` marker or
+    a call ``fake_claude(script, **options)``; ``.path`` for ``cli_path``, ``.env()`` for PATH,
+    ``.invocations``. At teardown, fails on unused or exhausted turns, then removes it."""
+    from stuntset.doubles.cli._pytest import CliFixture
+
+    fixture = CliFixture("claude", tmp_path / "bin", request.node.nodeid)
+    marker = request.node.get_closest_marker("fake_claude")
+    try:
+        if marker is not None:
+            fixture.configure(marker.args, dict(marker.kwargs))
+        yield fixture
+        fixture.verify()
+    finally:
+        fixture.close()

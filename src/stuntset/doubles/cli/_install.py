@@ -174,13 +174,18 @@ class InstalledCli:
             if left[index] and not _is_spawn_failure(turn)
         ]
 
-    def assert_all_used(self) -> None:
-        """``ScriptExhausted`` if an invocation asked for a turn the script did not have;
-        ``UnusedTurns`` if scripted turns were never requested."""
+    def assert_not_exhausted(self) -> None:
+        """``ScriptExhausted`` if an invocation asked for a turn the script did not have."""
         __tracebackhide__ = True
         exhausted = self._state().get("exhausted") or []
         if exhausted:
             raise ScriptExhausted(f"fake {self.name}: {exhausted[0]}")
+
+    def assert_all_used(self) -> None:
+        """``ScriptExhausted`` if an invocation asked for a turn the script did not have;
+        ``UnusedTurns`` if scripted turns were never requested."""
+        __tracebackhide__ = True
+        self.assert_not_exhausted()
         unused = self.unused_turns()
         if unused:
             lines = "\n".join(f"  turn {i}: {t.describe()}" for i, t in unused)

@@ -1,0 +1,65 @@
+"""The ``fake_claude`` fixture and marker, through pytester; and ``stuntset cli claude``."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+# Imported before pytester snapshots sys.modules, so the in-process runs reuse these modules.
+import stuntset.doubles.cli._cli
+import stuntset.doubles.cli._pytest
+import stuntset.doubles.cli.claude
+import stuntset.scenarios  # noqa: F401
+from stuntset.cli import main
+
+
+def test_marker_installs_and_teardown_checks_turns(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import subprocess
+        import pytest
+
+        ARGS = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
+        PROMPT = b'{"type":"user","message":{"role":"user","content":"hi"}}\\n'
+
+        @pytest.mark.fake_claude("multi_turn", turns=1)
+        def test_used(fake_claude):
+            out = subprocess.run([str(fake_claude.path), *ARGS], input=PROMPT,
+                                 capture_output=True, check=True)
+            assert b'"result":"Answer number 1."' in out.stdout
+            assert fake_claude.invocations[0].exit_code == 0
+
+        @pytest.mark.fake_claude("multi_turn", turns=2)
+        def test_unused(fake_claude):
+            pass
+
+        @pytest.mark.fake_claude("multi_turn", turns=2, allow_unused_turns=True)
+        def test_unused_allowed(fake_claude):
+            pass
+
+        def test_by_call(fake_claude):
+            claude = fake_claude("happy_path", time_scale=0)
+            assert fake_claude.path == claude.path
+            subprocess.run([str(claude.path), *ARGS], input=PROMPT, check=True,
+                           capture_output=True)
+
+        def test_no_script(fake_claude):
+            fake_claude.path
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=4, errors=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*UnusedTurns: fake claude (script 'multi_turn'): 2 scripted turn(s) were never*",
+            "*fake_claude has no script yet*",
+        ]
+    )
+
+
+def test_stuntset_cli_claude_runs_the_fake() -> None:
+    runner = CliRunner()
+    version = runner.invoke(main, ["cli", "claude", "--", "-v"])
+    assert version.exit_code == 0
+    bogus = runner.invoke(main, ["cli", "claude", "--", "--bogus"])
+    assert bogus.exit_code == 1
