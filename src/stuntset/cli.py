@@ -112,6 +112,31 @@ def cassettes_to_script(path: str, output: str | None) -> None:
         click.echo(f"wrote {output}", err=True)
 
 
+@main.command("record")
+@click.option(
+    "--upstream", required=True, help="The real API's base URL (e.g. https://api.openai.com/v1)."
+)
+@click.option(
+    "--output", "-o", required=True, type=click.Path(dir_okay=False), help="Cassette to write."
+)
+@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
+def record_command(upstream: str, output: str, port: int) -> None:
+    """Record traffic through a proxy: point the client at the printed URL, then Ctrl-C to
+    write the (scrubbed) cassette."""
+    import contextlib
+    import threading
+
+    from stuntset.cassettes.record import record
+
+    with record(upstream, output, port=port) as recording:
+        click.echo(recording.url, nl=True)
+        sys.stdout.flush()
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+        count = len(recording.proxy.interactions)
+    click.echo(f"wrote {output}: {count} interaction(s)", err=True)
+
+
 # --- commands contributed by the doubles are registered below ---
 
 
@@ -156,3 +181,7 @@ def fake_cli_claude(script_path: str | None, scenario: str | None, args: tuple[s
     from stuntset.doubles.cli._cli import run_fake_cli
 
     sys.exit(run_fake_cli("claude", script_path, scenario, list(args)))
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m stuntset.cli`
+    main()

@@ -1,0 +1,216 @@
+"""Recording real traffic: a proxy in front of the real upstream that passes every request
+through, streams the response back as it arrives, and keeps it *as streamed* — each SSE event
+its own frame, with its offset from the request — for a cassette.
+
+::
+
+    with record("https://api.openai.com/v1", "tests/cassettes/test_x.jsonl") as recording:
+        client = OpenAI(base_url=recording.url)
+        ...                       # on exit: scrubbed, scanned, written atomically
+
+Nothing is written when the block fails (a half-recorded session would replay wrongly).
+Needs ``httpx2`` (a dev dependency of projects that record).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from stuntset.cassettes.format import (
+    Cassette,
+    Frame,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    write_cassette,
+)
+from stuntset.cassettes.scrub import Scrubber
+from stuntset.cassettes.sse import SseParser
+from stuntset.errors import UsageError
+
+__all__ = ["Recording", "RecordingProxy", "record", "wire_of"]
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+#: Not forwarded in either direction (per-connection, or recomputed by the client library).
+_HOP = frozenset(
+    {
+        "host",
+        "content-length",
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "content-encoding",
+        "upgrade",
+    }
+)
+
+
+def wire_of(path: str) -> str:
+    """The wire a request path belongs to (``http`` when it is none of the model APIs)."""
+    if path.endswith("/chat/completions"):
+        return "openai-chat"
+    if path.endswith("/responses"):
+        return "openai-responses"
+    if path.endswith("/messages"):
+        return "anthropic-messages"
+    return "http"
+
+
+def _json_or_text(data: bytes) -> Any:
+    if not data:
+        return None
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return data.decode("utf-8", errors="replace")
+
+
+class RecordingProxy:
+    """An ASGI app forwarding to ``upstream`` and recording each exchange."""
+
+    def __init__(self, upstream: str, *, timeout: float = 600.0) -> None:
+        try:
+            import httpx2  # noqa: F401
+        except ImportError:  # pragma: no cover - httpx2 is a dev dependency here
+            raise UsageError("recording needs httpx2: install it (pip install httpx2)") from None
+        self.upstream = upstream.rstrip("/")
+        self.timeout = timeout
+        self.interactions: list[Interaction] = []
+        self._lock = threading.Lock()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        import httpx2
+
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        path = scope["path"]
+        query = scope.get("query_string", b"").decode()
+        headers = {
+            k.decode().lower(): v.decode()
+            for k, v in scope["headers"]
+            if k.decode().lower() not in _HOP
+        }
+        url = self.upstream + path + (f"?{query}" if query else "")
+        start = time.monotonic()
+        frames: list[Frame] = []
+        raw = b""
+        async with (
+            httpx2.AsyncClient(timeout=self.timeout) as client,
+            client.stream(scope["method"], url, content=body, headers=headers) as response,
+        ):
+            out_headers = [
+                (k.encode(), v.encode())
+                for k, v in response.headers.multi_items()
+                if k.lower() not in _HOP
+            ]
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": response.status_code,
+                    "headers": out_headers,
+                }
+            )
+            streamed = response.headers.get("content-type", "").startswith("text/event-stream")
+            parser = SseParser()
+            async for chunk in response.aiter_bytes():
+                offset = round(time.monotonic() - start, 6)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                if streamed:
+                    frames += [Frame(t=offset, event=e, data=d) for e, d in parser.feed(chunk)]
+                else:
+                    raw += chunk
+            await send({"type": "http.response.body", "body": b""})
+            if streamed:
+                frames += [
+                    Frame(t=round(time.monotonic() - start, 6), event=e, data=d)
+                    for e, d in parser.close()
+                ]
+            status, response_headers = response.status_code, dict(response.headers)
+        with self._lock:
+            self.interactions.append(
+                Interaction(
+                    id=f"i-{len(self.interactions) + 1}",
+                    wire=wire_of(path),
+                    session=headers.get("x-stuntset-session"),
+                    request=RecordedRequest(
+                        method=scope["method"],
+                        path=path,
+                        query=query,
+                        headers=headers,
+                        body=_json_or_text(body),
+                    ),
+                    response=RecordedResponse(
+                        status=status,
+                        headers=response_headers,
+                        frames=frames if streamed else None,
+                        body=None if streamed else _json_or_text(raw),
+                    ),
+                )
+            )
+
+    def cassette(self, *, recorded_by: str = "stuntset record") -> Cassette:
+        with self._lock:
+            return Cassette(interactions=list(self.interactions), recorded_by=recorded_by)
+
+
+class Recording:
+    """A running recording proxy on ``127.0.0.1``: give clients ``url``."""
+
+    def __init__(self, proxy: RecordingProxy, url: str) -> None:
+        self.proxy = proxy
+        self.url = url
+
+    def cassette(self) -> Cassette:
+        return self.proxy.cassette()
+
+
+@contextmanager
+def record(
+    upstream: str,
+    path: str | Path | None = None,
+    *,
+    scrubber: Scrubber | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+) -> Iterator[Recording]:
+    """Run a recording proxy for ``upstream``; on a clean exit write the cassette to ``path``."""
+    import uvicorn
+
+    from stuntset.doubles.model.serve import _listening_socket, _Server
+
+    proxy = RecordingProxy(upstream)
+    sock = _listening_socket(host, port)
+    bound_host, bound_port = sock.getsockname()[:2]
+    ready = threading.Event()
+    config = uvicorn.Config(
+        proxy, http="httptools", lifespan="off", log_config=None, access_log=False
+    )
+    server = _Server(config, ready)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="stuntset-recorder", daemon=True
+    )
+    thread.start()
+    ready.wait()
+    try:
+        yield Recording(proxy, f"http://{bound_host}:{bound_port}")
+    finally:
+        server.should_exit = True
+        thread.join()
+        sock.close()
+    if path is not None:
+        write_cassette(path, proxy.cassette(), scrubber=scrubber)

@@ -1,0 +1,158 @@
+"""Recording through the proxy, with a model double standing in for the real provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anthropic
+import openai
+import pytest
+
+import stuntset
+from stuntset import scenarios
+from stuntset.cassettes import load_cassette
+from stuntset.cassettes.record import record, wire_of
+from stuntset.cassettes.to_script import script_from_cassette
+from stuntset.script import Text, ToolCall
+
+KEY = "sk-" + "proj-" + "Zz9" * 12
+
+
+@pytest.mark.real_time
+def test_an_openai_session_is_recorded_as_streamed_and_secret_free(tmp_path: Path) -> None:
+    path = tmp_path / "cassettes" / "session.jsonl"
+    with (
+        stuntset.serve(scenarios.build("tool_use")) as upstream,
+        record(upstream.url("openai"), path) as recording,
+    ):
+        client = openai.OpenAI(api_key=KEY, base_url=recording.url, max_retries=0)
+        stream = client.chat.completions.create(
+            model="gpt-x", messages=[{"role": "user", "content": "read a.txt"}], stream=True
+        )
+        calls = [
+            c
+            for chunk in stream
+            for c in (chunk.choices[0].delta.tool_calls or [])
+            if chunk.choices
+        ]
+        assert calls[0].function.name == "read_file"
+        answer = client.chat.completions.create(
+            model="gpt-x",
+            messages=[
+                {"role": "user", "content": "read a.txt"},
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": calls[0].id,
+                            "type": "function",
+                            "function": {"name": "read_file", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": calls[0].id, "content": "hello from a.txt"},
+            ],
+        )
+        assert answer.choices[0].message.content == "The file says: hello from a.txt"
+    data = path.read_bytes()
+    assert KEY.encode() not in data
+    cassette = load_cassette(path)
+    first, second = cassette.interactions
+    assert (first.wire, first.request.path, first.response.status) == (
+        "openai-chat",
+        "/chat/completions",
+        200,
+    )
+    assert "authorization" not in first.request.headers
+    assert first.response.frames is not None
+    assert first.response.frames[-1].data == "[DONE]"
+    offsets = [frame.t for frame in first.response.frames]
+    assert offsets == sorted(offsets)
+    assert second.response.frames is None
+    assert second.response.body["object"] == "chat.completion"
+    steps = [step for turn in script_from_cassette(cassette).turns for step in turn.steps]
+    assert Text("Let me look at that file.", chunks=6) in steps
+    assert any(isinstance(s, ToolCall) and s.input == {"path": "a.txt"} for s in steps)
+
+
+@pytest.mark.real_time
+def test_anthropic_and_errors_are_recorded_and_nothing_is_written_on_failure(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.jsonl"
+    with (
+        stuntset.serve(scenarios.build("rate_limited")) as upstream,
+        record(upstream.url("anthropic"), path) as recording,
+    ):
+        client = anthropic.Anthropic(api_key=KEY, base_url=recording.url, max_retries=1)
+        message = client.messages.create(
+            model="claude-x", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
+        )
+        assert message.content[0].text.startswith("Sorry for the wait")
+    cassette = load_cassette(path)
+    assert [(i.wire, i.response.status) for i in cassette.interactions] == [
+        ("anthropic-messages", 429),
+        ("anthropic-messages", 200),
+    ]
+    assert cassette.interactions[0].response.headers.get("retry-after-ms") == "1"
+    assert cassette.interactions[0].response.body["error"]["type"] == "rate_limit_error"
+
+    failed = tmp_path / "failed.jsonl"
+
+    def fail_mid_recording() -> None:
+        with (
+            stuntset.serve(scenarios.build("happy_path")) as upstream,
+            record(upstream.url("openai"), failed) as recording,
+        ):
+            openai.OpenAI(api_key="k", base_url=recording.url).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "x"}]
+            )
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        fail_mid_recording()
+    assert not failed.exists()
+
+
+def test_wires_are_told_by_path() -> None:
+    assert [wire_of(p) for p in ("/v1/chat/completions", "/responses", "/v1/messages", "/v1/models")] == [
+        "openai-chat", "openai-responses", "anthropic-messages", "http"
+    ]  # fmt: skip
+
+
+@pytest.mark.real_time
+def test_the_record_command_writes_on_ctrl_c(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    output = tmp_path / "cli.jsonl"
+    with stuntset.serve(scenarios.build("happy_path")) as upstream:
+        command = [
+            sys.executable,
+            "-m",
+            "stuntset.cli",
+            "record",
+            "--upstream",
+            upstream.url("openai"),
+            "-o",
+            str(output),
+        ]
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert process.stdout is not None
+            url = process.stdout.readline().strip()
+            reply = openai.OpenAI(api_key="k", base_url=url).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "x"}]
+            )
+            assert reply.choices[0].message.content == "Hello! How can I help you today?"
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 0, err
+    assert "1 interaction(s)" in err
+    assert len(load_cassette(output).interactions) == 1
