@@ -57,13 +57,3 @@ def test_serve_plays_a_script_file_and_every_scenario(tmp_path: Path) -> None:
     finally:
         _stop(process)
     assert process.returncode == 0
-
-
-def test_serve_without_a_script_answers_happy_path_over_and_over() -> None:
-    process, base = _serve()
-    try:
-        for _ in range(2):
-            answer = httpx2.post(f"{base}/v1/chat/completions", json=BODY).json()
-            assert answer["choices"][0]["message"]["content"] == "Hello! How can I help you today?"
-    finally:
-        _stop(process)
