@@ -1,0 +1,314 @@
+"""The local daemon: a ``SessionService`` behind a WebSocket API, on 127.0.0.1.
+
+``GET /health`` (open), ``POST /shutdown`` (token) and ``/ws`` (token; the JSON messages of
+``stuntset.runtime.protocol``). Every request passes ``security.Guard`` first. A malformed
+message gets an error reply naming the field; the connection and the daemon live on.
+
+``run_daemon(...)`` serves until shut down (the ``stuntset daemon`` command's body);
+``start_daemon(...)`` runs one on a thread of the current process and returns a handle
+(for tests and the demo). The listening socket is bound by us (port 0 = a free port, no
+find-then-bind race) and has ``TCP_NODELAY`` set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import json
+import os
+import socket
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from stuntset.errors import StaleCursor, UsageError
+from stuntset.events import to_builtins
+from stuntset.log.base import Subscription
+from stuntset.log.sqlite import SqliteEventLog
+from stuntset.runtime import protocol as p
+from stuntset.runtime.security import Guard, new_token
+from stuntset.runtime.service import ProviderFactory, SessionService
+from stuntset.runtime.store import SessionStore
+
+__all__ = ["DaemonHandle", "DaemonInfo", "build_app", "run_daemon", "start_daemon"]
+
+
+class DaemonInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a running daemon is and how to talk to it (also the token file's content)."""
+
+    url: str  # http://127.0.0.1:PORT
+    port: int
+    token: str
+    pid: int
+
+    @property
+    def ws_url(self) -> str:
+        return self.url.replace("http://", "ws://") + "/ws"
+
+
+class _Connection:
+    """One WebSocket client: its requests and its subscriptions."""
+
+    def __init__(self, websocket: WebSocket, service: SessionService) -> None:
+        self.websocket = websocket
+        self.service = service
+        self.send_lock = anyio.Lock()
+        self.subscriptions: dict[str, anyio.CancelScope] = {}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        async with self.send_lock:
+            await self.websocket.send_text(json.dumps(message))
+
+    async def serve(self) -> None:
+        async with anyio.create_task_group() as tg:
+            try:
+                while True:
+                    message = await self.websocket.receive()
+                    if message["type"] == "websocket.disconnect":
+                        break
+                    data = message.get("text")
+                    if data is None:
+                        await self.send(p.error_reply("send JSON text frames", field=None))
+                        continue
+                    await self.handle(data, tg)
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def handle(self, data: str, tg: anyio.abc.TaskGroup) -> None:
+        try:
+            request = p.parse_request(data)
+        except p.BadMessage as bad:
+            await self.send(p.error_reply(str(bad), field=bad.field, request_id=bad.request_id))
+            return
+        try:
+            result = await self.dispatch(request, tg)
+        except StaleCursor as stale:
+            await self.send(p.error_reply(str(stale), field="after", request_id=request.id))
+        except UsageError as error:
+            await self.send(p.error_reply(str(error), field=None, request_id=request.id))
+        else:
+            await self.send({"type": "ok", "id": request.id, "result": result})
+
+    async def dispatch(self, request: p.Request, tg: anyio.abc.TaskGroup) -> Any:
+        service = self.service
+        match request:
+            case p.CreateTask():
+                return msgspec.to_builtins(service.create_task(request.workdir))
+            case p.CreateSession():
+                return msgspec.to_builtins(
+                    service.create_session(request.task_id, request.provider)
+                )
+            case p.StartTurn():
+                return msgspec.to_builtins(
+                    await service.start_turn(request.session_id, request.prompt)
+                )
+            case p.Interrupt():
+                await service.interrupt(request.session_id, request.reason)
+            case p.Respond():
+                await service.respond(request.session_id, request.request_id, request.decision)
+            case p.Close():
+                await service.close_session(request.session_id)
+            case p.Subscribe():
+                if request.session_id in self.subscriptions:
+                    raise UsageError(
+                        f"already subscribed to {request.session_id!r} on this connection; "
+                        "unsubscribe first"
+                    )
+                subscription = service.subscribe(request.session_id, after=request.after)
+                scope = anyio.CancelScope()
+                self.subscriptions[request.session_id] = scope
+                tg.start_soon(self.forward, request.session_id, subscription, scope)
+            case p.Unsubscribe():
+                found = self.subscriptions.pop(request.session_id, None)
+                if found is None:
+                    raise UsageError(f"not subscribed to {request.session_id!r}")
+                found.cancel()
+        return {}
+
+    async def forward(
+        self, session_id: str, subscription: Subscription, scope: anyio.CancelScope
+    ) -> None:
+        with scope:
+            try:
+                async for event in subscription:
+                    await self.send(
+                        {"type": "event", "session_id": session_id, "event": to_builtins(event)}
+                    )
+            except StaleCursor as stale:
+                await self.send(
+                    {
+                        "type": "stale",
+                        "session_id": session_id,
+                        "resume_at": stale.resume_at,
+                        "message": str(stale),
+                    }
+                )
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await subscription.aclose()
+                if self.subscriptions.get(session_id) is scope:
+                    del self.subscriptions[session_id]
+
+
+def build_app(
+    service: SessionService, *, port: int, token: str, on_shutdown: Callable[[], None]
+) -> Guard:
+    """The daemon's ASGI app (routes behind the guard)."""
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"ok": True})
+
+    async def shutdown(request: Request) -> JSONResponse:
+        on_shutdown()
+        return JSONResponse({"ok": True, "shutting_down": True})
+
+    async def ws(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await _Connection(websocket, service).serve()
+
+    app = Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/shutdown", shutdown, methods=["POST"]),
+            WebSocketRoute("/ws", ws),
+        ]
+    )
+    return Guard(app, port=port, token=token, open_paths=frozenset({"/health"}))
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def write_token_file(path: Path, info: DaemonInfo) -> None:
+    """Write ``info`` to ``path``, readable by the user only (0600)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as file:
+        file.write(msgspec.json.encode(info))
+    os.chmod(path, 0o600)
+
+
+async def run_daemon(
+    *,
+    db: str | os.PathLike[str],
+    providers: Mapping[str, ProviderFactory],
+    port: int = 0,
+    token: str | None = None,
+    token_file: Path | None = None,
+    ready: Callable[[DaemonInfo, Callable[[], None]], None] | None = None,
+) -> None:
+    """Serve the daemon on 127.0.0.1 until ``POST /shutdown`` (or the stop callback).
+
+    ``ready(info, stop)`` is called once it listens. ``token`` defaults to a fresh random one;
+    ``token_file`` receives ``DaemonInfo`` as JSON with mode 0600.
+    """
+    sock = _listen("127.0.0.1", port)
+    bound = sock.getsockname()[1]
+    info = DaemonInfo(
+        url=f"http://127.0.0.1:{bound}", port=bound, token=token or new_token(), pid=os.getpid()
+    )
+    if token_file is not None:
+        write_token_file(token_file, info)
+    log = SqliteEventLog(db)
+    store = SessionStore(db)
+    loop = asyncio.get_running_loop()
+    server: uvicorn.Server | None = None
+
+    def stop() -> None:
+        def set_exit() -> None:
+            if server is not None:
+                server.should_exit = True
+
+        with contextlib.suppress(RuntimeError):  # the loop is closed: already stopped
+            loop.call_soon_threadsafe(set_exit)
+
+    try:
+        async with SessionService(log=log, store=store, providers=providers) as service:
+            app = build_app(service, port=bound, token=info.token, on_shutdown=stop)
+            config = uvicorn.Config(
+                app, lifespan="off", log_level="warning", access_log=False, ws="websockets-sansio"
+            )
+            server = uvicorn.Server(config)
+            if ready is not None:
+                loop.call_soon(ready, info, stop)
+            await server.serve(sockets=[sock])
+    finally:
+        sock.close()
+        store.close()
+        log.close()
+        if token_file is not None:
+            token_file.unlink(missing_ok=True)
+
+
+class DaemonHandle:
+    """A daemon running on a thread of this process: ``info``, then ``stop()``."""
+
+    def __init__(self, info: DaemonInfo, stop: Callable[[], None], thread: threading.Thread):
+        self.info = info
+        self._stop = stop
+        self._thread = thread
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop it and wait until it has (harmless if it already stopped)."""
+        self._stop()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise RuntimeError(f"the daemon on port {self.info.port} did not stop in {timeout} s")
+
+
+def start_daemon(
+    *,
+    db: str | os.PathLike[str],
+    providers: Mapping[str, ProviderFactory],
+    token: str | None = None,
+    token_file: Path | None = None,
+    timeout: float = 10.0,
+) -> DaemonHandle:
+    """Start a daemon on a free port, on a thread; return once it listens.
+
+    It uses the clock and id seams in force in the caller (deterministic under the plugin).
+    """
+    started = threading.Event()
+    found: list[tuple[DaemonInfo, Callable[[], None]]] = []
+    failure: list[BaseException] = []
+
+    def ready(info: DaemonInfo, stop: Callable[[], None]) -> None:
+        found.append((info, stop))
+        started.set()
+
+    def main() -> None:
+        try:
+            asyncio.run(
+                run_daemon(
+                    db=db, providers=providers, token=token, token_file=token_file, ready=ready
+                )
+            )
+        except BaseException as error:  # reported to the caller if it never started
+            failure.append(error)
+            started.set()
+
+    context = contextvars.copy_context()  # the caller's clock and id seams
+    thread = threading.Thread(target=context.run, args=(main,), name="stuntset-daemon", daemon=True)
+    thread.start()
+    if not started.wait(timeout) or not found:
+        raise RuntimeError(f"the daemon did not start: {failure[0] if failure else 'timeout'}")
+    info, stop = found[0]
+    return DaemonHandle(info, stop, thread)

@@ -1,0 +1,128 @@
+"""The daemon's WebSocket messages: JSON objects tagged by ``op`` (requests) or ``type``
+(replies). ``parse_request`` turns bad input into a ``BadMessage`` naming the field.
+
+Requests (each may carry an ``id`` that the reply echoes)::
+
+    {"op": "create_task", "workdir": "/abs/dir"}
+    {"op": "create_session", "task_id": "...", "provider": "scripted"}
+    {"op": "start_turn", "session_id": "...", "prompt": "..."}
+    {"op": "interrupt", "session_id": "..."}
+    {"op": "respond", "session_id": "...", "request_id": "...", "decision": "allow"}
+    {"op": "close", "session_id": "..."}
+    {"op": "subscribe", "session_id": "...", "after": 0}     # replay, then live
+    {"op": "unsubscribe", "session_id": "..."}
+
+Replies: ``{"type": "ok", "id", "result"}``, ``{"type": "error", "id", "field", "message"}``,
+and for subscriptions ``{"type": "event", "session_id", "event"}`` (the event carries its
+``seq``: resume with ``after`` = the last one seen) or ``{"type": "stale", "session_id",
+"resume_at", "message"}`` when a rollback passed the cursor.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeAlias
+
+import msgspec
+
+__all__ = [
+    "BadMessage",
+    "Close",
+    "CreateSession",
+    "CreateTask",
+    "Interrupt",
+    "Request",
+    "Respond",
+    "StartTurn",
+    "Subscribe",
+    "Unsubscribe",
+    "error_reply",
+    "parse_request",
+]
+
+
+class _Op(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", forbid_unknown_fields=True):
+    id: str | int | None = None
+
+
+class CreateTask(_Op, frozen=True, kw_only=True, tag="create_task"):
+    workdir: str
+
+
+class CreateSession(_Op, frozen=True, kw_only=True, tag="create_session"):
+    task_id: str
+    provider: str
+
+
+class StartTurn(_Op, frozen=True, kw_only=True, tag="start_turn"):
+    session_id: str
+    prompt: str
+
+
+class Interrupt(_Op, frozen=True, kw_only=True, tag="interrupt"):
+    session_id: str
+    reason: str = "interrupted"
+
+
+class Respond(_Op, frozen=True, kw_only=True, tag="respond"):
+    session_id: str
+    request_id: str
+    decision: str
+
+
+class Close(_Op, frozen=True, kw_only=True, tag="close"):
+    session_id: str
+
+
+class Subscribe(_Op, frozen=True, kw_only=True, tag="subscribe"):
+    session_id: str
+    after: int = 0
+
+
+class Unsubscribe(_Op, frozen=True, kw_only=True, tag="unsubscribe"):
+    session_id: str
+
+
+Request: TypeAlias = (
+    CreateTask | CreateSession | StartTurn | Interrupt | Respond | Close | Subscribe | Unsubscribe
+)
+_decoder = msgspec.json.Decoder(Request)
+_AT = re.compile(r"at `\$\.([^`]+)`")
+_FIELD = re.compile(r"field `([^`]+)`")
+
+
+class BadMessage(Exception):
+    """A request that cannot be carried out: ``field`` names the culprit (or ``None``)."""
+
+    def __init__(self, message: str, *, field: str | None, request_id: Any = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.request_id = request_id
+
+
+def parse_request(data: str | bytes) -> Request:
+    """One request, or ``BadMessage`` naming the field that is wrong."""
+    try:
+        return _decoder.decode(data)
+    except msgspec.ValidationError as error:
+        text = str(error)
+        found = _AT.search(text) or _FIELD.search(text)
+        field = found.group(1) if found else None
+        request_id = _peek_id(data)
+        known = ", ".join(sorted(str(t.__struct_config__.tag) for t in Request.__args__))
+        hint = f" (known ops: {known})" if field == "op" else ""
+        raise BadMessage(f"{text}{hint}", field=field, request_id=request_id) from None
+    except msgspec.DecodeError as error:
+        raise BadMessage(f"malformed JSON: {error}", field=None) from None
+
+
+def _peek_id(data: str | bytes) -> Any:
+    try:
+        raw = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return None
+    return raw.get("id") if isinstance(raw, dict) else None
+
+
+def error_reply(message: str, *, field: str | None, request_id: Any = None) -> dict[str, Any]:
+    return {"type": "error", "id": request_id, "field": field, "message": message}

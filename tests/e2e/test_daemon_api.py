@@ -1,0 +1,130 @@
+"""The daemon's WebSocket API over a real socket: turns, subscriptions with cursor resume,
+and malformed messages that get an error naming the field while the connection lives on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from stuntset import check_events
+from stuntset.events import decode
+from stuntset.runtime.client import DaemonClient, DaemonError
+from stuntset.runtime.daemon import DaemonHandle
+
+
+def new_session(client: DaemonClient, tmp_path: Path, provider: str) -> str:
+    task = client.call("create_task", workdir=str(tmp_path))
+    return str(
+        client.call("create_session", task_id=task["task_id"], provider=provider)["session_id"]
+    )
+
+
+def test_a_turn_streams_to_a_subscriber(daemon: DaemonHandle, tmp_path: Path) -> None:
+    with DaemonClient(daemon.info) as client:
+        session_id = new_session(client, tmp_path, "tools")
+        assert client.call("subscribe", session_id=session_id) == {}
+        run = client.call("start_turn", session_id=session_id, prompt="read a.txt")
+        events = client.events(19)
+
+    stream = [decode(json.dumps(e)) for e in events]
+    check_events(stream)
+    assert [e.seq for e in stream] == list(range(1, 20))
+    assert {e.run_id for e in stream} == {run["run_id"]}
+    assert stream[-1].type == "run.completed"
+
+
+def test_disconnect_mid_stream_and_resume_from_the_cursor(
+    daemon: DaemonHandle, tmp_path: Path
+) -> None:
+    with DaemonClient(daemon.info) as first:
+        session_id = new_session(first, tmp_path, "approval")
+        first.call("subscribe", session_id=session_id)
+        first.call("start_turn", session_id=session_id, prompt="clean up")
+        seen = []
+        while not seen or seen[-1]["type"] != "approval.requested":
+            seen += first.events(1)
+    # disconnected; the turn goes on once answered, and its events land while we are away
+    with DaemonClient(daemon.info) as second:
+        second.call(
+            "respond", session_id=session_id, request_id=seen[-1]["request_id"], decision="allow"
+        )
+        second.call("subscribe", session_id=session_id, after=seen[-1]["seq"])
+        rest = []
+        while not rest or rest[-1]["type"] != "run.completed":
+            rest += second.events(1)
+        second.call("unsubscribe", session_id=session_id)
+        second.call("subscribe", session_id=session_id)  # a full replay to compare with
+        replay = second.events(len(seen) + len(rest))
+
+    assert [e["seq"] for e in seen + rest] == list(range(1, len(seen) + len(rest) + 1))
+    assert seen + rest == replay
+    check_events([decode(json.dumps(e)) for e in replay])
+
+
+def test_interrupt_and_close_over_the_socket(daemon: DaemonHandle, tmp_path: Path) -> None:
+    with DaemonClient(daemon.info) as client:
+        session_id = new_session(client, tmp_path, "stuck")
+        client.call("subscribe", session_id=session_id)
+        client.call("start_turn", session_id=session_id, prompt="hang")
+        assert client.events(1)[0]["type"] == "run.started"
+        client.call("interrupt", session_id=session_id)
+        assert client.events(1)[0]["type"] == "run.killed"
+        client.call("close", session_id=session_id)
+        with pytest.raises(DaemonError, match="is closed"):
+            client.call("start_turn", session_id=session_id, prompt="again")
+
+
+@pytest.mark.parametrize(
+    ("message", "field", "says"),
+    [
+        (
+            '{"op": "subscribe", "id": 1, "session_id": "s", "after": "x"}',
+            "after",
+            "Expected `int`",
+        ),
+        ('{"op": "start_turn", "id": 2, "session_id": "s"}', "prompt", "missing required field"),
+        ('{"op": "teleport", "id": 3}', "op", "known ops: close, create_session"),
+        ('{"op": "close", "id": 4, "session_id": "s", "extra": 1}', "extra", "unknown field"),
+        ('{"op": "create_task"', None, "malformed JSON"),
+        ('{"op": "create_task", "id": 5, "workdir": "relative"}', None, "absolute path"),
+        ('{"op": "start_turn", "id": 6, "session_id": "nope", "prompt": "p"}', None, "no session"),
+    ],
+)
+def test_bad_messages_get_an_error_naming_the_field_and_the_connection_lives_on(
+    daemon: DaemonHandle, tmp_path: Path, message: str, field: str | None, says: str
+) -> None:
+    with DaemonClient(daemon.info) as client:
+        client.send_raw(message)
+        request_id = json.loads(message)["id"] if message.endswith("}") else None
+        reply = client.reply(request_id)
+        assert reply["type"] == "error"
+        assert reply["field"] == field
+        assert says in reply["message"]
+        # the same connection still works
+        assert client.call("create_task", workdir=str(tmp_path))["workdir"] == str(tmp_path)
+
+
+def test_a_stale_cursor_is_refused_naming_after(daemon: DaemonHandle, tmp_path: Path) -> None:
+    with DaemonClient(daemon.info) as client:
+        session_id = new_session(client, tmp_path, "tools")
+        with pytest.raises(DaemonError, match="cursor 5 is stale") as info:
+            client.call("subscribe", session_id=session_id, after=5)
+        assert info.value.field == "after"
+
+
+def test_shutdown_stops_the_daemon(daemon: DaemonHandle) -> None:
+    import urllib.request
+
+    request = urllib.request.Request(
+        daemon.info.url + "/shutdown",
+        method="POST",
+        headers={"Authorization": f"Bearer {daemon.info.token}"},
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        assert json.load(response) == {"ok": True, "shutting_down": True}
+    daemon.stop()  # returns once the serving thread ended
+    with pytest.raises((OSError, ConnectionClosed)):
+        DaemonClient(daemon.info, timeout=1)
