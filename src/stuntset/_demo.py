@@ -98,3 +98,12 @@ def _model_double_rows() -> list[DemoRow]:
 
 
 SECTIONS.append(_model_double_rows)
+
+
+def _claude_cli_rows() -> list[DemoRow]:
+    from stuntset.doubles.cli._demo import claude_rows
+
+    return claude_rows()
+
+
+SECTIONS.append(_claude_cli_rows)

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 import stuntset.doubles.cli._cli
 import stuntset.doubles.cli._pytest
 import stuntset.doubles.cli.claude
-import stuntset.scenarios  # noqa: F401
+import stuntset.scenarios
 from stuntset.cli import main
 
 
@@ -63,3 +63,11 @@ def test_stuntset_cli_claude_runs_the_fake() -> None:
     assert version.exit_code == 0
     bogus = runner.invoke(main, ["cli", "claude", "--", "--bogus"])
     assert bogus.exit_code == 1
+
+
+def test_demo_section_checks_every_scenario_on_the_claude_wire() -> None:
+    from stuntset.doubles.cli._demo import claude_rows
+
+    rows = claude_rows()
+    assert [row.scenario for row in rows] == stuntset.scenarios.names()
+    assert [row for row in rows if not row.ok] == []
