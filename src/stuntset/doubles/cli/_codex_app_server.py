@@ -404,8 +404,9 @@ class Server:
         return {"data": data, "nextCursor": None, "backwardsCursor": None}
 
     def turn_start(self, params: dict[str, Any]) -> dict[str, Any]:
-        thread = self.find_thread(params)
+        _require(params, "threadId")
         items = _require(params, "input")
+        thread = self.find_thread(params)
         turn_id = self.turn_ids.uuid()
         if params.get("model"):
             thread["model"] = str(params["model"])
@@ -415,8 +416,9 @@ class Server:
         return {"turn": turn_object(turn_id, [], "inProgress", None, None, None, "notLoaded")}
 
     def turn_interrupt(self, params: dict[str, Any]) -> dict[str, Any]:
-        self.find_thread(params)
+        _require(params, "threadId")
         turn_id = _require(params, "turnId")
+        self.find_thread(params)
         active = self.active
         if active is None or active.thread["id"] != params["threadId"]:
             raise _invalid("no active turn to interrupt")
