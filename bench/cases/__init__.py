@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from bench.runner import Case
 
-from . import model, suite
+from . import cli_claude, model, suite
 
 CASES: list[tuple[str, Callable[[], Case]]] = [
     ("openai_inprocess", model.openai_inprocess),
@@ -16,4 +16,5 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("pydantic_ai", model.pydantic_ai_agent),
     ("plugin_overhead", suite.plugin_overhead),
     ("test_suite", suite.test_suite),
+    ("claude_spawn", cli_claude.claude_spawn),
 ]
