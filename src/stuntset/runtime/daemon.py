@@ -21,7 +21,7 @@ import socket
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -40,6 +40,9 @@ from stuntset.runtime import protocol as p
 from stuntset.runtime.security import Guard, new_token
 from stuntset.runtime.service import ProviderFactory, SessionService
 from stuntset.runtime.store import SessionStore
+
+if TYPE_CHECKING:
+    from stuntset.runtime.client import DaemonClient
 
 __all__ = ["DaemonHandle", "DaemonInfo", "build_app", "run_daemon", "start_daemon"]
 
@@ -265,6 +268,12 @@ class DaemonHandle:
         self.info = info
         self._stop = stop
         self._thread = thread
+
+    def client(self, **options: Any) -> DaemonClient:
+        """A ``DaemonClient`` connected to this daemon (close it, or use ``with``)."""
+        from stuntset.runtime.client import DaemonClient
+
+        return DaemonClient(self.info, **options)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop it and wait until it has (harmless if it already stopped)."""
