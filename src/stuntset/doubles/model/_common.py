@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any, ClassVar, TypeAlias
@@ -54,6 +54,7 @@ __all__ = [
 ]
 
 encode = msgspec.json.Encoder().encode
+_MEMO_LIMIT = 4096
 
 #: A content step of a response, in the order it streams.
 Item: TypeAlias = Text | Reasoning | ToolCall | Delay
@@ -126,6 +127,20 @@ class RenderContext:
     include_usage: bool = False
     seq: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Per-script memo of what steps render to (shared by the requests of one double).
+    cache: dict[tuple[str, int], tuple[object, Any]] = field(default_factory=dict)
+
+    def memo(self, kind: str, step: object, make: Callable[[], Any]) -> Any:
+        """``make()``, computed once per step for the life of the script."""
+        key = (kind, id(step))
+        hit = self.cache.get(key)
+        if hit is not None and hit[0] is step:
+            return hit[1]
+        if len(self.cache) > _MEMO_LIMIT:  # function-made turns make new steps every time
+            self.cache.clear()
+        value = make()
+        self.cache[key] = (step, value)
+        return value
 
     def next_seq(self) -> int:
         value = self.seq
@@ -246,9 +261,26 @@ class WireCodec(ABC):
     # --- shared helpers for subclasses ---
 
     @staticmethod
-    def text_deltas(step: Text | Reasoning) -> list[tuple[str, float]]:
+    def text_deltas(step: Text | Reasoning, ctx: RenderContext) -> list[tuple[str, float]]:
         """``(delta, pause before it)`` pairs: ``interval`` between deltas, none before."""
-        return [(d, step.interval if i else 0.0) for i, d in enumerate(step.deltas())]
+
+        def make() -> list[tuple[str, float]]:
+            return [(d, step.interval if i else 0.0) for i, d in enumerate(step.deltas())]
+
+        deltas: list[tuple[str, float]] = ctx.memo("deltas", step, make)
+        return deltas
+
+    @staticmethod
+    def fragments(step: ToolCall, ctx: RenderContext) -> list[str]:
+        """The call's argument JSON in its streamed fragments."""
+        pieces: list[str] = ctx.memo("fragments", step, step.argument_fragments)
+        return pieces
+
+    @staticmethod
+    def arguments(step: ToolCall, ctx: RenderContext) -> str:
+        """The call's arguments as one JSON string."""
+        text: str = ctx.memo("arguments", step, step.arguments)
+        return text
 
 
 def render(codec: WireCodec, plan: Plan, streaming: bool, ctx: RenderContext) -> Reply:

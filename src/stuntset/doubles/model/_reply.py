@@ -117,11 +117,34 @@ class Framing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
     def frame(self, data: bytes, event: str | None = None) -> bytes:
         """One SSE event: an optional ``event:`` line, one ``data:`` line, a blank line."""
+        if self.line_ending == "\n" and not self.keepalive:
+            if event is None:
+                return b"data: " + data + b"\n\n"
+            return b"".join((b"event: ", event.encode(), b"\ndata: ", data, b"\n\n"))
         end = self.line_ending.encode()
         head = b": keep-alive" + end + end if self.keepalive else b""
         if event is None:
             return head + b"data: " + data + end + end
         return head + b"event: " + event.encode() + end + b"data: " + data + end + end
+
+    def coalesce(self, actions: list[Action]) -> list[Action]:
+        """``actions`` with consecutive writes joined (nothing can happen between them), unless
+        ``write_size`` asks for small writes. Pauses, stalls and aborts stay where they are."""
+        if self.write_size is not None:
+            return actions
+        out: list[Action] = []
+        run: list[bytes] = []
+        for action in actions:
+            if isinstance(action, bytes):
+                run.append(action)
+                continue
+            if run:
+                out.append(b"".join(run))
+                run = []
+            out.append(action)
+        if run:
+            out.append(b"".join(run))
+        return out
 
     def split(self, actions: list[Action]) -> list[Action]:
         """``actions`` with every write cut into ``write_size`` pieces."""

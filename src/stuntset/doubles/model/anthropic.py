@@ -211,20 +211,20 @@ class AnthropicCodec(WireCodec):
                     content_block={"type": "text", "text": ""},
                 )
             )
-            for piece, gap in self.text_deltas(step):
+            for piece, gap in self.text_deltas(step, ctx):
                 out += pause(gap)
                 out.append(delta({"type": "text_delta", "text": piece}))
         elif isinstance(step, Reasoning):
             empty = {"type": "thinking", "thinking": "", "signature": ""}
             out.append(self._event(ctx, "content_block_start", index=index, content_block=empty))
-            for piece, gap in self.text_deltas(step):
+            for piece, gap in self.text_deltas(step, ctx):
                 out += pause(gap)
                 out.append(delta({"type": "thinking_delta", "thinking": piece}))
             out.append(delta({"type": "signature_delta", "signature": block["signature"]}))
         else:
             opened = {**block, "input": {}}
             out.append(self._event(ctx, "content_block_start", index=index, content_block=opened))
-            for fragment in ["", *step.argument_fragments()]:
+            for fragment in ["", *self.fragments(step, ctx)]:
                 out.append(delta({"type": "input_json_delta", "partial_json": fragment}))
         out.append(self._event(ctx, "content_block_stop", index=index))
         return out

@@ -14,6 +14,7 @@ import threading
 from collections import deque
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -124,6 +125,7 @@ class ModelDouble:
         with self._lock:
             self.script = script
             self.player = ScriptPlayer(script)
+            self._memo: dict[tuple[str, int], tuple[object, Any]] = {}
             self._pending: deque[_Pending] = deque()
 
     @property
@@ -230,6 +232,7 @@ class ModelDouble:
             seed=self.script.seed,
             framing=self.framing,
             include_usage=isinstance(options, dict) and options.get("include_usage") is True,
+            cache=self._memo,
         )
         return render(codec, plan_of(segment), body.get("stream") is True, ctx), index
 

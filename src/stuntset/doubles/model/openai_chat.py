@@ -134,7 +134,7 @@ class ChatCodec(WireCodec):
                 {
                     "id": call_id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments()},
+                    "function": {"name": call.name, "arguments": self.arguments(call, ctx)},
                 }
                 for call, call_id in zip(calls, self._call_ids(plan, ctx), strict=True)
             ]
@@ -195,7 +195,7 @@ class ChatCodec(WireCodec):
                 out += pause(item.seconds)
             elif isinstance(item, Text | Reasoning):
                 key = "content" if isinstance(item, Text) else "reasoning_content"
-                for delta, gap in self.text_deltas(item):
+                for delta, gap in self.text_deltas(item, ctx):
                     out += pause(gap)
                     out.append(self._frame(ctx, self._chunk(ctx, {key: delta})))
             else:
@@ -206,7 +206,7 @@ class ChatCodec(WireCodec):
                     "function": {"name": item.name, "arguments": ""},
                 }
                 out.append(self._frame(ctx, self._chunk(ctx, {"tool_calls": [head]})))
-                for fragment in item.argument_fragments():
+                for fragment in self.fragments(item, ctx):
                     piece = {"index": index, "function": {"arguments": fragment}}
                     out.append(self._frame(ctx, self._chunk(ctx, {"tool_calls": [piece]})))
                 index += 1

@@ -127,7 +127,7 @@ class ResponsesCodec(WireCodec):
                     "id": ctx.ids.new("fc"),
                     "call_id": step.id or ctx.ids.new("call"),
                     "name": step.name,
-                    "arguments": step.arguments(),
+                    "arguments": self.arguments(step, ctx),
                     "status": "completed",
                 }
             else:
@@ -218,7 +218,7 @@ class ResponsesCodec(WireCodec):
             out.append(
                 self._event(ctx, "response.content_part.added", **at, content_index=0, part=empty)
             )
-            for delta, gap in self.text_deltas(step):
+            for delta, gap in self.text_deltas(step, ctx):
                 out += pause(gap)
                 out.append(
                     self._event(
@@ -260,7 +260,7 @@ class ResponsesCodec(WireCodec):
                     ctx, "response.reasoning_summary_part.added", **at, summary_index=0, part=empty
                 )
             )
-            for delta, gap in self.text_deltas(step):
+            for delta, gap in self.text_deltas(step, ctx):
                 out += pause(gap)
                 out.append(
                     self._event(
@@ -294,7 +294,7 @@ class ResponsesCodec(WireCodec):
             out.append(
                 self._event(ctx, "response.output_item.added", output_index=index, item=added)
             )
-            for fragment in step.argument_fragments():
+            for fragment in self.fragments(step, ctx):
                 out.append(
                     self._event(ctx, "response.function_call_arguments.delta", **at, delta=fragment)
                 )

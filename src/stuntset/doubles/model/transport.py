@@ -192,7 +192,11 @@ class ModelTransport:
     def _reply(self, request: Any, body: bytes) -> Reply:
         url = request.url
         query = url.query.decode() if isinstance(url.query, bytes) else str(url.query)
-        return self.double.handle(request.method, url.path, query, _headers(request), body)
+        reply = self.double.handle(request.method, url.path, query, _headers(request), body)
+        # in-process, writes with nothing between them arrive together, as a socket would
+        # deliver them to a reader that is behind; pauses, stalls and aborts stay in place
+        reply.actions = self.double.framing.coalesce(reply.actions)
+        return reply
 
     def handle_request(self, request: Any) -> Any:
         """The sync entry point (``httpx2.BaseTransport`` / ``httpx.BaseTransport``)."""
