@@ -215,3 +215,16 @@ def fake_claude(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
         fixture.verify()
     finally:
         fixture.close()
+
+
+@pytest.fixture
+def event_log(tmp_path: Any, _stuntset_seams: Any) -> Iterator[Any]:
+    """A fresh ``stuntset.log.SqliteEventLog`` in a file under ``tmp_path`` (WAL, synchronous
+    NORMAL), closed at teardown. Call ``event_log.release_file()`` before touching the file."""
+    from stuntset.log import SqliteEventLog
+
+    log = SqliteEventLog(tmp_path / "stuntset-events.db")
+    try:
+        yield log
+    finally:
+        log.close()
