@@ -228,3 +228,33 @@ def event_log(tmp_path: Any, _stuntset_seams: Any) -> Iterator[Any]:
         yield log
     finally:
         log.close()
+
+
+@pytest.fixture
+def log_seam(event_log: Any) -> Iterator[Any]:
+    """A ``stuntset.runtime.testing.LogSeam`` over ``event_log`` (and a session store in the
+    same file): seed a task + session + run, publish events, finish, roll back."""
+    from stuntset.runtime._pytest import open_log_seam
+
+    with open_log_seam(event_log) as seam:
+        yield seam
+
+
+@pytest.fixture
+def session_service(event_log: Any) -> Iterator[Any]:
+    """An unstarted ``stuntset.runtime.SessionService`` over ``event_log`` whose providers are
+    the catalog scenarios (by name) and ``"stuck"``: ``async with session_service as host:``."""
+    from stuntset.runtime._pytest import open_session_service
+
+    with open_session_service(event_log) as service:
+        yield service
+
+
+@pytest.fixture
+def daemon(tmp_path: Any, _stuntset_seams: Any) -> Iterator[Any]:
+    """A real daemon on a free 127.0.0.1 port in this process, providers as in
+    ``session_service``; ``daemon.client()`` connects, ``daemon.info`` has url and token."""
+    from stuntset.runtime._pytest import running_daemon
+
+    with running_daemon(tmp_path) as handle:
+        yield handle

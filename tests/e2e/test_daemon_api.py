@@ -24,7 +24,7 @@ def new_session(client: DaemonClient, tmp_path: Path, provider: str) -> str:
 
 def test_a_turn_streams_to_a_subscriber(daemon: DaemonHandle, tmp_path: Path) -> None:
     with DaemonClient(daemon.info) as client:
-        session_id = new_session(client, tmp_path, "tools")
+        session_id = new_session(client, tmp_path, "tool_use")
         assert client.call("subscribe", session_id=session_id) == {}
         run = client.call("start_turn", session_id=session_id, prompt="read a.txt")
         events = client.events(19)
@@ -40,7 +40,7 @@ def test_disconnect_mid_stream_and_resume_from_the_cursor(
     daemon: DaemonHandle, tmp_path: Path
 ) -> None:
     with DaemonClient(daemon.info) as first:
-        session_id = new_session(first, tmp_path, "approval")
+        session_id = new_session(first, tmp_path, "needs_approval")
         first.call("subscribe", session_id=session_id)
         first.call("start_turn", session_id=session_id, prompt="clean up")
         seen = []
@@ -109,7 +109,7 @@ def test_bad_messages_get_an_error_naming_the_field_and_the_connection_lives_on(
 
 def test_a_stale_cursor_is_refused_naming_after(daemon: DaemonHandle, tmp_path: Path) -> None:
     with DaemonClient(daemon.info) as client:
-        session_id = new_session(client, tmp_path, "tools")
+        session_id = new_session(client, tmp_path, "tool_use")
         with pytest.raises(DaemonError, match="cursor 5 is stale") as info:
             client.call("subscribe", session_id=session_id, after=5)
         assert info.value.field == "after"

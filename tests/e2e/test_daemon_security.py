@@ -120,7 +120,7 @@ def test_no_cors_headers_are_ever_sent(daemon: DaemonHandle) -> None:
 
 
 def test_the_token_file_is_readable_by_the_user_only(daemon: DaemonHandle, tmp_path: Path) -> None:
-    path = tmp_path / "runtime" / "daemon.json"
+    path = tmp_path / "stuntset-daemon.json"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     content = json.loads(path.read_text())
     assert content["token"] == daemon.info.token
