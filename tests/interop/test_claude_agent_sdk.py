@@ -185,6 +185,24 @@ async def test_multi_turn_client_keeps_one_session(tmp_path: Path) -> None:
     cli.assert_all_used()
 
 
+async def test_server_info_set_model_and_permission_mode(tmp_path: Path) -> None:
+    cli = install(tmp_path, "multi_turn", turns=1)
+    with anyio.fail_after(20):
+        async with ClaudeSDKClient(options(cli)) as client:
+            info = await client.get_server_info()
+            assert info is not None
+            assert info["claude_code_version"] == "2.1.332"
+            await client.set_model("claude-opus-4-1")
+            await client.set_permission_mode("acceptEdits")
+            await client.query("one")
+            seen = [m async for m in client.receive_response()]
+    init = seen[0]
+    assert isinstance(init, SystemMessage)
+    assert (init.data["model"], init.data["permissionMode"]) == ("claude-opus-4-1", "acceptEdits")
+    requests = [r["request"]["subtype"] for r in cli.invocations[0].control_requests]
+    assert requests == ["initialize", "set_model", "set_permission_mode"]
+
+
 async def test_resume_continues_the_recorded_session(tmp_path: Path) -> None:
     cli = install(tmp_path, "multi_turn", turns=2)
     first = await collect("one", options(cli))

@@ -363,6 +363,8 @@ class Session:
         try:
             while request_id not in self.responses:
                 if self.interrupted:
+                    # as the real CLI does for a prompt it no longer needs
+                    self.rt.send({"type": "control_cancel_request", "request_id": request_id})
                     raise _Abort
                 if not self.pump(None):
                     return None
@@ -381,7 +383,7 @@ class Session:
             if left is not None and left <= 0:
                 return
             if not self.pump(left):
-                self.rt.sleep(1e9 if left is None else left / self.rt.time_scale)
+                self.rt.sleep(1e9 if left is None else left, scaled=False)
                 return
 
     # --- turns ----------------------------------------------------------------------------

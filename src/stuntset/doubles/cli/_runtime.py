@@ -358,9 +358,17 @@ def main(plan_path: str, program: str) -> None:
     with open(plan_path, "rb") as file:
         plan = marshal.load(file)
     runtime = Runtime(plan, sys.argv[1:])
-    __import__(program)
     try:
+        __import__(program)
         sys.modules[program].run(runtime)
     except KeyboardInterrupt:
         runtime.exit(130)
+    except Exception as error:
+        # A bug in the double, never the client's doing: one line on stderr naming it, the
+        # traceback in the journal (InstalledCli.invocations[i].events), exit 70 (EX_SOFTWARE).
+        import traceback
+
+        runtime.journal.write("internal_error", traceback=traceback.format_exc())
+        runtime.stderr(f"stuntset fake CLI internal error: {type(error).__name__}: {error}\n")
+        runtime.exit(70)
     runtime.exit(runtime.exit_code)

@@ -357,3 +357,29 @@ def test_slow_start_delays_everything(tmp_path: Path) -> None:
     done = run(cli, lines(INIT, user("hi")))
     assert time.monotonic() - started >= 0.2
     assert done.messages[-1]["type"] == "result"
+
+
+def test_interrupt_while_asking_cancels_the_prompt(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("needs_approval"), bin_dir=tmp_path)
+    live = Live(cli, "--permission-prompt-tool", "stdio")
+    live.send(user("clean"))
+    asked = live.read_until("control_request")[-1]
+    live.send({"type": "control_request", "request_id": "r5", "request": {"subtype": "interrupt"}})
+    seen = live.read_until("result")
+    assert seen[0] == {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": "r5", "response": {"still_queued": []}},
+    }
+    assert seen[1] == {"type": "control_cancel_request", "request_id": asked["request_id"]}
+    assert seen[-1]["terminal_reason"] == "aborted_streaming"
+    assert live.close() == 1
+
+
+def test_a_broken_double_says_so_in_one_line(happy: InstalledCli) -> None:
+    (happy.state_dir / "state.json").write_text("{not json")
+    done = run(happy, lines(user("hi")))
+    assert done.returncode == 70
+    assert done.stderr.startswith(b"stuntset fake CLI internal error: JSONDecodeError")
+    assert done.stderr.count(b"\n") == 1
+    events = happy.invocations[0].events
+    assert "Traceback" in next(e for e in events if e["event"] == "internal_error")["traceback"]
