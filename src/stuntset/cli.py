@@ -161,7 +161,7 @@ def serve(port: int, host: str, script_path: str | None, cycle: bool) -> None:
 
 @main.group("cli")
 def fake_cli() -> None:
-    """Run a fake agent CLI (claude…) by hand, playing a script."""
+    """Run a fake agent CLI (claude, codex) by hand, playing a script."""
 
 
 @fake_cli.command(
@@ -181,6 +181,25 @@ def fake_cli_claude(script_path: str | None, scenario: str | None, args: tuple[s
     from stuntset.doubles.cli._cli import run_fake_cli
 
     sys.exit(run_fake_cli("claude", script_path, scenario, list(args)))
+
+
+@fake_cli.command(
+    "codex", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+)
+@click.option(
+    "--script",
+    "script_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Script file (TOML/JSON) to play.",
+)
+@click.option("--scenario", default=None, help="A catalog scenario instead (default: happy_path).")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def fake_cli_codex(script_path: str | None, scenario: str | None, args: tuple[str, ...]) -> None:
+    """The fake `codex`, e.g. `stuntset cli codex --script s.toml -- exec --json hello`."""
+    from stuntset.doubles.cli._cli import run_fake_cli
+
+    sys.exit(run_fake_cli("codex", script_path, scenario, list(args)))
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m stuntset.cli`

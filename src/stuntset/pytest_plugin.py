@@ -258,3 +258,32 @@ def daemon(tmp_path: Any, _stuntset_seams: Any) -> Iterator[Any]:
 
     with running_daemon(tmp_path) as handle:
         yield handle
+
+
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_fake_codex(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "fake_codex(script_or_scenario_or_path, *, allow_unused_turns=False, time_scale=1.0, "
+        "startup_delay=0.0, ignore_sigterm=None, **scenario_params): configure the fake_codex "
+        "fixture (a fake `codex` executable: exec --json and app-server)",
+    )
+
+
+@pytest.fixture
+def fake_codex(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
+    """A fake ``codex`` executable in ``tmp_path / "bin"``, from the ``fake_codex`` marker or a
+    call ``fake_codex(script, **options)``; ``.path`` for ``CodexConfig(codex_bin=…)``,
+    ``.env()`` for PATH, ``.invocations``. At teardown, fails on unused or exhausted turns,
+    then removes it."""
+    from stuntset.doubles.cli._pytest import CliFixture
+
+    fixture = CliFixture("codex", tmp_path / "bin", request.node.nodeid)
+    marker = request.node.get_closest_marker("fake_codex")
+    try:
+        if marker is not None:
+            fixture.configure(marker.args, dict(marker.kwargs))
+        yield fixture
+        fixture.verify()
+    finally:
+        fixture.close()

@@ -375,7 +375,7 @@ class Server:
         }
 
     def thread_start(self, params: dict[str, Any]) -> dict[str, Any]:
-        cwd = params.get("cwd") or self.rt.env.get("PWD") or posix.getcwd()
+        cwd = params.get("cwd") or posix.getcwd()
         model = params.get("model") or self.rt.plan["model"]
         thread = self.threads.create(str(cwd), str(model), bool(params.get("ephemeral")))
         self.loaded[thread["id"]] = thread

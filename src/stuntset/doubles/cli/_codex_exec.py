@@ -421,7 +421,7 @@ def run_exec(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
         if extra.strip():
             rt.stderr("Reading additional input from stdin...\n")
             prompt = f"{prompt}\n\n<stdin>\n{extra.rstrip()}\n</stdin>"
-    cwd = options.get("cd") or rt.env.get("PWD") or posix.getcwd()
+    cwd = options.get("cd") or posix.getcwd()
     if not options.get("skip_git_repo_check") and not _in_git_repo(cwd):
         rt.stderr("Not inside a trusted directory and --skip-git-repo-check was not specified.\n")
         rt.exit(1)

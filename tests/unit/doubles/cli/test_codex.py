@@ -1,0 +1,147 @@
+"""The Codex program: tool classification, the plan compiler, install, the top-level command
+line, and the ``fake_codex`` fixture."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stuntset import scenarios
+from stuntset.doubles.cli import PROGRAMS, install_cli
+from stuntset.doubles.cli.codex import CODEX, classify_tool
+from stuntset.errors import ScriptError
+from stuntset.script import (
+    ApprovalRequest,
+    HttpError,
+    Overloaded,
+    RateLimit,
+    Script,
+    Text,
+    ToolCall,
+    ToolResult,
+    Turn,
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "tool_input", "kind", "details"),
+    [
+        ("bash", {"command": "ls -la"}, "command", {"command": "/bin/bash -lc 'ls -la'"}),
+        ("shell", {"command": ["git", "status"]}, "command", {"command": "git status"}),
+        ("run_tests", {"cmd": "make"}, "command", {"command": "/bin/bash -lc make"}),
+        (
+            "write_file",
+            {"path": "a.md"},
+            "file_change",
+            {"changes": [{"path": "a.md", "kind": "add", "diff": ""}]},
+        ),
+        (
+            "patcher",
+            {"changes": [{"path": "b.py", "kind": "delete"}]},
+            "file_change",
+            {"changes": [{"path": "b.py", "kind": "delete", "diff": ""}]},
+        ),
+        ("web_search", {"query": "codex"}, "web_search", {"query": "codex"}),
+        (
+            "update_plan",
+            {"plan": [{"step": "a", "status": "completed"}, "b"]},
+            "todo",
+            {"items": [{"text": "a", "completed": True}, {"text": "b", "completed": False}]},
+        ),
+        ("read_file", {"path": "a.txt"}, "mcp", {"server": "stuntset", "tool": "read_file"}),
+        ("mcp__docs__lookup", {}, "mcp", {"server": "docs", "tool": "lookup"}),
+    ],
+)
+def test_classify_tool(
+    name: str, tool_input: dict[str, Any], kind: str, details: dict[str, Any]
+) -> None:
+    assert classify_tool(name, tool_input) == (kind, details)
+
+
+def test_every_scenario_compiles() -> None:
+    for entry in scenarios.all():
+        plan = CODEX.compile(CODEX.wire.check(entry.build()))
+        assert plan["version"] == "0.163.0"
+        assert len(plan["turns"]) == len(entry.build().turns)
+
+
+def test_api_errors_are_worded_as_codex_words_them() -> None:
+    script = Script.of(
+        [RateLimit()], [Overloaded()], [HttpError(500)], [HttpError(400, message="bad")]
+    )
+    ops = [turn["ops"][0] for turn in CODEX.compile(script)["turns"]]
+    assert ops[0][1] == "exceeded retry limit, last status: 429 Too Many Requests"
+    assert ops[0][2] == {"responseTooManyFailedAttempts": {"httpStatusCode": 429}}
+    assert ops[1][1:3] == ("Overloaded", "serverOverloaded")
+    assert ops[2][1] == "exceeded retry limit, last status: 500 Internal Server Error"
+    assert ops[3][1:3] == ("unexpected status 400 Bad Request: bad", "badRequest")
+
+
+def test_registered_with_install_cli(tmp_path: Path) -> None:
+    assert "codex" in PROGRAMS
+    cli = install_cli("codex", scenarios.build("happy_path"), bin_dir=tmp_path)
+    assert cli.path == tmp_path / "codex"
+    first = cli.path.read_text().splitlines()[0]
+    assert first.startswith("#!/")
+    assert first.endswith(" -IS")
+
+
+def test_a_tool_call_without_result_is_refused_at_install(tmp_path: Path) -> None:
+    with pytest.raises(ScriptError, match="every tool_call needs a tool_result"):
+        install_cli("codex", Script.of([ToolCall("bash", {"command": "ls"})]), bin_dir=tmp_path)
+
+
+def test_python_callables_are_refused_at_install(tmp_path: Path) -> None:
+    script = Script(turns=(Turn(steps=(Text("x"),), predicate=lambda request: True),))
+    with pytest.raises(ScriptError, match="cannot hold Python callables"):
+        install_cli("codex", script, bin_dir=tmp_path)
+
+
+def run(cli: Any, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(cli.path), *args], input=stdin, capture_output=True, text=True, timeout=10
+    )
+
+
+def test_top_level_command_line(tmp_path: Path) -> None:
+    cli = install_cli("codex", scenarios.build("happy_path"), bin_dir=tmp_path)
+    assert run(cli, "--version").stdout == "codex-cli 0.163.0\n"
+    assert "Usage: codex [OPTIONS]" in run(cli, "--help").stdout
+    bad = run(cli, "--nope")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("error: unexpected argument '--nope' found")
+    assert "For more information, try '--help'." in bad.stderr
+    interactive = run(cli, "hello")
+    assert (interactive.returncode, interactive.stderr) == (1, "Error: stdin is not a terminal\n")
+    other = run(cli, "login")
+    assert other.returncode == 2
+    assert "`codex login` is not simulated" in other.stderr
+    assert "Traceback" not in bad.stderr + interactive.stderr + other.stderr
+
+
+@pytest.mark.fake_codex("needs_approval")
+def test_fake_codex_fixture_from_the_marker(fake_codex: Any) -> None:
+    done = run(fake_codex, "exec", "--json", "--skip-git-repo-check", "clean up")
+    assert done.returncode == 0
+    assert fake_codex.invocations[0].argv[:2] == ["exec", "--json"]
+
+
+def test_fake_codex_fixture_called(fake_codex: Any) -> None:
+    cli = fake_codex(Script.of([Text("called")]), time_scale=0)
+    empty = run(cli, "exec", "--json", "--skip-git-repo-check", "-")
+    assert (empty.returncode, empty.stdout) == (1, "")
+    assert empty.stderr == "Reading prompt from stdin...\nNo prompt provided via stdin.\n"
+    done = run(cli, "exec", "--json", "--skip-git-repo-check", "-", stdin="hi")
+    assert done.returncode == 0
+    assert '"text":"called"' in done.stdout
+
+
+def test_approval_alone_names_its_tool(tmp_path: Path) -> None:
+    script = Script.of(
+        [ApprovalRequest(tool="bash", input={"command": "ls"}), ToolResult("x", tool_call_id="a")]
+    )
+    (turn,) = CODEX.compile(script)["turns"]
+    assert turn["ops"][0][4] == ("command", {"command": "/bin/bash -lc ls"})

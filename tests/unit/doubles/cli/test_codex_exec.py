@@ -1,0 +1,243 @@
+"""``codex exec`` on the fake: JSONL shapes and ordering (protocols.md §6.2–6.3), resume,
+prompts, exit codes and the CLI's error texts."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stuntset import scenarios
+from stuntset.doubles.cli import InstalledCli, install_cli
+from stuntset.script import Script, Stall, Text, ToolCall, ToolResult, Usage
+
+EXEC = ("exec", "--json", "--skip-git-repo-check")
+
+
+def install(tmp_path: Path, script: Script | str, **options: Any) -> InstalledCli:
+    built = scenarios.build(script) if isinstance(script, str) else script
+    return install_cli("codex", built, bin_dir=tmp_path / "bin", **options)
+
+
+def run(
+    cli: InstalledCli, *args: str, stdin: str = "hi", cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(cli.path), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=10,
+        cwd=cwd,
+    )
+
+
+def events(done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_every_item_kind_and_the_ordering_rules(tmp_path: Path) -> None:
+    script = Script.of(
+        [
+            Text("Plan first."),
+            ToolCall("update_plan", {"plan": ["test", "ship"]}),
+            ToolResult(""),
+            ToolCall("bash", {"command": "make test"}),
+            ToolResult("3 failed", is_error=True),
+            ToolCall("apply_patch", {"path": "a.py"}),
+            ToolResult("patched"),
+            ToolCall("web_search", {"query": "pytest"}),
+            ToolResult("results"),
+            ToolCall("lookup", {"q": 1}),
+            ToolResult({"answer": 42}),
+            Text("Done."),
+            Usage(input_tokens=7, output_tokens=3),
+        ]
+    )
+    cli = install(tmp_path, script)
+    done = run(cli, *EXEC)
+    assert done.returncode == 0
+    lines = events(done)
+    assert [e["type"] for e in lines[:2]] == ["thread.started", "turn.started"]
+    assert lines[-1] == {
+        "type": "turn.completed",
+        "usage": {
+            "input_tokens": 7,
+            "cached_input_tokens": 0,
+            "cache_write_input_tokens": 0,
+            "output_tokens": 3,
+            "reasoning_output_tokens": 0,
+        },
+    }
+    started = {e["item"]["id"] for e in lines if e["type"] == "item.started"}
+    completed = [e["item"] for e in lines if e["type"] == "item.completed"]
+    # agent messages only complete; everything else starts first, with the same id
+    assert all(i["id"] in started for i in completed if i["type"] != "agent_message")
+    assert [i["id"] for i in completed if i["type"] == "agent_message"] == ["item_0", "item_6"]
+    by_type = {i["type"]: i for i in completed}
+    assert by_type["command_execution"] == {
+        "id": "item_2",
+        "type": "command_execution",
+        "command": "/bin/bash -lc 'make test'",
+        "aggregated_output": "3 failed",
+        "exit_code": 1,
+        "status": "failed",
+    }
+    assert by_type["file_change"]["changes"] == [{"path": "a.py", "kind": "update"}]
+    assert by_type["web_search"]["query"] == "pytest"
+    assert by_type["mcp_tool_call"]["result"] == {
+        "content": [{"type": "text", "text": '{"answer":42}'}],
+        "structured_content": None,
+    }
+    # the todo list completes when the turn ends, just before turn.completed
+    assert lines[-2]["type"] == "item.completed"
+    assert lines[-2]["item"]["type"] == "todo_list"
+    assert lines[-2]["item"]["items"] == [
+        {"text": "test", "completed": False},
+        {"text": "ship", "completed": False},
+    ]
+    (invocation,) = cli.invocations
+    assert invocation.stdout == lines
+    assert invocation.exit_code == 0
+
+
+def test_resume_continues_the_thread(tmp_path: Path) -> None:
+    cli = install(tmp_path, scenarios.build("multi_turn", turns=2))
+    first = events(run(cli, *EXEC, "one"))
+    thread_id = first[0]["thread_id"]
+    second = events(run(cli, *EXEC, "resume", thread_id, "two"))
+    assert second[0] == {"type": "thread.started", "thread_id": thread_id}
+    assert second[2]["item"]["id"] == "item_0"
+    assert second[-1]["usage"]["input_tokens"] == 30
+    cli.assert_all_used()
+
+
+def test_resume_last(tmp_path: Path) -> None:
+    cli = install(tmp_path, scenarios.build("multi_turn", turns=2))
+    thread_id = events(run(cli, *EXEC))[0]["thread_id"]
+    assert events(run(cli, *EXEC, "resume", "--last"))[0]["thread_id"] == thread_id
+
+
+def test_resume_an_unknown_session(tmp_path: Path) -> None:
+    cli = install(tmp_path, "happy_path")
+    done = run(cli, *EXEC, "resume", "0000")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.endswith(
+        "Error: thread/resume: thread/resume failed: no rollout found for thread id 0000 "
+        "(code -32600)\n"
+    )
+    assert cli.unused_turns()
+
+
+def test_prompt_sources(tmp_path: Path) -> None:
+    cli = install(tmp_path, Script.of(Text("ok")).then(Text("ok"), Text("ok")))
+    run(cli, *EXEC, "from argv", stdin="")
+    run(cli, *EXEC, "from argv", stdin="piped")
+    done = run(cli, *EXEC, stdin="from stdin")
+    assert "Reading prompt from stdin...\n" in done.stderr
+    assert [i.argv[-1] for i in cli.invocations][:2] == ["from argv", "from argv"]
+    cli.assert_all_used()
+
+
+def test_outside_a_git_repository(tmp_path: Path) -> None:
+    cli = install(tmp_path, "happy_path")
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    done = run(cli, "exec", "--json", cwd=outside)
+    assert done.returncode == 1
+    assert done.stderr.endswith(
+        "Not inside a trusted directory and --skip-git-repo-check was not specified.\n"
+    )
+    (outside / ".git").mkdir()
+    assert run(cli, "exec", "--json", cwd=outside).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--bogus",), "error: unexpected argument '--bogus' found"),
+        (("-s", "bogus"), "error: invalid value 'bogus' for '--sandbox <SANDBOX_MODE>'"),
+        (("-c",), "error: a value is required for '--config <key=value>' but none was supplied"),
+        (("a", "b"), "error: unexpected argument 'b' found"),
+    ],
+)
+def test_bad_flags_are_clap_errors(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    cli = install(tmp_path, "happy_path")
+    done = run(cli, "exec", *args)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(message)
+    assert "Traceback" not in done.stderr
+
+
+def test_version_help_and_human_output(tmp_path: Path) -> None:
+    cli = install(tmp_path, "happy_path")
+    assert run(cli, "exec", "--version").stdout == "codex-cli-exec 0.163.0\n"
+    assert "Usage: codex exec" in run(cli, "exec", "--help").stdout
+    last = tmp_path / "last.txt"
+    done = run(cli, "exec", "--skip-git-repo-check", "-o", str(last), "hi")
+    assert done.stdout == "Hello! How can I help you today?\n"
+    assert last.read_text() == "Hello! How can I help you today?"
+
+
+def test_config_overrides_before_the_subcommand(tmp_path: Path) -> None:
+    cli = install(tmp_path, "happy_path")
+    done = run(cli, "-c", 'model="o3"', *EXEC, "--config", 'approval_policy="never"', "hi")
+    assert done.returncode == 0
+    assert cli.invocations[0].argv[:2] == ["-c", 'model="o3"']
+
+
+def test_a_failed_turn(tmp_path: Path) -> None:
+    cli = install(tmp_path, "rate_limited")
+    done = run(cli, *EXEC)
+    assert done.returncode == 1
+    error, failed = events(done)[-2:]
+    message = "exceeded retry limit, last status: 429 Too Many Requests"
+    assert error == {"type": "error", "message": message}
+    assert failed == {"type": "turn.failed", "error": {"message": message}}
+    assert run(cli, *EXEC).returncode == 0
+
+
+def test_script_exhausted(tmp_path: Path) -> None:
+    cli = install(tmp_path, "happy_path")
+    run(cli, *EXEC)
+    done = run(cli, *EXEC)
+    assert done.returncode == 1
+    assert events(done)[-1]["type"] == "turn.failed"
+    assert "has no turn for request #2" in done.stderr
+
+
+def stalled(cli: InstalledCli) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [str(cli.path), *EXEC],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    proc.stdin.write(b"go")
+    proc.stdin.close()
+    for line in proc.stdout:
+        if b"item.completed" in line:
+            break
+    return proc
+
+
+def test_stall_then_sigint_exits_130(tmp_path: Path) -> None:
+    cli = install(tmp_path, Script.of([Text("thinking"), Stall()]))
+    with stalled(cli) as proc:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 130
+
+
+def test_stall_ignoring_sigterm_for_a_while(tmp_path: Path) -> None:
+    cli = install(tmp_path, Script.of([Text("thinking"), Stall()]), ignore_sigterm=0.1)
+    with stalled(cli) as proc:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 143
+    (invocation,) = cli.invocations
+    assert [e["event"] for e in invocation.events][-2:] == ["signal", "exit"]
