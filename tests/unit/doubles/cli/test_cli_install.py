@@ -152,3 +152,37 @@ def test_match_data_chooses_turns_across_invocations(tmp_path: Path) -> None:
     assert b'"result":"other"' in first.stdout
     assert b'"result":"weather"' in second.stdout
     cli.assert_all_used()
+
+
+def test_reinstalling_while_another_thread_spawns_never_hits_etxtbsy(tmp_path: Path) -> None:
+    """The executable is only ever renamed into place, closed: a thread that keeps spawning it
+    never sees ETXTBSY ("text file busy"), whatever it catches mid-install."""
+    import errno
+    import threading
+
+    cli = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path)
+    stop = threading.Event()
+    failures: list[OSError] = []
+    spawned = 0
+
+    def spawn() -> None:
+        nonlocal spawned
+        while not stop.is_set():
+            try:
+                subprocess.run([str(cli.path), "-v"], capture_output=True, timeout=30)
+                spawned += 1
+            except OSError as error:
+                failures.append(error)
+
+    thread = threading.Thread(target=spawn)
+    thread.start()
+    installs = 0
+    try:
+        while installs < 20 or spawned < 3:  # until both sides have really overlapped
+            install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path)
+            installs += 1
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert [e for e in failures if e.errno == errno.ETXTBSY] == []
+    assert failures == []
