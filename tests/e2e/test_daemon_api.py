@@ -4,6 +4,7 @@ and malformed messages that get an error naming the field while the connection l
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,30 @@ def test_shutdown_stops_the_daemon(daemon: DaemonHandle) -> None:
     daemon.stop()  # returns once the serving thread ended
     with pytest.raises((OSError, ConnectionClosed)):
         DaemonClient(daemon.info, timeout=1)
+
+
+def test_a_client_leaving_mid_stream_leaves_no_error_behind(
+    daemon: DaemonHandle, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        with daemon.client() as client:
+            session_id = new_session(client, tmp_path, "long_stream")
+            client.call("subscribe", session_id=session_id)
+            client.call("start_turn", session_id=session_id, prompt="go")
+            seen = client.events(3)
+        with daemon.client() as again:  # the daemon serves on; the turn went on without us
+            again.call("subscribe", session_id=session_id, after=seen[-1]["seq"])
+            rest = []
+            while not rest or rest[-1]["type"] != "run.completed":
+                rest += again.events(1)
+    assert [e["seq"] for e in seen + rest] == list(range(1, len(seen) + len(rest) + 1))
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_the_demo_section_resumes_a_scripted_session_over_the_socket(
+    daemon: DaemonHandle, tmp_path: Path
+) -> None:
+    from stuntset.runtime._demo import _play
+
+    row = _play(daemon, tmp_path, "tool_use")
+    assert (row.ok, row.events, row.outcome) == (True, 19, "run.completed")

@@ -30,7 +30,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from stuntset.errors import StaleCursor, UsageError
 from stuntset.events import to_builtins
@@ -60,6 +60,10 @@ class DaemonInfo(msgspec.Struct, frozen=True, kw_only=True):
         return self.url.replace("http://", "ws://") + "/ws"
 
 
+class _Gone(Exception):
+    """The WebSocket client has disconnected."""
+
+
 class _Connection:
     """One WebSocket client: its requests and its subscriptions."""
 
@@ -70,8 +74,12 @@ class _Connection:
         self.subscriptions: dict[str, anyio.CancelScope] = {}
 
     async def send(self, message: dict[str, Any]) -> None:
+        """Send one message; ``_Gone`` if the client has disconnected."""
         async with self.send_lock:
-            await self.websocket.send_text(json.dumps(message))
+            try:
+                await self.websocket.send_text(json.dumps(message))
+            except (WebSocketDisconnect, OSError, RuntimeError) as error:
+                raise _Gone from error
 
     async def serve(self) -> None:
         async with anyio.create_task_group() as tg:
@@ -85,6 +93,8 @@ class _Connection:
                         await self.send(p.error_reply("send JSON text frames", field=None))
                         continue
                     await self.handle(data, tg)
+            except _Gone:
+                pass  # the client left mid-reply: its subscriptions end with it
             finally:
                 tg.cancel_scope.cancel()
 
@@ -149,14 +159,17 @@ class _Connection:
                         {"type": "event", "session_id": session_id, "event": to_builtins(event)}
                     )
             except StaleCursor as stale:
-                await self.send(
-                    {
-                        "type": "stale",
-                        "session_id": session_id,
-                        "resume_at": stale.resume_at,
-                        "message": str(stale),
-                    }
-                )
+                with contextlib.suppress(_Gone):
+                    await self.send(
+                        {
+                            "type": "stale",
+                            "session_id": session_id,
+                            "resume_at": stale.resume_at,
+                            "message": str(stale),
+                        }
+                    )
+            except _Gone:
+                pass  # the client disconnected mid-stream; it resumes from its cursor
             finally:
                 with anyio.CancelScope(shield=True):
                     await subscription.aclose()
@@ -247,7 +260,12 @@ async def run_daemon(
         async with SessionService(log=log, store=store, providers=providers) as service:
             app = build_app(service, port=bound, token=info.token, on_shutdown=stop)
             config = uvicorn.Config(
-                app, lifespan="off", log_level="warning", access_log=False, ws="websockets-sansio"
+                app,
+                lifespan="off",
+                log_level="warning",
+                log_config=None,  # leave the embedding program's logging alone
+                access_log=False,
+                ws="websockets-sansio",
             )
             server = uvicorn.Server(config)
             if ready is not None:
