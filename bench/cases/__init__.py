@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from bench.runner import Case
 
-from . import cli_claude, model, suite
+from . import cli_claude, cli_codex, model, suite
 
 CASES: list[tuple[str, Callable[[], Case]]] = [
     ("openai_inprocess", model.openai_inprocess),
@@ -17,4 +17,5 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("plugin_overhead", suite.plugin_overhead),
     ("test_suite", suite.test_suite),
     ("claude_spawn", cli_claude.claude_spawn),
+    ("codex_spawn", cli_codex.codex_spawn),
 ]
