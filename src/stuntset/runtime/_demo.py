@@ -26,7 +26,6 @@ DEMO_SCENARIOS = (
     "happy_path",
     "tool_use",
     "interleaved_streaming",
-    "long_stream",
     "crash_mid_turn",
 )
 _LAYER = "daemon (websocket, resumed)"
