@@ -5,9 +5,13 @@ requests."""
 
 from __future__ import annotations
 
+import builtins
+from typing import Any
+
 import httpx2
 import pytest
 
+from stuntset import scenarios
 from stuntset.doubles.model import StandIn
 from stuntset.script import Script, Text, ToolCall, ToolResult, Usage
 
@@ -99,3 +103,77 @@ async def test_openai_agents_runner_with_a_function_tool(stand_in: StandIn, api:
     assert result.final_output == "It is sunny in Paris."
     assert calls == ["Paris"]
     assert len(stand_in.requests) == 2
+
+
+PYDANTIC_AI_SEES = {
+    # scenario: (exception class name from pydantic_ai.exceptions, or the builtin) per wire
+    "auth_expired_mid_run": ("ModelAuthenticationError",) * 3,
+    "stream_cut": ("ModelAPIError",) * 3,
+    "crash_mid_turn": ("ModelAPIError",) * 3,
+    "stuck": ("ModelAPIError",) * 3,
+    "malformed_json": ("ModelAPIError",) * 3,
+    "garbage_bytes": ("UnexpectedModelBehavior", "ModelAPIError", "ModelAPIError"),
+    "out_of_order": ("UnexpectedModelBehavior", "TypeError", "TypeError"),
+}
+KINDS = ("openai-chat", "openai-responses", "anthropic")
+
+
+def _pydantic_ai_agent(stand_in: StandIn, kind: str, retries: int) -> object:
+    import anthropic
+    import openai
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    http = httpx2.AsyncClient(transport=stand_in.transport(), timeout=httpx2.Timeout(5, read=1))
+    if kind == "anthropic":
+        client = anthropic.AsyncAnthropic(api_key="k", http_client=http, max_retries=retries)
+        model: object = AnthropicModel(
+            "claude-test", provider=AnthropicProvider(anthropic_client=client)
+        )
+    else:
+        oclient = openai.AsyncOpenAI(api_key="k", http_client=http, max_retries=retries)
+        kind_class = OpenAIChatModel if kind == "openai-chat" else OpenAIResponsesModel
+        model = kind_class("gpt-test", provider=OpenAIProvider(openai_client=oclient))
+    agent = Agent(model)  # type: ignore[call-overload]
+    for tool in ("read_file", "bash", "list_files"):
+
+        def run_tool(path: str = "", command: str = "") -> str:
+            return "ok"
+
+        agent.tool_plain(name=tool)(run_tool)
+    return agent
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    "name",
+    [s.name for s in scenarios.all() if s.name != "spawn_missing"],
+)
+@pytest.mark.anyio
+async def test_pydantic_ai_meets_the_catalog(stand_in: StandIn, name: str, kind: str) -> None:
+    """Each applicable scenario through a pydantic-ai Agent (non-streamed runs)."""
+    from pydantic_ai import exceptions
+
+    stand_in.play(scenarios.build(name))
+    # the SDK retries 429/5xx as configured; other faults get one attempt (one turn) each
+    retries = 2 if name in ("rate_limited", "overloaded") else 0
+    agent: Any = _pydantic_ai_agent(stand_in, kind, retries)
+    if name not in PYDANTIC_AI_SEES:
+        outputs = []
+        while stand_in.double.unused():
+            outputs.append((await agent.run("hi")).output)
+        assert outputs
+        assert all(isinstance(o, str) and o for o in outputs)
+        return
+    expected = PYDANTIC_AI_SEES[name][KINDS.index(kind)]
+    error = getattr(exceptions, expected, None) or getattr(builtins, expected)
+
+    async def run_all() -> None:
+        while stand_in.double.unused():
+            await agent.run("hi")
+
+    with pytest.raises(error):
+        await run_all()

@@ -214,9 +214,10 @@ class WireCodec(ABC):
         request_id: str | None = None,
     ) -> Reply:
         extra = [(self.request_id_header, request_id)] if request_id else []
-        return json_reply(
-            status, self.error_body(status, message, error_type), [*extra, *(headers or [])]
-        )
+        body = self.error_body(status, message, error_type)
+        if request_id and self.provider == "anthropic" and isinstance(body, dict):
+            body["request_id"] = request_id  # Anthropic repeats it in the body
+        return json_reply(status, body, [*extra, *(headers or [])])
 
     def status_fault(self, fault: Step) -> StatusFault:
         if isinstance(fault, HttpError):
