@@ -109,6 +109,15 @@ def _claude_cli_rows() -> list[DemoRow]:
 SECTIONS.append(_claude_cli_rows)
 
 
+def _codex_cli_rows() -> list[DemoRow]:
+    from stuntset.doubles.cli._codex_demo import codex_rows
+
+    return codex_rows()
+
+
+SECTIONS.append(_codex_cli_rows)
+
+
 def _daemon_rows() -> list[DemoRow]:
     from stuntset.runtime._demo import daemon_rows
 
