@@ -202,5 +202,28 @@ def fake_cli_codex(script_path: str | None, scenario: str | None, args: tuple[st
     sys.exit(run_fake_cli("codex", script_path, scenario, list(args)))
 
 
+@main.command("daemon")
+@click.option(
+    "--db",
+    default="stuntset-host.db",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="SQLite file of the event log and the host's rows.",
+)
+@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
+@click.option(
+    "--token-file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Where to write url, port, pid and token (mode 0600); default: the per-user runtime dir.",
+)
+def daemon(db: str, port: int, token_file: str | None) -> None:
+    """Serve the session host on 127.0.0.1: WebSocket API at /ws (token required), GET /health,
+    POST /shutdown. Providers: the catalog scenarios by name, and `stuck`."""
+    from stuntset.runtime._cli import run_daemon_command
+
+    run_daemon_command(db, port, token_file, click.echo)
+
+
 if __name__ == "__main__":  # pragma: no cover - `python -m stuntset.cli`
     main()
