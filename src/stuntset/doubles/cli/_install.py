@@ -96,7 +96,12 @@ class Invocation:
 
     @classmethod
     def from_journal(cls, path: Path) -> Invocation:
-        events = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+        events = []
+        for line in path.read_text("utf-8").splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:  # the last line of a process killed mid-write
+                continue
         start: dict[str, Any] = next((e for e in events if e["event"] == "start"), {})
         exit_event = next((e for e in reversed(events) if e["event"] == "exit"), None)
         return cls(

@@ -8,7 +8,9 @@ only renders it. How each step looks on this wire:
 ================  ===========================================================================
 text, reasoning   ``assistant`` messages with ``text`` / ``thinking`` blocks (+ partials)
 tool_call         an ``assistant`` ``tool_use`` block; the model response ends there
-tool_result       a ``user`` message with the ``tool_result`` block (the tool "ran")
+tool_result       a ``user`` message with the ``tool_result`` block (the tool "ran"); its
+                  ``tool_use_result`` is ``{"input": <the input it ran with>, "output": …}``,
+                  so an input changed by an approval shows there
 approval_request  ``can_use_tool`` (``--permission-prompt-tool stdio``); a deny skips the
                   scripted result; without a prompt tool the tool is denied, as headless
 input_request     Claude Code's ``AskUserQuestion`` tool, answered through ``can_use_tool``

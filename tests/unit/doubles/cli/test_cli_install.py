@@ -186,3 +186,12 @@ def test_reinstalling_while_another_thread_spawns_never_hits_etxtbsy(tmp_path: P
         thread.join(timeout=30)
     assert [e for e in failures if e.errno == errno.ETXTBSY] == []
     assert failures == []
+
+
+def test_a_journal_cut_mid_line_still_reads(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path)
+    run(cli, PROMPT)
+    (journal,) = (cli.state_dir / "invocations").iterdir()
+    with journal.open("a") as file:
+        file.write('{"event": "stdout", "mess')
+    assert cli.invocations[0].exit_code == 0
