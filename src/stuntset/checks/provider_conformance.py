@@ -74,7 +74,8 @@ INVARIANT_DOCS: dict[str, str] = {
     "contract": "every run's event stream passes the event contract (stuntset.contract)",
     "terminates": (
         "every run reaches exactly one terminal event within the bound and then ends; "
-        "a run that goes quiet is interrupted, and interrupt() must end it"
+        "a stalled run (the stuck scenario) is interrupted once quiet, and interrupt() must "
+        "end it"
     ),
     "interrupt-terminates": (
         "interrupt() at any point leads to a terminal event (run.killed for a run that was "
@@ -400,8 +401,10 @@ class _Checker:
         close_timeout: float,
         prompt: str,
         leak_checks: Collection[str],
+        quiet: str = "stall",
     ) -> None:
         self.make_provider = make_provider
+        self.quiet = quiet
         self.timeout = timeout
         self.stall_after = stall_after
         self.close_timeout = close_timeout
@@ -493,7 +496,12 @@ class _Checker:
             )
             raise  # pragma: no cover - fail() raised
 
-    async def play(self, run: AgentRun, **options: Any) -> _Played:
+    async def play(self, run: AgentRun, script: Script, **options: Any) -> _Played:
+        """Play ``run``; it is interrupted once quiet if its script stalls (or, with
+        ``quiet="always"``, whatever the script)."""
+        options.setdefault(
+            "interrupt_when_quiet", self.quiet == "always" or _script_has(script, Stall)
+        )
         return await _play(run, timeout=self.timeout, stall_after=self.stall_after, **options)
 
     # --- the played run: started-first, contract, terminates, honest capabilities, usage ---
@@ -507,7 +515,7 @@ class _Checker:
         caps = provider.capabilities
         try:
             run = await self.start(provider, wanted[0], scenario)
-            played = await self.play(run, approve=lambda e: "allow", answer=lambda e: "yes")
+            played = await self.play(run, script, approve=lambda e: "allow", answer=lambda e: "yes")
         finally:
             await self.close(provider)
         if played.error is not None and "terminates" in wanted:
@@ -596,7 +604,7 @@ class _Checker:
             how = (
                 "even after interrupt()"
                 if played.interrupted_after is not None
-                else "and it never went quiet"
+                else "(it was not interrupted: its scenario does not stall)"
             )
             self.fail(
                 "terminates",
@@ -636,7 +644,7 @@ class _Checker:
             return self.skip([invariant], scenario, "the provider does not declare 'interrupt'")
         try:
             run = await self.start(provider, invariant, scenario)
-            played = await self.play(run, interrupt_after=1, approve=None, answer=None)
+            played = await self.play(run, script, interrupt_after=1, approve=None, answer=None)
             if played.error is not None:
                 self.fail(invariant, scenario, f"the run raised {played.error!r}", played, provider)
             terminals = played.terminals
@@ -683,15 +691,20 @@ class _Checker:
         __tracebackhide__ = True
         invariant = "approval-honoured"
         provider = self.provider_for(script, scenario)
+        record = [invariant] if decision == "allow" else []  # one result for both decisions
         if isinstance(provider, str):
-            return self.skip([invariant], scenario, provider)
+            return self.skip(record, scenario, provider)
         if not provider.capabilities.approvals:
             await self.close(provider)
-            return self.skip([invariant], scenario, "the provider does not declare 'approvals'")
+            return self.skip(record, scenario, "the provider does not declare 'approvals'")
         try:
             run = await self.start(provider, invariant, scenario)
             played = await self.play(
-                run, approve=lambda e: decision, answer=lambda e: "yes", interrupt_when_quiet=False
+                run,
+                script,
+                approve=lambda e: decision,
+                answer=lambda e: "yes",
+                interrupt_when_quiet=False,
             )
         finally:
             await self.close(provider)
@@ -772,7 +785,11 @@ class _Checker:
         try:
             run = await self.start(provider, invariant, scenario)
             played = await self.play(
-                run, approve=lambda e: "allow", answer=lambda e: text, interrupt_when_quiet=False
+                run,
+                script,
+                approve=lambda e: "allow",
+                answer=lambda e: text,
+                interrupt_when_quiet=False,
             )
         finally:
             await self.close(provider)
@@ -820,7 +837,7 @@ class _Checker:
             return self.skip([invariant], scenario, "the provider does not declare 'resume'")
         try:
             run = await self.start(first, invariant, scenario)
-            played = await self.play(run, approve=lambda e: "allow", answer=lambda e: "yes")
+            played = await self.play(run, script, approve=lambda e: "allow", answer=lambda e: "yes")
         finally:
             await self.close(first)
         handle = run.session_id
@@ -854,7 +871,9 @@ class _Checker:
                     provider=second,
                 )
                 raise  # pragma: no cover
-            resumed = await self.play(again, approve=lambda e: "allow", answer=lambda e: "yes")
+            resumed = await self.play(
+                again, script, approve=lambda e: "allow", answer=lambda e: "yes"
+            )
         finally:
             await self.close(second)
         started = resumed.events[0] if resumed.events else None
@@ -899,7 +918,7 @@ class _Checker:
             return self.skip([invariant], scenario, provider)
         try:
             run = await self.start(provider, invariant, scenario)
-            played = await self.play(run, stop_after=2)
+            played = await self.play(run, script, stop_after=2)
             if played.error is not None:
                 self.fail(invariant, scenario, f"the run raised {played.error!r}", played, provider)
             closer = getattr(run, "aclose", None)
@@ -989,7 +1008,7 @@ class _Checker:
                     )
             if not caps.interrupt:
                 run = await self.start(provider, invariant, scenario)
-                played = await self.play(run, stop_after=1)
+                played = await self.play(run, script, stop_after=1)
                 try:
                     await run.interrupt("stuntset conformance: not declared")
                 except CapabilityError as error:
@@ -1058,9 +1077,14 @@ async def acheck_provider_conformance(
     close_timeout: float = 5.0,
     prompt: str = "Hello from the stuntset conformance suite",
     leak_checks: Collection[str] = _LEAK_CHECKS,
+    quiet: Literal["stall", "always"] = "stall",
 ) -> ConformanceReport:
     """``check_provider_conformance`` inside a running event loop (asyncio or trio)."""
     __tracebackhide__ = True
+    if quiet not in ("stall", "always"):
+        from stuntset.errors import UsageError
+
+        raise UsageError(f"quiet must be 'stall' or 'always', got {quiet!r}")
     unknown = set(leak_checks) - set(_LEAK_CHECKS)
     if unknown:
         from stuntset.errors import UsageError
@@ -1073,6 +1097,7 @@ async def acheck_provider_conformance(
         close_timeout=close_timeout,
         prompt=prompt,
         leak_checks=leak_checks,
+        quiet=quiet,
     )
     return await checker.run(_chosen_invariants(invariants), _chosen_scenarios(scenarios))
 
@@ -1087,6 +1112,7 @@ def check_provider_conformance(
     close_timeout: float = 5.0,
     prompt: str = "Hello from the stuntset conformance suite",
     leak_checks: Collection[str] = _LEAK_CHECKS,
+    quiet: Literal["stall", "always"] = "stall",
     backend: str = "asyncio",
 ) -> ConformanceReport:
     """Check the providers ``make_provider(script)`` builds against every invariant.
@@ -1099,7 +1125,12 @@ def check_provider_conformance(
     ``timeout``
         Seconds of real time each run has to reach its terminal event and end.
     ``stall_after``
-        Seconds without an event after which a run counts as stalled and is interrupted.
+        Seconds without an event after which a run whose scenario stalls is interrupted
+        (``stuck``: its runtime never finishes by itself).
+    ``quiet``
+        ``"stall"`` (default): only runs of scenarios with a stall are interrupted when
+        quiet; every other run must end by itself within ``timeout``. ``"always"``: any
+        quiet run is interrupted — for providers that hang on purpose (``StuckProvider``).
     ``close_timeout``
         Seconds a closed run or provider has to release its tasks, processes and pipes.
     ``leak_checks``
@@ -1121,6 +1152,7 @@ def check_provider_conformance(
             close_timeout=close_timeout,
             prompt=prompt,
             leak_checks=leak_checks,
+            quiet=quiet,
         )
 
     return anyio.run(main, backend=backend)

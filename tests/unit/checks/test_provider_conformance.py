@@ -56,6 +56,7 @@ def test_the_stuck_provider_keeps_every_invariant_it_admits() -> None:
     report = check_provider_conformance(
         lambda script: StuckProvider(preamble="Thinking"),
         scenarios=["happy_path", "needs_approval", "input_request", "multi_turn", "stuck"],
+        quiet="always",
         **FAST,
     )
     assert {r.terminal for r in report.outcomes().values()} == {"run.killed"}
@@ -241,6 +242,20 @@ def test_options_are_checked_up_front() -> None:
         check_provider_conformance(scripted, scenarios=["happy_pat"])
     with pytest.raises(UsageError, match="unknown leak check"):
         check_provider_conformance(scripted, leak_checks=["sockets"])
+    with pytest.raises(UsageError, match="quiet must be"):
+        check_provider_conformance(scripted, quiet="never")  # type: ignore[arg-type]
+
+
+def test_a_quiet_run_of_a_scenario_that_does_not_stall_is_not_interrupted() -> None:
+    with pytest.raises(ConformanceFailure, match="its scenario does not stall") as caught:
+        check_provider_conformance(
+            lambda script: StuckProvider(),
+            invariants=["terminates"],
+            scenarios=["happy_path"],
+            stall_after=0.05,
+            timeout=0.5,
+        )
+    assert caught.value.invariant == "terminates"
 
 
 def test_conformance_failure_is_a_harness_failure_that_pickles() -> None:
@@ -281,5 +296,5 @@ test_scripted_conformance = conformance_test(
     "make_scripted", scenarios=["happy_path", "needs_approval", "multi_turn", "stuck"], **FAST
 )
 test_stuck_conformance = conformance_test(
-    "make_stuck", scenarios=["needs_approval", "stuck"], **FAST
+    "make_stuck", scenarios=["needs_approval", "stuck"], quiet="always", **FAST
 )

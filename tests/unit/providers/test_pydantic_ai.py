@@ -1,0 +1,231 @@
+"""``PydanticAIProvider`` over the model doubles: a real pydantic-ai ``Agent`` whose models
+talk to the in-process double through the official SDKs (openai, anthropic) — the whole HTTP
+path is real. Then the conformance suite over the catalog, per wire."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+
+pytest.importorskip("pydantic_ai")
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models.anthropic import AnthropicModel
+from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+from pydantic_ai.providers.anthropic import AnthropicProvider
+from pydantic_ai.providers.openai import OpenAIProvider
+
+import stuntset
+from stuntset import scenarios
+from stuntset.checks import check_provider_conformance
+from stuntset.clock import SystemClock
+from stuntset.doubles.model import ModelDouble
+from stuntset.driver import drive
+from stuntset.errors import UsageError
+from stuntset.events import (
+    Event,
+    MessageCompleted,
+    MessageDelta,
+    ReasoningCompleted,
+    RunCompleted,
+    RunCrashed,
+    RunKilled,
+    RunStarted,
+    ToolCompleted,
+    ToolStarted,
+    Usage,
+)
+from stuntset.providers.pydantic_ai import PydanticAIProvider
+from stuntset.script import Script, Text
+
+WIRES = ["openai-chat", "openai-responses", "anthropic"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # pydantic-ai runs its agent in an asyncio task
+
+
+def make_agent(double: ModelDouble, wire: str) -> Agent[None, str]:
+    """An agent with the catalog's tools, whose model talks to ``double`` in-process."""
+    http = httpx2.AsyncClient(transport=stuntset.transport(double=double))
+    model: Any
+    if wire == "anthropic":
+        model = AnthropicModel(
+            "claude-test", provider=AnthropicProvider(api_key="k", http_client=http)
+        )
+    else:
+        kind = OpenAIChatModel if wire == "openai-chat" else OpenAIResponsesModel
+        model = kind("gpt-test", provider=OpenAIProvider(api_key="k", http_client=http))
+    agent: Agent[None, str] = Agent(model)
+
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        return f"contents of {path}"
+
+    @agent.tool_plain
+    def bash(command: str) -> str:
+        return f"ran {command}"
+
+    @agent.tool_plain
+    def list_files(path: str) -> str:
+        return "README.md\nsrc/"
+
+    return agent
+
+
+class World:
+    """One double + agent + session store per script: providers made for the same script
+    share them (what the conformance suite's resume check needs)."""
+
+    def __init__(self, wire: str) -> None:
+        self.wire = wire
+        self.made: dict[int, tuple[ModelDouble, Agent[None, str], dict[str, list[ModelMessage]]]]
+        self.made = {}
+
+    def __call__(self, script: Script) -> PydanticAIProvider:
+        if id(script) not in self.made:
+            # A stall must really stall (until interrupted), not fire the client's read
+            # timeout at once as it does under the deterministic clock.
+            clock = SystemClock() if script.name == "stuck" else None
+            double = ModelDouble(script, clock=clock)
+            self.made[id(script)] = (double, make_agent(double, self.wire), {})
+        double, agent, sessions = self.made[id(script)]
+        return PydanticAIProvider(agent, sessions=sessions)
+
+    def close(self) -> None:
+        for double, _, _ in self.made.values():
+            double.close()
+
+
+@pytest.fixture(params=WIRES)
+def world(request: pytest.FixtureRequest) -> Any:
+    made = World(str(request.param))
+    yield made
+    made.close()
+
+
+async def run_events(provider: PydanticAIProvider, prompt: str = "hi", **kw: Any) -> list[Event]:
+    return await drive(provider.start(prompt, **kw), timeout=30)
+
+
+def texts(events: list[Event]) -> list[str]:
+    return [e.text for e in events if isinstance(e, MessageCompleted)]
+
+
+@pytest.mark.anyio
+async def test_a_text_turn_streams_deltas_usage_and_completes(world: World) -> None:
+    provider = world(scenarios.build("happy_path"))
+    events = await run_events(provider)
+    started = events[0]
+    assert isinstance(started, RunStarted)
+    assert (started.provider, started.session_id) == ("pydantic-ai", provider.session_id)
+    deltas = [e.text for e in events if isinstance(e, MessageDelta)]
+    assert len(deltas) > 1
+    assert "".join(deltas) == texts(events)[0] == "Hello! How can I help you today?"
+    usage = [e for e in events if isinstance(e, Usage)]
+    assert [(u.input_tokens, u.output_tokens) for u in usage] == [(12, 9)]
+    assert isinstance(events[-1], RunCompleted)
+
+
+@pytest.mark.anyio
+async def test_tool_calls_and_their_results_are_normalized(world: World) -> None:
+    events = await run_events(world(scenarios.build("tool_use")))
+    started = [e for e in events if isinstance(e, ToolStarted)]
+    completed = [e for e in events if isinstance(e, ToolCompleted)]
+    assert [(s.name, s.input) for s in started] == [("read_file", {"path": "a.txt"})]
+    assert [(c.tool_call_id, c.output, c.is_error) for c in completed] == [
+        (started[0].tool_call_id, "contents of a.txt", False)
+    ]
+    assert texts(events) == ["Let me look at that file.", "The file says: hello from a.txt"]
+    assert isinstance(events[-1], RunCompleted)
+
+
+@pytest.mark.anyio
+async def test_reasoning_arrives_as_reasoning_events(world: World) -> None:
+    if world.wire == "openai-chat":
+        pytest.skip("pydantic-ai does not read reasoning_content on the chat wire")
+    events = await run_events(world(scenarios.build("interleaved_streaming")))
+    reasoning = [e.text for e in events if isinstance(e, ReasoningCompleted)]
+    assert "The user wants both files compared." in reasoning[0]
+
+
+@pytest.mark.anyio
+async def test_usage_the_model_did_not_report_is_absent_not_zero(world: World) -> None:
+    events = await run_events(world(Script.of([Text("no usage here")])))
+    assert not [e for e in events if isinstance(e, Usage)]
+    assert texts(events) == ["no usage here"]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "params", "kind", "retryable"),
+    [
+        ("auth_expired_mid_run", {}, "auth", False),
+        ("rate_limited", {"failures": 3}, "rate_limited", True),
+        ("stream_cut", {}, "protocol", True),
+        ("malformed_json", {}, "protocol", False),
+    ],
+)
+@pytest.mark.anyio
+async def test_failures_become_classified_crashes(
+    world: World, scenario: str, params: dict[str, Any], kind: str, retryable: bool
+) -> None:
+    events = await run_events(world(scenarios.build(scenario, **params)))
+    crashed = events[-1]
+    assert isinstance(crashed, RunCrashed), events[-1]
+    assert (crashed.kind, crashed.retryable) == (kind, retryable)
+
+
+@pytest.mark.anyio
+async def test_a_new_provider_resumes_the_session_with_its_history(world: World) -> None:
+    script = scenarios.build("multi_turn")
+    first = world(script)
+    assert texts(await run_events(first, "one")) == ["Answer number 1."]
+    second = world(script)
+    events = await run_events(second, "two", resume=first.session_id)
+    assert texts(events) == ["Answer number 2."]
+    assert second.session_id == first.session_id
+    double = world.made[id(script)][0]
+    assert "one" in str(double.requests[-1].body)  # the history went with the second request
+
+
+@pytest.mark.anyio
+async def test_interrupting_a_stalled_model_kills_the_run(world: World) -> None:
+    provider = world(scenarios.build("stuck"))
+    events = await drive(provider.start("hi"), interrupt_when=lambda e: isinstance(e, MessageDelta))
+    assert isinstance(events[-1], RunKilled)
+    await provider.aclose()
+
+
+@pytest.mark.anyio
+async def test_misuse_is_refused_up_front(world: World) -> None:
+    provider = world(scenarios.build("happy_path"))
+    with pytest.raises(UsageError, match="no session 'nope'"):
+        provider.start("hi", resume="nope")
+    run = provider.start("hi")
+    with pytest.raises(UsageError, match="no approval or input requests"):
+        await run.respond("r1", "allow")
+    await run.aclose()
+
+
+def test_the_provider_keeps_the_conformance_invariants_on_every_wire(world: World) -> None:
+    report = check_provider_conformance(world, timeout=30)
+    outcomes = report.outcomes()
+    assert outcomes["happy_path"].terminal == "run.completed"
+    assert outcomes["stuck"].terminal == "run.killed"
+    assert outcomes["rate_limited"].terminal == "run.completed"  # the SDK retried
+    assert (outcomes["auth_expired_mid_run"].kind, outcomes["stream_cut"].kind) == (
+        "auth",
+        "protocol",
+    )
+    assert {(r.invariant, r.scenario) for r in report.not_applicable()} == {
+        ("approval-honoured", "needs_approval"),
+        ("input-honoured", "input_request"),
+        *((inv, "spawn_missing") for inv in ("started-first", "contract", "terminates")),
+        *((inv, "spawn_missing") for inv in ("capabilities-honest", "usage-not-zero")),
+        ("interrupt-terminates", "spawn_missing"),
+        ("early-close-releases", "spawn_missing"),
+    }
