@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from bench.runner import Case
 
-from . import cli_claude, cli_codex, model, suite
+from . import cli_claude, cli_codex, log, model, suite
 
 CASES: list[tuple[str, Callable[[], Case]]] = [
     ("openai_inprocess", model.openai_inprocess),
@@ -18,4 +18,6 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("test_suite", suite.test_suite),
     ("claude_spawn", cli_claude.claude_spawn),
     ("codex_spawn", cli_codex.codex_spawn),
+    ("log_append", log.log_append),
+    ("log_replay", log.log_replay),
 ]
