@@ -5,9 +5,9 @@ This module runs inside the fake process, which the installed launcher starts as
 path. Start-up time is a budget (DESIGN.md), so this module and the program modules it
 loads import only interpreter built-ins that cost (next to) nothing: ``posix`` (not
 ``os``), ``_json`` (not ``json``, which pulls in ``re`` and costs ~8 ms), ``_signal``
-(not ``signal``, which pulls in ``enum``), ``marshal``, ``select``, ``fcntl`` and
-``time``. No ``typing`` either: annotations are never evaluated here, and types for the
-checker come in under a module-level ``TYPE_CHECKING = False``.
+(not ``signal``, which pulls in ``enum``), ``marshal``, ``select`` and ``time``. No
+``typing`` either: annotations are never evaluated here, and types for the checker come in
+under a module-level ``TYPE_CHECKING = False``.
 
 What it provides to a program module (``_claude_run``…): JSON in and out, a stdin line
 reader that can wait with a deadline, the per-invocation journal the installing test reads
@@ -171,33 +171,33 @@ class Journal:
 
 
 class SharedState:
-    """A JSON file beside the double, read and written under an exclusive ``flock`` so that
-    concurrent invocations of one double agree on turn use counts and sessions."""
+    """A JSON file beside the double, read and written under an exclusive lock so that
+    concurrent invocations of one double agree on turn use counts and sessions (``lockf``:
+    a process holds it until it closes the file).
+
+    Written in place with one ``pwrite`` from offset 0, padded with spaces so it never gets
+    shorter (JSON ignores the trailing blanks): no truncation window, and no rename (which
+    costs milliseconds on overlay file systems, twice per invocation)."""
 
     def __init__(self, directory: str) -> None:
         self.path = directory + "/state.json"
-        self.lock_path = directory + "/state.lock"
 
     def update(self, change: Callable[[dict[str, Any]], Any]) -> Any:
         """Apply ``change`` to the state atomically; returns what ``change`` returned."""
-        import fcntl
-
-        fd = posix.open(self.lock_path, posix.O_RDWR | posix.O_CREAT, 0o644)
+        fd = posix.open(self.path, posix.O_RDWR | posix.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                with open(self.path, encoding="utf-8") as file:
-                    state = loads(file.read())
-            except FileNotFoundError:
-                state = {}
+            posix.lockf(fd, posix.F_LOCK, 0)  # POSIX lock (built-in: no fcntl module to load)
+            old = b""
+            while chunk := posix.pread(fd, 65536, len(old)):
+                old += chunk
+            text = old.decode("utf-8")
+            state = loads(text) if text.strip() else {}
             result = change(state)
-            temporary = f"{self.path}.{posix.getpid()}"
-            with open(temporary, "w", encoding="utf-8") as file:
-                file.write(dumps(state))
-            posix.rename(temporary, self.path)
+            new = dumps(state).encode("utf-8")
+            posix.pwrite(fd, new.ljust(len(old)), 0)
             return result
         finally:
-            posix.close(fd)
+            posix.close(fd)  # closing releases the lock
 
 
 # --- seeded ids -----------------------------------------------------------------------------

@@ -195,3 +195,23 @@ def test_a_journal_cut_mid_line_still_reads(tmp_path: Path) -> None:
     with journal.open("a") as file:
         file.write('{"event": "stdout", "mess')
     assert cli.invocations[0].exit_code == 0
+
+
+def test_concurrent_invocations_share_the_turn_counts(tmp_path: Path) -> None:
+    script = Script.of(Turn(steps=(Text("x"),), times=12))
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    procs = [
+        subprocess.Popen(
+            [str(cli.path), *STREAM],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(4)
+    ]
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write(PROMPT * 3)
+        proc.stdin.close()
+    assert [proc.wait(timeout=30) for proc in procs] == [0, 0, 0, 0]
+    cli.assert_all_used()  # 12 uses, none lost, none over
