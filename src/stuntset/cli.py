@@ -121,18 +121,20 @@ def cassettes_to_script(path: str, output: str | None) -> None:
 )
 @click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
 def record_command(upstream: str, output: str, port: int) -> None:
-    """Record traffic through a proxy: point the client at the printed URL, then Ctrl-C to
-    write the (scrubbed) cassette."""
-    import contextlib
+    """Record traffic through a proxy: point the client at the printed URL, then Ctrl-C (or
+    SIGTERM) to write the (scrubbed) cassette."""
+    import signal
     import threading
 
     from stuntset.cassettes.record import record
 
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     with record(upstream, output, port=port) as recording:
         click.echo(recording.url, nl=True)
         sys.stdout.flush()
-        with contextlib.suppress(KeyboardInterrupt):
-            threading.Event().wait()
+        stop.wait()
         count = len(recording.proxy.interactions)
     click.echo(f"wrote {output}: {count} interaction(s)", err=True)
 

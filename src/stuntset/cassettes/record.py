@@ -134,34 +134,34 @@ class RecordingProxy:
                     frames += [Frame(t=offset, event=e, data=d) for e, d in parser.feed(chunk)]
                 else:
                     raw += chunk
-            await send({"type": "http.response.body", "body": b""})
             if streamed:
                 frames += [
                     Frame(t=round(time.monotonic() - start, 6), event=e, data=d)
                     for e, d in parser.close()
                 ]
-            status, response_headers = response.status_code, dict(response.headers)
-        with self._lock:
-            self.interactions.append(
-                Interaction(
-                    id=f"i-{len(self.interactions) + 1}",
-                    wire=wire_of(path),
-                    session=headers.get("x-stuntset-session"),
-                    request=RecordedRequest(
-                        method=scope["method"],
-                        path=path,
-                        query=query,
-                        headers=headers,
-                        body=_json_or_text(body),
-                    ),
-                    response=RecordedResponse(
-                        status=status,
-                        headers=response_headers,
-                        frames=frames if streamed else None,
-                        body=None if streamed else _json_or_text(raw),
-                    ),
+            # kept before the body ends: once the client has its response, it is recorded
+            with self._lock:
+                self.interactions.append(
+                    Interaction(
+                        id=f"i-{len(self.interactions) + 1}",
+                        wire=wire_of(path),
+                        session=headers.get("x-stuntset-session"),
+                        request=RecordedRequest(
+                            method=scope["method"],
+                            path=path,
+                            query=query,
+                            headers=headers,
+                            body=_json_or_text(body),
+                        ),
+                        response=RecordedResponse(
+                            status=response.status_code,
+                            headers=dict(response.headers),
+                            frames=frames if streamed else None,
+                            body=None if streamed else _json_or_text(raw),
+                        ),
+                    )
                 )
-            )
+            await send({"type": "http.response.body", "body": b""})
 
     def cassette(self, *, recorded_by: str = "stuntset record") -> Cassette:
         with self._lock:

@@ -1,0 +1,282 @@
+"""Replaying a cassette: recorded responses served again, frame by frame, to the real client.
+
+Matching is explicit. A request matches a recorded one when the method, the API endpoint
+(``/chat/completions``…: the base-URL prefix such as ``/v1`` is ignored) and the JSON body
+agree after *volatile* fields are dropped: top-level ``metadata``, ``user``,
+``prompt_cache_key``, ``safety_identifier`` and ``stream_options`` (they change from run to
+run without changing what is asked). Headers are not compared.
+
+Matching is session-aware: recorded interactions are grouped by session (the recorded
+``session``, or one default session) and each session is replayed in its own order. A request
+is offered to the next unplayed interaction of every session and binds to the first session,
+in recording order, whose next interaction matches — so concurrent or nested sessions (a
+sub-agent) each get their own stream, not one global cursor.
+
+An unmatched request raises ``CassetteMismatch`` with the request, the nearest candidates and
+the difference; ``verify()`` fails on recorded interactions never played.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Collection, Iterator
+from typing import Any, Literal
+
+from stuntset.cassettes.format import Cassette, Interaction
+from stuntset.errors import HarnessFailure, UsageError
+
+__all__ = ["VOLATILE_FIELDS", "CassetteMismatch", "Replayer", "UnusedInteractions"]
+
+VOLATILE_FIELDS = frozenset(
+    {"metadata", "user", "prompt_cache_key", "safety_identifier", "stream_options"}
+)
+
+Pace = Literal["none", "recorded", "scaled"]
+
+
+class CassetteMismatch(HarnessFailure):
+    """A request matched no recorded interaction (the message shows the nearest ones)."""
+
+
+class UnusedInteractions(HarnessFailure):
+    """Recorded interactions were never requested."""
+
+
+_ENDPOINTS = (
+    "/chat/completions",
+    "/responses",
+    "/messages",
+    "/models",
+    "/embeddings",
+    "/completions",
+)
+
+
+def _endpoint(path: str) -> str:
+    """The API endpoint of a path, without its base-URL prefix (``/v1``, ``/openai/v1``…)."""
+    for endpoint in _ENDPOINTS:
+        if path.endswith(endpoint):
+            return endpoint
+    return path
+
+
+def _normalized(body: Any) -> Any:
+    if isinstance(body, dict):
+        return {k: v for k, v in body.items() if k not in VOLATILE_FIELDS}
+    return body
+
+
+def _differences(recorded: Interaction, method: str, path: str, body: Any) -> list[str]:
+    out = []
+    if recorded.request.method != method:
+        out.append(f"method: recorded {recorded.request.method}, got {method}")
+    if _endpoint(recorded.request.path) != _endpoint(path):
+        out.append(f"path: recorded {recorded.request.path}, got {path}")
+    want, got = _normalized(recorded.request.body), _normalized(body)
+    if want != got:
+        if isinstance(want, dict) and isinstance(got, dict):
+            for key in sorted(set(want) | set(got)):
+                if want.get(key) != got.get(key):
+                    out.append(
+                        f"body.{key}: recorded {_short(want.get(key))}, got {_short(got.get(key))}"
+                    )
+        else:
+            out.append(f"body: recorded {_short(want)}, got {_short(got)}")
+    return out
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _sse(interaction: Interaction) -> Iterator[tuple[float, bytes]]:
+    assert interaction.response.frames is not None
+    for frame in interaction.response.frames:
+        head = f"event: {frame.event}\n" if frame.event else ""
+        data = "".join(f"data: {line}\n" for line in frame.data.split("\n"))
+        yield frame.t, (head + data + "\n").encode()
+
+
+class Replayer:
+    """Serves a cassette. ``transport()`` plugs into ``httpx2``/``httpx`` clients (sync and
+    async) with no socket; ``pace`` keeps the recorded timing (``recorded``), scales it
+    (``scaled`` with ``scale``) or drops it (``none``, the default)."""
+
+    def __init__(self, cassette: Cassette, *, pace: Pace = "none", scale: float = 1.0) -> None:
+        if pace not in ("none", "recorded", "scaled"):
+            raise UsageError(f"pace={pace!r}: use 'none', 'recorded' or 'scaled'")
+        self.cassette = cassette
+        self.pace = pace
+        self.scale = scale if pace == "scaled" else 1.0
+        sessions: dict[str | None, list[Interaction]] = {}
+        for interaction in cassette.interactions:
+            sessions.setdefault(interaction.session, []).append(interaction)
+        self._sessions = list(sessions.values())
+        self._cursor = [0] * len(self._sessions)
+        self._lock = threading.Lock()
+        self.played: list[Interaction] = []
+
+    def match(self, method: str, path: str, body: Any) -> Interaction:
+        """The recorded interaction for this request (it is then consumed)."""
+        __tracebackhide__ = True
+        with self._lock:
+            for index, session in enumerate(self._sessions):
+                position = self._cursor[index]
+                if position < len(session) and not _differences(
+                    session[position], method, path, body
+                ):
+                    self._cursor[index] += 1
+                    self.played.append(session[position])
+                    return session[position]
+            raise CassetteMismatch(self._mismatch(method, path, body))
+
+    def _mismatch(self, method: str, path: str, body: Any) -> str:
+        candidates = [
+            (session[self._cursor[i]], _differences(session[self._cursor[i]], method, path, body))
+            for i, session in enumerate(self._sessions)
+            if self._cursor[i] < len(session)
+        ]
+        candidates.sort(key=lambda pair: len(pair[1]))
+        lines = [
+            f"no recorded interaction in {self.cassette.source} matches {method} {path} "
+            f"(model {body.get('model') if isinstance(body, dict) else None!r})."
+        ]
+        if not candidates:
+            lines.append(
+                f"All {len(self.cassette.interactions)} recorded interactions were played."
+            )
+        for interaction, diff in candidates[:3]:
+            lines.append(f"  nearest: {interaction.id} (session {interaction.session!r}):")
+            lines += [f"    {line}" for line in diff]
+        lines.append("Re-record the cassette if the request changed on purpose.")
+        return "\n".join(lines)
+
+    def unused(self) -> list[Interaction]:
+        with self._lock:
+            return [i for index, s in enumerate(self._sessions) for i in s[self._cursor[index] :]]
+
+    def verify(self, *, allow_unused: bool | Collection[str] = False) -> None:
+        """``UnusedInteractions`` if recorded interactions were never played (``allow_unused``:
+        True, or the ids that may stay unplayed)."""
+        __tracebackhide__ = True
+        if allow_unused is True:
+            return
+        allowed = set(allow_unused or ())
+        left = [i for i in self.unused() if i.id not in allowed]
+        if left:
+            listed = ", ".join(f"{i.id} ({i.request.method} {i.request.path})" for i in left)
+            raise UnusedInteractions(
+                f"{self.cassette.source}: {len(left)} recorded interaction(s) were never requested: "
+                f"{listed}. Re-record, or allow them by id (allow_unused=[...])."
+            )
+
+    # --- transport ----------------------------------------------------------------------------
+
+    def _respond(
+        self, request: Any, body: bytes
+    ) -> tuple[Interaction, list[tuple[float, bytes]] | bytes]:
+        try:
+            parsed = json.loads(body) if body else None
+        except json.JSONDecodeError:
+            parsed = body.decode("utf-8", errors="replace")
+        interaction = self.match(request.method, request.url.path, parsed)
+        if interaction.response.frames is not None:
+            return interaction, list(_sse(interaction))
+        payload = interaction.response.body
+        raw = (
+            payload.encode()
+            if isinstance(payload, str)
+            else json.dumps(payload).encode()
+            if payload is not None
+            else b""
+        )
+        return interaction, raw
+
+    def _headers(self, interaction: Interaction, streamed: bool) -> dict[str, str]:
+        headers = dict(interaction.response.headers)
+        headers.setdefault("content-type", "text/event-stream" if streamed else "application/json")
+        return headers
+
+    def _delays(self, frames: list[tuple[float, bytes]]) -> Iterator[tuple[float, bytes]]:
+        last = 0.0
+        for offset, data in frames:
+            yield (max(0.0, offset - last) * self.scale if self.pace != "none" else 0.0), data
+            last = offset
+
+    def transport(self) -> ReplayTransport:
+        return ReplayTransport(self)
+
+
+class ReplayTransport:
+    """An ``httpx2``/``httpx`` transport (sync and async) serving the cassette."""
+
+    def __init__(self, replayer: Replayer) -> None:
+        self.replayer = replayer
+
+    def handle_request(self, request: Any) -> Any:
+        library = sys.modules[type(request).__module__.partition(".")[0]]
+        interaction, content = self.replayer._respond(request, request.read())
+        if isinstance(content, bytes):
+            return library.Response(
+                interaction.response.status,
+                headers=self.replayer._headers(interaction, False),
+                content=content,
+            )
+
+        def stream() -> Iterator[bytes]:
+            for delay, data in self.replayer._delays(content):
+                if delay:
+                    time.sleep(delay)
+                yield data
+
+        return library.Response(
+            interaction.response.status,
+            headers=self.replayer._headers(interaction, True),
+            content=stream(),
+        )
+
+    async def handle_async_request(self, request: Any) -> Any:
+        import anyio
+
+        library = sys.modules[type(request).__module__.partition(".")[0]]
+        interaction, content = self.replayer._respond(request, await request.aread())
+        if isinstance(content, bytes):
+            return library.Response(
+                interaction.response.status,
+                headers=self.replayer._headers(interaction, False),
+                content=content,
+            )
+
+        async def stream() -> AsyncIterator[bytes]:
+            for delay, data in self.replayer._delays(content):
+                if delay:
+                    await anyio.sleep(delay)
+                yield data
+
+        return library.Response(
+            interaction.response.status,
+            headers=self.replayer._headers(interaction, True),
+            content=stream(),
+        )
+
+    def __enter__(self) -> ReplayTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ReplayTransport:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def close(self) -> None:
+        """Nothing to release: there is no socket."""
+
+    async def aclose(self) -> None:
+        """Nothing to release: there is no socket."""

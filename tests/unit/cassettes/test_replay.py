@@ -1,0 +1,217 @@
+"""Replay: a session recorded (from a model double standing in for the provider) is served
+again to the real, unmodified clients, frame by frame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anthropic
+import httpx
+import httpx2
+import openai
+import pytest
+
+import stuntset
+from stuntset import scenarios
+from stuntset.cassettes import (
+    Cassette,
+    Frame,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    load_cassette,
+)
+from stuntset.cassettes.record import record
+from stuntset.cassettes.replay import CassetteMismatch, Replayer, UnusedInteractions
+from stuntset.errors import UsageError
+
+ASK = [{"role": "user", "content": "hi"}]
+
+
+@pytest.fixture(scope="module")
+def chat_cassette(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cassettes") / "chat.jsonl"
+    with (
+        stuntset.serve(scenarios.build("multi_turn", turns=2)) as upstream,
+        record(upstream.url("openai"), path) as rec,
+    ):
+        client = openai.OpenAI(api_key="k", base_url=rec.url)
+        stream = client.chat.completions.create(
+            model="gpt-x", messages=ASK, stream=True, metadata={"run": "1"}
+        )
+        assert (
+            "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+            == "Answer number 1."
+        )
+        whole = client.chat.completions.create(
+            model="gpt-x", messages=[*ASK, {"role": "user", "content": "more"}]
+        )
+        assert whole.choices[0].message.content == "Answer number 2."
+    return path
+
+
+def openai_client(replayer: Replayer) -> openai.OpenAI:
+    return openai.OpenAI(
+        api_key="k",
+        base_url="http://replay/v1",
+        http_client=httpx2.Client(transport=replayer.transport()),
+    )
+
+
+def test_replay_serves_the_recording_to_the_real_client(chat_cassette: Path) -> None:
+    replayer = Replayer(load_cassette(chat_cassette))
+    client = openai_client(replayer)
+    # volatile fields (metadata) may differ from the recording
+    stream = client.chat.completions.create(
+        model="gpt-x", messages=ASK, stream=True, metadata={"run": "2"}
+    )
+    assert (
+        "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "Answer number 1."
+    )
+    with pytest.raises(
+        UnusedInteractions,
+        match=r"1 recorded interaction\(s\) were never requested: i-2 \(POST /chat/completions\)",
+    ):
+        replayer.verify()
+    replayer.verify(allow_unused=["i-2"])
+    whole = client.chat.completions.create(
+        model="gpt-x", messages=[*ASK, {"role": "user", "content": "more"}]
+    )
+    assert whole.choices[0].message.content == "Answer number 2."
+    replayer.verify()
+
+
+@pytest.mark.anyio
+# openai's async stream leaves its inner generators to the garbage collector, which trio reports
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_async_and_legacy_httpx_clients_replay_too(chat_cassette: Path) -> None:
+    replayer = Replayer(load_cassette(chat_cassette))
+    client = openai.AsyncOpenAI(
+        api_key="k",
+        base_url="http://replay/v1",
+        http_client=httpx.AsyncClient(transport=replayer.transport()),
+    )  # type: ignore[arg-type]
+    stream = await client.chat.completions.create(model="gpt-x", messages=ASK, stream=True)
+    assert (
+        "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        == "Answer number 1."
+    )
+
+
+def test_an_unmatched_request_shows_the_nearest_and_the_difference(chat_cassette: Path) -> None:
+    client = openai_client(Replayer(load_cassette(chat_cassette)))
+    with pytest.raises(CassetteMismatch) as info:
+        client.chat.completions.create(model="gpt-other", messages=ASK, stream=True)
+    message = str(info.value)
+    assert "no recorded interaction in" in message
+    assert "matches POST /v1/chat/completions (model 'gpt-other')" in message
+    assert "nearest: i-1" in message
+    assert 'body.model: recorded "gpt-x", got "gpt-other"' in message
+    assert "Re-record" in message
+
+
+def test_sessions_replay_in_their_own_order() -> None:
+    def chat(index: int, session: str, question: str, answer: str) -> Interaction:
+        body = {"model": "m", "messages": [{"role": "user", "content": question}]}
+        return Interaction(
+            id=f"i-{index}",
+            wire="openai-chat",
+            session=session,
+            request=RecordedRequest(method="POST", path="/v1/chat/completions", body=body),
+            response=RecordedResponse(
+                status=200,
+                body={
+                    "id": f"c{index}",
+                    "object": "chat.completion",
+                    "created": 1,
+                    "model": "m",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": answer},
+                        }
+                    ],
+                },
+            ),
+        )
+
+    cassette = Cassette(
+        interactions=[
+            chat(1, "main", "plan", "delegating"),
+            chat(2, "sub", "plan", "sub-agent plan"),
+            chat(3, "sub", "work", "sub-agent done"),
+            chat(4, "main", "summarise", "all done"),
+        ]
+    )
+    replayer = Replayer(cassette)
+    client = openai.OpenAI(
+        api_key="k",
+        base_url="http://replay/v1",
+        http_client=httpx2.Client(transport=replayer.transport()),
+    )
+
+    def ask(question: str) -> str | None:
+        return (
+            client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": question}]
+            )
+            .choices[0]
+            .message.content
+        )
+
+    # identical first requests bind to sessions in first-request order; then each session
+    # continues with its own stream whatever the interleaving
+    assert ask("plan") == "delegating"
+    assert ask("plan") == "sub-agent plan"
+    assert ask("summarise") == "all done"
+    assert ask("work") == "sub-agent done"
+    replayer.verify()
+    with pytest.raises(CassetteMismatch, match="All 4 recorded interactions were played"):
+        ask("plan")
+
+
+def test_recorded_pace_is_kept_on_request() -> None:
+    frames = [
+        Frame(t=0.0, event="message_start", data="{}"),
+        Frame(t=0.05, event="ping", data="{}"),
+    ]
+    interaction = Interaction(
+        id="i-1",
+        wire="anthropic-messages",
+        request=RecordedRequest(method="POST", path="/v1/messages", body=None),
+        response=RecordedResponse(status=200, frames=frames),
+    )
+    delays = [
+        d
+        for d, _ in Replayer(Cassette(interactions=[interaction]), pace="scaled", scale=2)._delays(
+            [(0.0, b""), (0.05, b"")]
+        )
+    ]
+    assert delays == [0.0, 0.1]
+    assert [d for d, _ in Replayer(Cassette(), pace="none")._delays([(0.0, b""), (0.05, b"")])] == [
+        0.0,
+        0.0,
+    ]
+    with pytest.raises(UsageError, match="pace='fast'"):
+        Replayer(Cassette(), pace="fast")  # type: ignore[arg-type]
+
+
+def test_anthropic_stream_helper_over_a_recording(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    with (
+        stuntset.serve(scenarios.build("interleaved_streaming")) as upstream,
+        record(upstream.url("anthropic"), path) as rec,
+    ):
+        live = anthropic.Anthropic(api_key="k", base_url=rec.url)
+        with live.messages.stream(model="claude-x", max_tokens=100, messages=ASK) as stream:
+            recorded = stream.get_final_message()
+    replayer = Replayer(load_cassette(path))
+    client = anthropic.Anthropic(
+        api_key="k",
+        base_url="http://replay",
+        http_client=httpx2.Client(transport=replayer.transport()),
+    )
+    with client.messages.stream(model="claude-x", max_tokens=100, messages=ASK) as stream:
+        replayed = stream.get_final_message()
+    assert replayed.model_dump() == recorded.model_dump()
