@@ -21,6 +21,7 @@ openai_codex = pytest.importorskip("openai_codex")
 
 from openai_codex import (  # noqa: E402
     ApprovalMode,
+    AsyncCodex,
     Codex,
     CodexConfig,
     CodexError,
@@ -230,6 +231,28 @@ def test_resume_a_thread_in_a_new_process(tmp_path: Path) -> None:
     assert isinstance(read, ThreadReadResponse)
     assert [t.status for t in read.thread.turns] == [TurnStatus.completed, TurnStatus.completed]
     assert len(cli.invocations) == 2
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """``AsyncCodex`` runs on asyncio."""
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_async_codex_runs_a_turn(tmp_path: Path) -> None:
+    cli = install(tmp_path, "tool_use")
+    codex = AsyncCodex(config=config(cli, tmp_path))
+    async with codex:
+        proc = codex._client._sync._proc  # its pipes outlive close(), as with Codex
+        thread = await codex.thread_start()
+        result = await thread.run("read a.txt")
+    assert proc is not None
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    assert result.final_response == "The file says: hello from a.txt"
+    cli.assert_all_used()
 
 
 def test_resume_an_unknown_thread_raises_invalid_request(tmp_path: Path) -> None:
@@ -627,16 +650,18 @@ console.log(JSON.stringify(out));
 
 
 def _codex_sdk_entry() -> Path | None:
-    root = os.environ.get("STUNTSET_CODEX_SDK")
-    if not root or shutil.which("node") is None:
+    """``$STUNTSET_CODEX_SDK/dist/index.js``, else ``node_modules/@openai/codex-sdk`` at the
+    repository root (where CI's ``npm install`` puts it)."""
+    if shutil.which("node") is None:
         return None
-    entry = Path(root) / "dist" / "index.js"
+    default = Path(__file__).resolve().parents[2] / "node_modules" / "@openai" / "codex-sdk"
+    entry = Path(os.environ.get("STUNTSET_CODEX_SDK") or default) / "dist" / "index.js"
     return entry if entry.exists() else None
 
 
 @pytest.mark.skipif(
     _codex_sdk_entry() is None,
-    reason="needs node and STUNTSET_CODEX_SDK=<unpacked @openai/codex-sdk package dir> (CI)",
+    reason="needs node and @openai/codex-sdk (node_modules/ or STUNTSET_CODEX_SDK=<package dir>)",
 )
 def test_the_typescript_sdk_itself(tmp_path: Path) -> None:
     entry = _codex_sdk_entry()

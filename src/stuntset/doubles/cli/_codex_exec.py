@@ -258,6 +258,13 @@ class ExecRun:
                 "web_search", query=query, action={"type": "search", "query": query}
             )
         elif kind == "todo":
+            plan = next((i for i in self.open.values() if i["type"] == "todo_list"), None)
+            if plan is not None:  # one plan per turn: a change is an update
+                plan["items"] = details["items"]
+                self.waiting.append(key)
+                self.open[key] = plan
+                self.emit({"type": "item.updated", "item": dict(plan)})
+                return
             item = self.new_item("todo_list", items=details["items"])
         else:
             item = self.new_item(
@@ -296,13 +303,17 @@ class ExecRun:
         self.emit({"type": "item.completed", "item": item})
 
     def complete(self) -> None:
+        done: set[str] = set()
         for key, item in list(self.open.items()):
+            del self.open[key]
+            if item["id"] in done:
+                continue
+            done.add(item["id"])
             if item["type"] == "command_execution":
                 item.update(exit_code=0, status="completed")
             elif "status" in item:
                 item["status"] = "completed"
             self.emit({"type": "item.completed", "item": item})
-            del self.open[key]
         self.emit({"type": "turn.completed", "usage": self.usage()})
         self.rt.exit_code = 0
 

@@ -241,3 +241,25 @@ def test_stall_ignoring_sigterm_for_a_while(tmp_path: Path) -> None:
         assert proc.wait(timeout=10) == 143
     (invocation,) = cli.invocations
     assert [e["event"] for e in invocation.events][-2:] == ["signal", "exit"]
+
+
+def test_a_plan_updates_then_completes_with_the_turn(tmp_path: Path) -> None:
+    script = Script.of(
+        [
+            ToolCall("todo_write", {"todos": [{"content": "a", "status": "pending"}]}),
+            ToolResult(""),
+            Text("working"),
+            ToolCall("todo_write", {"todos": [{"content": "a", "status": "completed"}]}),
+            ToolResult(""),
+        ]
+    )
+    lines = events(run(install(tmp_path, script), *EXEC))
+    plan = [
+        (e["type"], e["item"]["items"]) for e in lines if e.get("item", {}).get("id") == "item_0"
+    ]
+    assert plan == [
+        ("item.started", [{"text": "a", "completed": False}]),
+        ("item.updated", [{"text": "a", "completed": True}]),
+        ("item.completed", [{"text": "a", "completed": True}]),
+    ]
+    assert lines[-1]["type"] == "turn.completed"
