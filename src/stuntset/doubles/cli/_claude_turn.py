@@ -122,13 +122,15 @@ class TurnRun:
 
     # --- framing helpers ------------------------------------------------------------------
 
-    def emit(self, message: dict[str, Any]) -> None:
+    def emit(self, message: dict[str, Any], *, final: bool = False) -> None:
+        """Write a message; then ``_Abort`` if an interrupt came in (not after a ``final``
+        one: a turn whose result is out is over)."""
         if message["type"] != "system":
             message.setdefault("parent_tool_use_id", None)
         message["session_id"] = self.s.session_id
         message["uuid"] = self.ids.uuid()
         self.s.send(message)
-        if self.s.interrupted:
+        if self.s.interrupted and not final:
             raise _Abort
 
     def event(self, event: dict[str, Any]) -> None:
@@ -214,10 +216,10 @@ class TurnRun:
 
     def play(self) -> None:
         s = self.s
-        s.state_changed("running", self.ids)
-        self.emit(self.init_message())
-        self.hooks("UserPromptSubmit", None, {"prompt": self.prompt})
         try:
+            s.state_changed("running", self.ids)
+            self.emit(self.init_message())
+            self.hooks("UserPromptSubmit", None, {"prompt": self.prompt})
             if self.turn is None:
                 s.rt.stderr(f"stuntset: {self.error}\n")
                 self.finish_error("error_during_execution", [str(self.error)])
@@ -546,7 +548,8 @@ class TurnRun:
                 "modelUsage": model_usage,
                 "permission_denials": self.denials,
                 "terminal_reason": "completed",
-            }
+            },
+            final=True,
         )
         s.rt.exit_code = 0
         s.state_changed("idle", self.ids)
@@ -602,7 +605,8 @@ class TurnRun:
                     "modelUsage": {},
                     "permission_denials": self.denials,
                     "terminal_reason": "api_error",
-                }
+                },
+                final=True,
             )
             s.rt.exit_code = 1
             s.state_changed("idle", self.ids)

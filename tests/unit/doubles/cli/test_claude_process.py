@@ -383,3 +383,13 @@ def test_a_broken_double_says_so_in_one_line(happy: InstalledCli) -> None:
     assert done.stderr.count(b"\n") == 1
     events = happy.invocations[0].events
     assert "Traceback" in next(e for e in events if e["event"] == "internal_error")["traceback"]
+
+
+def test_an_interrupt_right_behind_the_prompt_ends_the_turn_once(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("stuck"), bin_dir=tmp_path)
+    interrupt = {"type": "control_request", "request_id": "r1", "request": {"subtype": "interrupt"}}
+    done = run(cli, lines(user("go"), interrupt))
+    results = [m for m in done.messages if m["type"] == "result"]
+    assert len(results) == 1
+    assert results[0]["terminal_reason"] == "aborted_streaming"
+    assert done.returncode == 1
