@@ -213,6 +213,14 @@ async def test_resume_continues_the_recorded_session(tmp_path: Path) -> None:
     assert cli.invocations[1].argv.count(f"--resume={session}") == 1
 
 
+async def test_continue_conversation_picks_the_latest_session(tmp_path: Path) -> None:
+    cli = install(tmp_path, "multi_turn", turns=2)
+    first = await collect("one", options(cli))
+    second = await collect("two", options(cli, continue_conversation=True))
+    assert second[-1].session_id == first[-1].session_id
+    assert "--continue" in cli.invocations[1].argv
+
+
 async def test_unknown_resume_fails_initialize_with_result_error(tmp_path: Path) -> None:
     cli = install(tmp_path, "happy_path")
     sid = "6f1e1c52-4a57-4f5e-9d1a-3b0e2a7c1d11"
