@@ -6,9 +6,12 @@ requests."""
 from __future__ import annotations
 
 import builtins
+import json
 from typing import Any
 
 import httpx2
+import openai
+import pydantic
 import pytest
 
 from stuntset import scenarios
@@ -177,3 +180,68 @@ async def test_pydantic_ai_meets_the_catalog(stand_in: StandIn, name: str, kind:
 
     with pytest.raises(error):
         await run_all()
+
+
+OPENAI_AGENTS_SEES: dict[str, tuple[type[BaseException], ...] | None] = {
+    "auth_expired_mid_run": (openai.AuthenticationError,),
+    "stream_cut": (openai.APIConnectionError,),
+    "crash_mid_turn": (openai.APIConnectionError,),
+    "stuck": (openai.APITimeoutError,),
+    "malformed_json": (json.JSONDecodeError,),
+    "garbage_bytes": (AttributeError,),  # a 200 text/html body comes back as a str
+    "out_of_order": None,  # per api: see below
+}
+
+
+@pytest.mark.parametrize("api", ["chat_completions", "responses"])
+@pytest.mark.parametrize("name", [s.name for s in scenarios.all() if s.name != "spawn_missing"])
+@pytest.mark.anyio
+async def test_openai_agents_meets_the_catalog(stand_in: StandIn, name: str, api: str) -> None:
+    """Each applicable scenario through an openai-agents Runner (non-streamed runs)."""
+    from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, RunConfig, Runner
+    from agents import function_tool as tool
+
+    stand_in.play(scenarios.build(name))
+    retries = 2 if name in ("rate_limited", "overloaded") else 0
+    http = httpx2.AsyncClient(transport=stand_in.transport(), timeout=httpx2.Timeout(5, read=1))
+    client = openai.AsyncOpenAI(api_key="k", http_client=http, max_retries=retries)
+    model = (
+        OpenAIChatCompletionsModel("gpt-test", openai_client=client)
+        if api == "chat_completions"
+        else OpenAIResponsesModel("gpt-test", openai_client=client)
+    )
+
+    def read_file(path: str = "") -> str:
+        """Read a file."""
+        return "ok"
+
+    def bash(command: str = "") -> str:
+        """Run a command."""
+        return "ok"
+
+    def list_files(path: str = "") -> str:
+        """List files."""
+        return "ok"
+
+    agent = Agent(name="a", model=model, tools=[tool(f) for f in (read_file, bash, list_files)])
+    config = RunConfig(tracing_disabled=True)
+
+    async def run_all() -> list[str]:
+        outputs = []
+        while stand_in.double.unused():
+            outputs.append(str((await Runner.run(agent, "hi", run_config=config)).final_output))
+        return outputs
+
+    if name == "out_of_order":
+        if api == "chat_completions":  # a chunk where a completion belongs: no content at all
+            assert await run_all() == [""]
+        else:
+            with pytest.raises(pydantic.ValidationError):
+                await run_all()
+    elif name in OPENAI_AGENTS_SEES:
+        with pytest.raises(OPENAI_AGENTS_SEES[name] or ()):
+            await run_all()
+    else:
+        outputs = await run_all()
+        assert outputs
+        assert all(outputs)

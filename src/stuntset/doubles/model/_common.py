@@ -47,6 +47,7 @@ __all__ = [
     "Plan",
     "RenderContext",
     "StatusFault",
+    "TextRun",
     "WireCodec",
     "encode",
     "plan_of",
@@ -90,8 +91,29 @@ class Plan:
         return sum(item.seconds for item in self.items if isinstance(item, Delay))
 
 
+class TextRun(Text, frozen=True, kw_only=True):
+    """Consecutive ``Text`` steps of one response, rendered as one message (one output item,
+    one text block): the text is what a model says in one go, however it was scripted.
+    Each part keeps its own deltas and interval."""
+
+    parts: tuple[Text, ...] = ()
+
+
+def _merge_texts(items: list[Item]) -> list[Item]:
+    merged: list[Item] = []
+    for item in items:
+        last = merged[-1] if merged else None
+        if isinstance(item, Text) and isinstance(last, Text):
+            parts = last.parts if isinstance(last, TextRun) else (last,)
+            merged[-1] = TextRun(text=last.text + item.text, parts=(*parts, item))
+        else:
+            merged.append(item)
+    return merged
+
+
 def plan_of(segment: tuple[Step, ...]) -> Plan:
-    """The plan of one script segment (usage steps add up; client-side steps are skipped)."""
+    """The plan of one script segment (usage steps add up; client-side steps are skipped;
+    consecutive texts become one ``TextRun``)."""
     items: list[Item] = []
     usage: Usage | None = None
     fault: Step | None = None
@@ -110,7 +132,7 @@ def plan_of(segment: tuple[Step, ...]) -> Plan:
                 )
         elif step.fault:
             fault = step
-    return Plan(items, usage or Usage(), fault)
+    return Plan(_merge_texts(items), usage or Usage(), fault)
 
 
 @dataclass(slots=True)
@@ -266,7 +288,12 @@ class WireCodec(ABC):
         """``(delta, pause before it)`` pairs: ``interval`` between deltas, none before."""
 
         def make() -> list[tuple[str, float]]:
-            return [(d, step.interval if i else 0.0) for i, d in enumerate(step.deltas())]
+            parts = step.parts if isinstance(step, TextRun) else (step,)
+            return [
+                (d, part.interval if i else 0.0)
+                for part in parts
+                for i, d in enumerate(part.deltas())
+            ]
 
         deltas: list[tuple[str, float]] = ctx.memo("deltas", step, make)
         return deltas

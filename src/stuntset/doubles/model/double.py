@@ -25,7 +25,7 @@ from stuntset.ids import IdGenerator
 from stuntset.script import Script, ScriptPlayer, Step, TurnRequest
 from stuntset.seams import current_clock, current_ids
 
-from ._common import BadRequest, RenderContext, WireCodec, plan_of, render
+from ._common import BadRequest, Plan, RenderContext, WireCodec, plan_of, render
 from ._reply import PLAIN_FRAMING, Framing, Reply, json_reply
 from .anthropic import AnthropicCodec
 from .journal import Journal, JournalEntry, redact_headers
@@ -234,7 +234,26 @@ class ModelDouble:
             include_usage=isinstance(options, dict) and options.get("include_usage") is True,
             cache=self._memo,
         )
-        return render(codec, plan_of(segment), body.get("stream") is True, ctx), index
+        return render(codec, self._plan(segment), body.get("stream") is True, ctx), index
+
+    def _plan(self, segment: tuple[Step, ...]) -> Plan:
+        """The plan of ``segment``, made once per script (segments are built per request, so
+        the memo is keyed by the steps they hold)."""
+        key = ("plan", hash(tuple(id(step) for step in segment)))
+        hit = self._memo.get(key)
+        if (
+            hit is not None
+            and isinstance(hit[0], tuple)
+            and len(hit[0]) == len(segment)
+            and all(a is b for a, b in zip(hit[0], segment, strict=True))
+        ):
+            plan: Plan = hit[1]
+            return plan
+        plan = plan_of(segment)
+        if len(self._memo) > 4096:  # function-made turns bring new steps on every request
+            self._memo.clear()
+        self._memo[key] = (segment, plan)
+        return plan
 
     def _segment_for(self, request: TurnRequest) -> tuple[int, tuple[Step, ...]]:
         with self._lock:
