@@ -113,6 +113,15 @@ async def test_query_plain_text(tmp_path: Path) -> None:
     cli.assert_all_used()
 
 
+async def test_init_reports_the_working_directory_the_sdk_chose(tmp_path: Path) -> None:
+    cli = install(tmp_path, "happy_path")
+    work = tmp_path / "project"
+    work.mkdir()
+    messages = await collect("hello", options(cli, cwd=work))
+    assert messages[0].data["cwd"] == str(work)
+    assert cli.invocations[0].cwd == str(work)
+
+
 async def test_found_first_on_path(tmp_path: Path) -> None:
     """The SDK prefers its bundled binary over PATH (protocols.md §5.1), so a PATH client is
     shown here by resolving ``claude`` the way such a client does, then driving it."""

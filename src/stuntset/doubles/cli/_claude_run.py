@@ -127,7 +127,7 @@ class Session:
         self.max_turns = int(float(max_turns)) if isinstance(max_turns, str) else 0
         self.report_state = rt.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1"
         self.streaming = options.get("output_format") == "stream-json"
-        self.cwd = rt.env.get("PWD") or "."
+        self.cwd = rt.cwd
         self.session_id = ""
         self.turns_in_session = 0
         self.queue: list[dict[str, Any]] = []

@@ -262,6 +262,8 @@ class Runtime:
             for key, value in posix.environ.items()
         }
         self.time_scale = float(plan.get("time_scale", 1.0))
+        #: The working directory the client started the process in (what the CLI reports).
+        self.cwd = posix.getcwd()
         self.state = SharedState(plan["state_dir"])
         self.journal = Journal(None)
         self.exit_code = 0
@@ -284,7 +286,7 @@ class Runtime:
         self.journal = Journal(self.plan["state_dir"] + "/invocations/" + name)
         keys = self.plan.get("journal_env", ())
         env = {key: self.env[key] for key in keys if key in self.env}
-        self.journal.write("start", argv=self.argv, env=env, cwd=posix.getcwd(), pid=posix.getpid())
+        self.journal.write("start", argv=self.argv, env=env, cwd=self.cwd, pid=posix.getpid())
 
     # output
 
