@@ -864,6 +864,8 @@ class Turn:
             "summary",
         )
         self.thread.setdefault("history", []).append({**turn, "itemsView": "full"})
+        # saved before the client can see the turn end (and close, killing this process)
+        server.threads.save(self.thread)
         server.notify("turn/completed", {"threadId": self.thread["id"], "turn": turn})
         self.rt.exit_code = 1 if status == "failed" else 0
 

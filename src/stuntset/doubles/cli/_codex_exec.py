@@ -314,6 +314,7 @@ class ExecRun:
             elif "status" in item:
                 item["status"] = "completed"
             self.emit({"type": "item.completed", "item": item})
+        Threads(self.rt).save(self.thread)  # before the client sees the end (and kills us)
         self.emit({"type": "turn.completed", "usage": self.usage()})
         self.rt.exit_code = 0
 
@@ -328,6 +329,7 @@ class ExecRun:
         }
 
     def fail(self, message: str) -> None:
+        Threads(self.rt).save(self.thread)
         self.emit({"type": "error", "message": message})
         self.emit({"type": "turn.failed", "error": {"message": message}})
         self.rt.exit_code = 1
