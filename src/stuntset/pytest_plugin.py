@@ -287,3 +287,53 @@ def fake_codex(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
         fixture.verify()
     finally:
         fixture.close()
+
+
+# cassettes: logic in stuntset.cassettes.session (imported lazily)
+@pytest.hookimpl(specname="pytest_addoption")
+def pytest_addoption_cassettes(parser: pytest.Parser) -> None:
+    parser.getgroup("stuntset").addoption(
+        "--stuntset-mode",
+        choices=("replay", "record", "refresh", "off"),
+        default=None,
+        help="cassettes: replay (default; env STUNTSET_MODE), record missing ones, refresh all, "
+        "or off; anything but replay is refused when CI is set",
+    )
+
+
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_cassettes(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "cassette(path=None, *, upstream=None, allow_unused=False): configure the cassette "
+        "fixture (default path: cassettes/<module>/<test>.jsonl beside the test file)",
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_FAILED] = report.failed
+    return report
+
+
+_CALL_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.fixture
+def cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """This test's cassette: ``OpenAI(api_key=..., **cassette.client_options())``. Replays by
+    default; fails at teardown on recorded interactions never requested."""
+    from stuntset.cassettes.session import CassetteSession, default_path, mode_from
+
+    marker = request.node.get_closest_marker("cassette")
+    kwargs = dict(marker.kwargs) if marker else {}
+    path = (marker.args[0] if marker and marker.args else None) or default_path(
+        request.node.path, request.node.name
+    )
+    session = CassetteSession(
+        path, mode=mode_from(request.config.getoption("--stuntset-mode")), **kwargs
+    )
+    yield session
+    session.close(failed=request.node.stash.get(_CALL_FAILED, True))
