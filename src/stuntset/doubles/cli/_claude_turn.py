@@ -302,7 +302,9 @@ class TurnRun:
             self.pause(op[1])
         else:
             self.close_message()
-            return self.fault(op)
+            from stuntset.doubles.cli._claude_faults import render_fault
+
+            return render_fault(self, op)
         return False
 
     def tool_use(self, call_id: str, name: str, tool_input: dict[str, Any]) -> None:
@@ -563,104 +565,6 @@ class TurnRun:
         s.send(message)
         s.rt.exit_code = 1
         s.state_changed("idle", self.ids)
-
-    def fault(self, op: tuple[Any, ...]) -> bool:
-        s = self.s
-        rt = s.rt
-        kind = op[0]
-        if kind == "api_error":
-            _, status, error_type, text, assistant_error = op
-            body = dumps({"type": "error", "error": {"type": error_type, "message": text}})
-            prose = f"API Error: {status} {body}"
-            self.emit(
-                {
-                    "type": "assistant",
-                    "message": {
-                        "id": self.ids.uuid(),
-                        "type": "message",
-                        "role": "assistant",
-                        "model": "<synthetic>",
-                        "content": [{"type": "text", "text": prose}],
-                        "stop_reason": "stop_sequence",
-                        "stop_sequence": "",
-                        "usage": _usage(0, 0),
-                    },
-                    "error": assistant_error,
-                }
-            )
-            duration, api = self.durations()
-            self.emit(
-                {
-                    "type": "result",
-                    "subtype": "success",
-                    "is_error": True,
-                    "api_error_status": status,
-                    "duration_ms": duration,
-                    "duration_api_ms": api,
-                    "num_turns": max(1, self.api_messages),
-                    "result": prose,
-                    "stop_reason": "stop_sequence",
-                    "total_cost_usd": self.cost,
-                    "usage": _usage(self.input_tokens, self.output_tokens),
-                    "modelUsage": {},
-                    "permission_denials": self.denials,
-                    "terminal_reason": "api_error",
-                },
-                final=True,
-            )
-            s.rt.exit_code = 1
-            s.state_changed("idle", self.ids)
-            return True
-        rt.exit_code = 1
-        if kind == "cut":
-            line = dumps(self.result_preview()) + "\n"
-            rt.journal.write("cut", partial=line[: len(line) // 2])
-            rt.write_bytes(line[: len(line) // 2].encode())
-            rt.exit(0 if op[1] else 1)
-        elif kind == "malformed":
-            rt.journal.write("malformed", text=op[1])
-            rt.write_bytes((op[1] + "\n").encode())
-        elif kind == "garbage":
-            rt.journal.write("garbage", data=op[1].decode("utf-8", "replace"))
-            rt.write_bytes(op[1])
-        elif kind == "out_of_order":
-            self.tool_message("toolu_01NEVERSTARTED", "a result for a call never made", False, None)
-            self.finish()
-            rt.exit_code = 1
-            self.open_message()
-            self.emit(
-                {
-                    "type": "assistant",
-                    "message": {
-                        "id": self.message_id,
-                        "type": "message",
-                        "role": "assistant",
-                        "model": s.model,
-                        "content": [{"type": "text", "text": "a block after the turn ended"}],
-                        "stop_reason": None,
-                        "stop_sequence": None,
-                        "usage": _usage(0, 0),
-                    },
-                }
-            )
-            self.message_id = None
-        elif kind == "stall":
-            s.wait(None)
-        elif kind == "exit":
-            _, code, stderr = op
-            if stderr:
-                rt.stderr(stderr if stderr.endswith("\n") else stderr + "\n")
-            rt.exit(code)
-        return True
-
-    def result_preview(self) -> dict[str, Any]:
-        return {
-            "type": "result",
-            "subtype": "success",
-            "is_error": False,
-            "result": self.final_text,
-            "session_id": self.s.session_id,
-        }
 
 
 class _MaxTurns(Exception):

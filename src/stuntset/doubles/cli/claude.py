@@ -156,6 +156,7 @@ class ClaudeProgram:
         "stuntset.doubles.cli._claude_args",
         "stuntset.doubles.cli._claude_run",
         "stuntset.doubles.cli._claude_turn",
+        "stuntset.doubles.cli._claude_faults",
     )
     wire = CLAUDE_WIRE
     journal_env: tuple[str, ...] = (
