@@ -3,7 +3,7 @@
 ``install_cli("codex", script, bin_dir=tmp_path)`` compiles the script here, in the test
 process, into a plan of plain tuples (text split into deltas, each tool call classified into
 the Codex item it becomes, faults resolved to what the CLI shows); the executable
-(``_codex_run`` → ``_codex_exec`` / ``_codex_app_server``) only renders it. One script serves
+(``_codex_run`` → ``_codex_exec`` / ``_codex_app_server`` + ``_codex_app_turn``) only renders it. One script serves
 both modes: ``codex exec --json`` (JSONL events, what ``@openai/codex-sdk`` drives) and
 ``codex app-server --listen stdio://`` (JSON-RPC, what the ``openai-codex`` Python SDK drives).
 
@@ -242,6 +242,7 @@ class CodexProgram:
         "stuntset.doubles.cli._codex_run",
         "stuntset.doubles.cli._codex_exec",
         "stuntset.doubles.cli._codex_app_server",
+        "stuntset.doubles.cli._codex_app_turn",
     )
     wire = CODEX_WIRE
     journal_env: tuple[str, ...] = (

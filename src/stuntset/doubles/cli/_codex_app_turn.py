@@ -1,0 +1,481 @@
+"""One turn of the fake ``codex app-server``: the plan's ops rendered as notifications.
+
+Runs in the fake process (built-ins only, see ``_runtime``), driven by ``_codex_app_server``'s
+``Server`` (its JSON-RPC loop, clock, ids, threads and server → client requests). Order and
+shapes as codex-cli 0.163.0 writes them: ``thread/status/changed`` (active), ``turn/started``,
+the user message item, each scripted item (``item/started``, its deltas, ``item/completed``),
+``thread/tokenUsage/updated``, ``thread/status/changed`` (idle), ``turn/completed``.
+"""
+
+from __future__ import annotations
+
+from stuntset.doubles.cli._codex_run import choose_turn, text_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from stuntset.doubles.cli._codex_app_server import Server
+
+__all__ = ["Interrupted", "Turn", "turn_object"]
+
+_CONTEXT_WINDOW = 258400
+
+
+class Interrupted(Exception):
+    """The active turn was interrupted (``turn/interrupt``, or an approval ``cancel``)."""
+
+
+class _Ended(Exception):
+    """The turn has ended without its terminal notification (a fault)."""
+
+
+def turn_object(
+    turn_id: str,
+    items: list[Any],
+    status: str,
+    error: dict[str, Any] | None,
+    started: int | None,
+    completed: int | None,
+    view: str,
+) -> dict[str, Any]:
+    return {
+        "id": turn_id,
+        "rootTurnId": turn_id,
+        "items": items,
+        "itemsView": view,
+        "status": status,
+        "error": error,
+        "startedAt": started,
+        "completedAt": completed,
+        "durationMs": None
+        if completed is None or started is None
+        else (completed - started) * 1000,
+    }
+
+
+def _usage_breakdown(values: list[int]) -> dict[str, int]:
+    input_tokens, cached, output_tokens, reasoning = values
+    return {
+        "totalTokens": input_tokens + output_tokens,
+        "inputTokens": input_tokens,
+        "cachedInputTokens": cached,
+        "cacheWriteInputTokens": 0,
+        "outputTokens": output_tokens,
+        "reasoningOutputTokens": reasoning,
+    }
+
+
+class Turn:
+    """One turn of a thread: the plan's ops rendered as app-server notifications."""
+
+    def __init__(
+        self, server: Server, thread: dict[str, Any], turn_id: str, prompt: str, items: Any
+    ) -> None:
+        self.server = server
+        self.rt = server.rt
+        self.thread = thread
+        self.id = turn_id
+        self.prompt = prompt
+        self.input_items = items if isinstance(items, list) else []
+        self.interrupted = False
+        self.started_at = server.clock.seconds()
+        self.summary: list[dict[str, Any]] = []
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.waiting: list[str] = []
+        self.last_call: str | None = None
+        self.usage = [0, 0, 0, 0]
+
+    # --- framing --------------------------------------------------------------------------
+
+    def notify(self, method: str, **params: Any) -> None:
+        payload = {"threadId": self.thread["id"], "turnId": self.id}
+        payload.update(params)
+        self.server.notify(method, payload)
+        if self.interrupted:
+            raise Interrupted
+
+    def item(self, method: str, item: dict[str, Any]) -> None:
+        stamp = "startedAtMs" if method == "item/started" else "completedAtMs"
+        self.notify(method, item=item, **{stamp: self.server.clock.ms})
+
+    def new_id(self) -> str:
+        return self.server.item_ids.uuid()
+
+    # --- the turn -------------------------------------------------------------------------
+
+    def play(self) -> None:
+        server = self.server
+        thread = self.thread
+        server.notify(
+            "thread/status/changed",
+            {"threadId": thread["id"], "status": {"type": "active", "activeFlags": []}},
+        )
+        turn = turn_object(self.id, [], "inProgress", None, self.started_at, None, "notLoaded")
+        server.notify("turn/started", {"threadId": thread["id"], "turn": turn})
+        try:
+            content = [
+                {**entry, "text_elements": []} if entry.get("type") == "text" else entry
+                for entry in self.input_items
+                if isinstance(entry, dict)
+            ]
+            user = {
+                "type": "userMessage",
+                "id": self.new_id(),
+                "clientId": None,
+                "content": content,
+            }
+            self.item("item/started", user)
+            self.item("item/completed", user)
+            chosen, error = choose_turn(self.rt, self.prompt, thread["model"])
+            thread["turns"] += 1
+            if not thread["preview"]:
+                thread["preview"] = self.prompt[:200]
+            if chosen is None:
+                self.rt.stderr(f"stuntset: {error}\n")
+                self.fail(str(error), "other", None)
+            for op in chosen["ops"] if chosen is not None else ():
+                self.op(op)
+            self.finish("completed", None)
+        except Interrupted:
+            self.interrupted = False
+            self.finish("interrupted", None)
+        except _Ended:
+            pass
+        finally:
+            server.threads.save(thread)
+
+    def op(self, op: tuple[Any, ...]) -> None:
+        kind = op[0]
+        if kind == "text":
+            _, text, deltas, interval = op
+            item = {
+                "type": "agentMessage",
+                "id": "msg_" + self.server.item_ids.hex(24),
+                "text": "",
+                "phase": None,
+                "memoryCitation": None,
+            }
+            self.item("item/started", item)
+            for number, delta in enumerate(deltas):
+                if number and interval:
+                    self.wait(interval)
+                self.notify("item/agentMessage/delta", itemId=item["id"], delta=delta)
+            done = {**item, "text": text}
+            self.item("item/completed", done)
+            self.summary.append(done)
+        elif kind == "reasoning":
+            _, text, deltas, interval = op
+            item = {"type": "reasoning", "id": "rs_" + self.server.item_ids.hex(24)}
+            self.item("item/started", {**item, "summary": [], "content": []})
+            self.notify("item/reasoning/summaryPartAdded", itemId=item["id"], summaryIndex=0)
+            for number, delta in enumerate(deltas):
+                if number and interval:
+                    self.wait(interval)
+                self.notify(
+                    "item/reasoning/summaryTextDelta",
+                    itemId=item["id"],
+                    delta=delta,
+                    summaryIndex=0,
+                )
+            self.item("item/completed", {**item, "summary": [text], "content": []})
+        elif kind == "tool":
+            self.start_tool(op)
+        elif kind == "result":
+            _, output, is_error, call_id = op
+            target = call_id or (self.waiting[0] if self.waiting else None)
+            if target is not None and target in self.calls:
+                self.finish_tool(target, output, bool(is_error))
+        elif kind == "approval":
+            self.approval(op)
+        elif kind == "ask":
+            self.ask(op[1])
+        elif kind == "usage":
+            self.usage[0] += op[1]
+            self.usage[2] += op[2]
+        elif kind == "delay":
+            self.wait(op[1])
+        else:
+            self.fault(op)
+
+    def wait(self, seconds: float | None) -> None:
+        """Wait ``seconds`` (``None``: for ever) of scaled time, handling stdin;
+        ``Interrupted`` on an interrupt. After stdin EOF nothing can interrupt: the wait just
+        runs out (for ever: until the process is killed)."""
+        import time
+
+        rt = self.rt
+        if seconds is not None:
+            self.server.clock.advance(seconds)
+        end = None if seconds is None else time.monotonic() + seconds * rt.time_scale
+        while True:
+            if self.interrupted:
+                raise Interrupted
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                return
+            if not self.server.pump(left):
+                rt.sleep(1e9 if left is None else left / rt.time_scale)
+                return
+
+    # --- tools ----------------------------------------------------------------------------
+
+    def start_tool(self, op: tuple[Any, ...]) -> None:
+        _, call_id, kind, _name, tool_input, details = op
+        key = call_id or f"call-{len(self.calls) + 1}"
+        item_id = "call_" + self.server.item_ids.hex(24)
+        if kind == "command":
+            item = {
+                "type": "commandExecution",
+                "id": item_id,
+                "command": details["command"],
+                "commandActions": [{"type": "unknown", "command": details["command"]}],
+                "cwd": self.thread["cwd"],
+                "processId": None,
+                "source": "agent",
+                "status": "inProgress",
+                "aggregatedOutput": None,
+                "exitCode": None,
+                "durationMs": None,
+            }
+        elif kind == "file_change":
+            changes = [
+                {"path": c["path"], "kind": {"type": c["kind"]}, "diff": c["diff"]}
+                for c in details["changes"]
+            ]
+            item = {"type": "fileChange", "id": item_id, "changes": changes, "status": "inProgress"}
+        elif kind == "web_search":
+            query = details["query"]
+            item = {
+                "type": "webSearch",
+                "id": item_id,
+                "query": query,
+                "action": {"type": "search", "query": query, "queries": None},
+            }
+        elif kind == "todo":
+            plan = [
+                {"step": entry["text"], "status": "completed" if entry["completed"] else "pending"}
+                for entry in details["items"]
+            ]
+            self.notify("turn/plan/updated", explanation=None, plan=plan)
+            item = {"type": "plan", "id": item_id, "text": ""}
+        else:
+            item = {
+                "type": "mcpToolCall",
+                "id": item_id,
+                "server": details["server"],
+                "tool": details["tool"],
+                "status": "inProgress",
+                "arguments": tool_input,
+                "result": None,
+                "error": None,
+                "durationMs": None,
+            }
+        self.calls[key] = {"item": item, "kind": kind, "declined": False}
+        self.waiting.append(key)
+        self.last_call = key
+        if kind != "todo":
+            self.item("item/started", item)
+
+    def finish_tool(self, key: str, output: Any, is_error: bool) -> None:
+        call = self.calls[key]
+        if key in self.waiting:
+            self.waiting.remove(key)
+        if call["declined"] or call.get("done"):
+            return
+        call["done"] = True
+        item = call["item"]
+        status = "failed" if is_error else "completed"
+        kind = item["type"]
+        if kind == "plan":
+            return
+        if kind == "commandExecution":
+            text = text_of(output)
+            if text:
+                self.notify("item/commandExecution/outputDelta", itemId=item["id"], delta=text)
+            item.update(aggregatedOutput=text, exitCode=1 if is_error else 0, durationMs=0)
+            item["status"] = status
+        elif kind == "fileChange":
+            item["status"] = status
+        elif kind == "mcpToolCall":
+            if is_error:
+                item["error"] = {"message": text_of(output)}
+            else:
+                content = [{"type": "text", "text": text_of(output)}]
+                item["result"] = {"content": content, "structuredContent": None}
+            item.update(status=status, durationMs=0)
+        self.item("item/completed", item)
+
+    def approval(self, op: tuple[Any, ...]) -> None:
+        _, tool, tool_input, call_id, details = op
+        key = call_id or self.last_call
+        if key is None or key not in self.calls:
+            key = key or f"approval-{len(self.calls) + 1}"
+            kind, info = details if details is not None else ("command", {"command": str(tool)})
+            self.start_tool(("tool", key, kind, tool, tool_input or {}, info))
+        call = self.calls[key]
+        item = call["item"]
+        settings = self.server.settings.get(self.thread["id"], {})
+        policy = settings.get("approvalPolicy")
+        if policy == "never":
+            decision: Any = "decline"
+        elif settings.get("approvalsReviewer") in ("auto_review", "guardian_subagent"):
+            decision = "accept"
+        else:
+            params = {
+                "threadId": self.thread["id"],
+                "turnId": self.id,
+                "itemId": item["id"],
+                "startedAtMs": self.server.clock.tick(),
+                "reason": None,
+            }
+            if item["type"] == "fileChange":
+                method = "item/fileChange/requestApproval"
+                params["grantRoot"] = None
+            else:
+                method = "item/commandExecution/requestApproval"
+                command = item.get("command") or f"{item.get('tool', tool)} {tool_input or {}}"
+                params.update(
+                    approvalId=None,
+                    command=command,
+                    cwd=self.thread["cwd"],
+                    commandActions=[{"type": "unknown", "command": command}],
+                    proposedExecpolicyAmendment=None,
+                )
+            answer = self.server.server_request(method, params)
+            request_id = self.server.next_request - 1
+            self.notify("serverRequest/resolved", requestId=request_id)
+            result = answer.get("result") if isinstance(answer, dict) else None
+            decision = result.get("decision") if isinstance(result, dict) else "decline"
+        if decision in ("accept", "acceptForSession") or (
+            isinstance(decision, dict)
+            and (
+                "acceptWithExecpolicyAmendment" in decision
+                or "applyNetworkPolicyAmendment" in decision
+            )
+        ):
+            return
+        call["declined"] = True
+        if key in self.waiting:
+            self.waiting.remove(key)
+        if item["type"] in ("commandExecution", "fileChange"):
+            item["status"] = "declined"
+        else:
+            item.update(status="failed", error={"message": "user rejected the tool call"})
+        self.item("item/completed", item)
+        if decision == "cancel":
+            raise Interrupted
+
+    def ask(self, prompt: str) -> None:
+        item_id = "call_" + self.server.item_ids.hex(24)
+        question = {
+            "id": "q_1",
+            "header": "Question",
+            "question": prompt,
+            "isOther": True,
+            "isSecret": False,
+            "options": None,
+        }
+        params = {
+            "threadId": self.thread["id"],
+            "turnId": self.id,
+            "itemId": item_id,
+            "questions": [question],
+            "isBlocking": True,
+        }
+        answer = self.server.server_request("item/tool/requestUserInput", params)
+        self.notify("serverRequest/resolved", requestId=self.server.next_request - 1)
+        self.rt.journal.write("answer", message=answer)
+
+    # --- endings --------------------------------------------------------------------------
+
+    def add_usage(self) -> None:
+        total = self.thread["usage"]
+        for index, value in enumerate(self.usage):
+            total[index] += value
+        self.usage = [0, 0, 0, 0]
+
+    def finish(self, status: str, error: dict[str, Any] | None) -> None:
+        server = self.server
+        if status != "interrupted":
+            last = list(self.usage)
+            self.add_usage()
+            usage = {
+                "total": _usage_breakdown(self.thread["usage"]),
+                "last": _usage_breakdown(last),
+                "modelContextWindow": _CONTEXT_WINDOW,
+            }
+            self.notify("thread/tokenUsage/updated", tokenUsage=usage)
+        server.notify(
+            "thread/status/changed", {"threadId": self.thread["id"], "status": {"type": "idle"}}
+        )
+        turn = turn_object(
+            self.id,
+            self.summary,
+            status,
+            error,
+            self.started_at,
+            server.clock.seconds(),
+            "summary",
+        )
+        self.thread.setdefault("history", []).append({**turn, "itemsView": "full"})
+        # saved before the client can see the turn end (and close, killing this process)
+        server.threads.save(self.thread)
+        server.notify("turn/completed", {"threadId": self.thread["id"], "turn": turn})
+        self.rt.exit_code = 1 if status == "failed" else 0
+
+    def fail(self, message: str, info: Any, details: str | None) -> None:
+        error = {"message": message, "codexErrorInfo": info, "additionalDetails": details}
+        self.notify("error", error=error, willRetry=False)
+        self.finish("failed", error)
+        raise _Ended
+
+    def fault(self, op: tuple[Any, ...]) -> None:
+        rt = self.rt
+        kind = op[0]
+        if kind == "api_error":
+            _, message, info, details = op
+            self.fail(message, info, details)
+        if kind == "cut":
+            turn = turn_object(
+                self.id, self.summary, "completed", None, self.started_at, None, "summary"
+            )
+            line = (
+                rt.dumps(
+                    {
+                        "method": "turn/completed",
+                        "params": {"threadId": self.thread["id"], "turn": turn},
+                    }
+                )
+                + "\n"
+            )
+            rt.journal.write("cut", partial=line[: len(line) // 2])
+            rt.write_bytes(line[: len(line) // 2].encode())
+            self.server.threads.save(self.thread)
+            rt.exit(0 if op[1] else 1)
+        elif kind == "malformed":
+            rt.journal.write("malformed", text=op[1])
+            rt.write_bytes((op[1] + "\n").encode())
+        elif kind == "garbage":
+            rt.journal.write("garbage", data=op[1].decode("utf-8", "replace"))
+            rt.write_bytes(op[1])
+        elif kind == "out_of_order":
+            self.notify("item/agentMessage/delta", itemId="msg_NEVERSTARTED", delta="orphan delta")
+            self.finish("completed", None)
+            late = {
+                "type": "agentMessage",
+                "id": "msg_" + self.server.item_ids.hex(24),
+                "text": "a message after the turn ended",
+                "phase": None,
+                "memoryCitation": None,
+            }
+            self.item("item/completed", late)
+        elif kind == "stall":
+            self.wait(None)
+        elif kind == "exit":
+            _, code, stderr = op
+            if stderr:
+                rt.stderr(stderr if stderr.endswith("\n") else stderr + "\n")
+            self.server.threads.save(self.thread)
+            rt.exit(code)
+        raise _Ended
