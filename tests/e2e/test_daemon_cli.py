@@ -6,8 +6,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import urllib.request
 from pathlib import Path
+
+import pytest
+
+from stuntset.runtime._cli import default_token_file, run_daemon_command
 
 
 def test_stuntset_daemon_serves_until_shut_down(tmp_path: Path) -> None:
@@ -50,3 +55,45 @@ def test_stuntset_daemon_serves_until_shut_down(tmp_path: Path) -> None:
             process.wait()
         process.stdout.close()  # type: ignore[union-attr]
         process.stderr.close()  # type: ignore[union-attr]
+
+
+def test_the_daemon_command_in_process_and_its_default_token_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STUNTSET_RUNTIME_DIR", str(tmp_path / "rt"))
+    assert default_token_file() == tmp_path / "rt" / "daemon.json"
+    monkeypatch.delenv("STUNTSET_RUNTIME_DIR")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
+    assert default_token_file() == tmp_path / "xdg" / "stuntset" / "daemon.json"
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    assert default_token_file().name == "daemon.json"
+
+    monkeypatch.setenv("STUNTSET_RUNTIME_DIR", str(tmp_path / "rt"))
+    announced = threading.Event()
+    lines: list[str] = []
+
+    def echo(line: str) -> None:
+        lines.append(line)
+        announced.set()
+
+    server = threading.Thread(
+        target=run_daemon_command, args=(str(tmp_path / "host.db"), 0, None, echo)
+    )
+    server.start()
+    try:
+        assert announced.wait(10), "the daemon never announced itself"
+        info = json.loads((tmp_path / "rt" / "daemon.json").read_text())
+        assert lines == [
+            f"stuntset daemon on {info['url']} (WebSocket {info['url'].replace('http', 'ws')}/ws); "
+            f"token in {tmp_path / 'rt' / 'daemon.json'} (0600)"
+        ]
+    finally:
+        if announced.is_set():
+            shutdown = urllib.request.Request(
+                info["url"] + "/shutdown",
+                method="POST",
+                headers={"Authorization": f"Bearer {info['token']}"},
+            )
+            urllib.request.urlopen(shutdown, timeout=5).close()
+        server.join(15)
+    assert not server.is_alive()
