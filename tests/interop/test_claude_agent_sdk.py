@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import shutil
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -123,13 +124,28 @@ async def test_init_reports_the_working_directory_the_sdk_chose(tmp_path: Path) 
 
 
 async def test_found_first_on_path(tmp_path: Path) -> None:
-    """The SDK prefers its bundled binary over PATH (protocols.md §5.1), so a PATH client is
-    shown here by resolving ``claude`` the way such a client does, then driving it."""
+    """The SDK prefers the binary bundled in its wheel over PATH (protocols.md §5.1). Where it
+    has none (an sdist install, a platform without a bundled CLI) it searches PATH: shown with
+    the SDK's own, unmodified files copied without ``_bundled/``, run in a fresh interpreter
+    whose PATH starts with the double."""
     cli = install(tmp_path, "happy_path")
-    found = shutil.which("claude", path=cli.env()["PATH"])
-    assert found == str(cli.path)
-    messages = await collect("hello", ClaudeAgentOptions(cli_path=found, env=cli.env()))
-    assert isinstance(messages[-1], ResultMessage)
+    source = Path(claude_agent_sdk.__file__).parent
+    shutil.copytree(
+        source, tmp_path / "sdk" / "claude_agent_sdk", ignore=shutil.ignore_patterns("_bundled")
+    )
+    program = (
+        "import sys, anyio\n"
+        f"sys.path.insert(0, {str(tmp_path / 'sdk')!r})\n"
+        "from claude_agent_sdk import query, ResultMessage\n"
+        "async def main():\n"
+        "    async for m in query(prompt='hi'):\n"
+        "        if isinstance(m, ResultMessage):\n"
+        "            print(m.result)\n"
+        "anyio.run(main)\n"
+    )
+    done = await anyio.run_process([sys.executable, "-c", program], env=cli.env(), check=False)
+    assert done.stdout.decode().strip() == "Hello! How can I help you today?", done.stderr
+    assert cli.invocations[0].exit_code == 0
 
 
 async def test_tool_use_round_trip(tmp_path: Path) -> None:
