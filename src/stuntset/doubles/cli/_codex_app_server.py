@@ -147,7 +147,8 @@ class Server:
         self.threads = Threads(rt)
         self.loaded: dict[str, dict[str, Any]] = {}
         self.settings: dict[str, dict[str, Any]] = {}
-        self.queue: list[tuple[dict[str, Any], str, list[Any]]] = []
+        #: Started turns waiting to play: (thread, turn id, prompt, input items).
+        self.queue: list[tuple[dict[str, Any], str, str, Any]] = []
         self.active: Turn | None = None
         self.responses: dict[Any, dict[str, Any]] = {}
         self.waiting: set[Any] = set()
@@ -177,9 +178,8 @@ class Server:
     def serve(self) -> None:
         while True:
             while self.queue:
-                thread, prompt, items = self.queue.pop(0)
-                turn_id = items[0]
-                self.active = Turn(self, thread, turn_id, prompt, items[1])
+                thread, turn_id, prompt, items = self.queue.pop(0)
+                self.active = Turn(self, thread, turn_id, prompt, items)
                 try:
                     self.active.play()
                 finally:
@@ -403,7 +403,7 @@ class Server:
             thread["model"] = str(params["model"])
         if params.get("approvalPolicy") or params.get("approvalsReviewer"):
             self.thread_settings(thread["id"], params)
-        self.queue.append((thread, _input_text(items), [turn_id, items]))
+        self.queue.append((thread, turn_id, _input_text(items), items))
         return {"turn": turn_object(turn_id, [], "inProgress", None, None, None, "notLoaded")}
 
     def turn_interrupt(self, params: dict[str, Any]) -> dict[str, Any]:

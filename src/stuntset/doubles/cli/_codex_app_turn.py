@@ -99,6 +99,13 @@ class Turn:
         stamp = "startedAtMs" if method == "item/started" else "completedAtMs"
         self.notify(method, item=item, **{stamp: self.server.clock.ms})
 
+    def resolved(self, request_id: int) -> None:
+        self.server.notify(
+            "serverRequest/resolved", {"threadId": self.thread["id"], "requestId": request_id}
+        )
+        if self.interrupted:
+            raise Interrupted
+
     def new_id(self) -> str:
         return self.server.item_ids.uuid()
 
@@ -344,7 +351,7 @@ class Turn:
                 )
             answer = self.server.server_request(method, params)
             request_id = self.server.next_request - 1
-            self.notify("serverRequest/resolved", requestId=request_id)
+            self.resolved(request_id)
             result = answer.get("result") if isinstance(answer, dict) else None
             decision = result.get("decision") if isinstance(result, dict) else "decline"
         if decision in ("accept", "acceptForSession") or (
@@ -384,7 +391,7 @@ class Turn:
             "isBlocking": True,
         }
         answer = self.server.server_request("item/tool/requestUserInput", params)
-        self.notify("serverRequest/resolved", requestId=self.server.next_request - 1)
+        self.resolved(self.server.next_request - 1)
         self.rt.journal.write("answer", message=answer)
 
     # --- endings --------------------------------------------------------------------------
