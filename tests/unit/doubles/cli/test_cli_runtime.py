@@ -66,6 +66,7 @@ def test_the_fake_process_imports_only_the_runtime(tmp_path: Path) -> None:
     probe.write_text(
         "\n".join(body)
         + "\nimport posix, stuntset.doubles.cli._claude_run, stuntset.doubles.cli._claude_turn"
+        + "\nimport stuntset.doubles.cli._claude_faults"
         + "\nposix.write(1, '\\n'.join(sorted(sys.modules)).encode())\n"
     )
     out = subprocess.run(
