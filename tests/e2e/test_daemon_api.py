@@ -12,8 +12,10 @@ from websockets.exceptions import ConnectionClosed
 
 from stuntset import check_events
 from stuntset.events import decode
+from stuntset.providers import ScriptedProvider
 from stuntset.runtime.client import DaemonClient, DaemonError
-from stuntset.runtime.daemon import DaemonHandle
+from stuntset.runtime.daemon import DaemonHandle, start_daemon
+from stuntset.runtime.testing import scenario_registry
 
 
 def new_session(client: DaemonClient, tmp_path: Path, provider: str) -> str:
@@ -156,3 +158,26 @@ def test_the_demo_section_resumes_a_scripted_session_over_the_socket(
 
     row = _play(daemon, tmp_path, "tool_use")
     assert (row.ok, row.events, row.outcome) == (True, 19, "run.completed")
+
+
+def test_a_provider_that_fails_to_start_gets_an_error_reply_and_the_daemon_lives_on(
+    tmp_path: Path,
+) -> None:
+    def broken() -> ScriptedProvider:
+        raise RuntimeError("the agent binary is missing")
+
+    handle = start_daemon(
+        db=tmp_path / "host.db", providers={"broken": broken, **scenario_registry()}
+    )
+    try:
+        with handle.client() as client:
+            session_id = new_session(client, tmp_path, "broken")
+            with pytest.raises(DaemonError, match="start_turn failed: RuntimeError: the agent"):
+                client.call("start_turn", session_id=session_id, prompt="hi")
+            healthy = new_session(client, tmp_path, "happy_path")
+            client.call("subscribe", session_id=healthy)
+            client.call("start_turn", session_id=healthy, prompt="hi")
+            while client.events(1)[0]["type"] != "run.completed":
+                pass
+    finally:
+        handle.stop()

@@ -110,6 +110,9 @@ class _Connection:
             await self.send(p.error_reply(str(stale), field="after", request_id=request.id))
         except UsageError as error:
             await self.send(p.error_reply(str(error), field=None, request_id=request.id))
+        except Exception as error:  # a provider or the host broke: say so, serve on
+            message = f"{request.__struct_config__.tag} failed: {type(error).__name__}: {error}"
+            await self.send(p.error_reply(message, field=None, request_id=request.id))
         else:
             await self.send({"type": "ok", "id": request.id, "result": result})
 
