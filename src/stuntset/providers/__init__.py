@@ -4,7 +4,7 @@
 Codex, pydantic-ai adapters build on it). ``ScriptedProvider`` plays a script;
 ``StuckProvider`` never finishes a run until told to. Adapters over real runtimes load on
 first use, so the core never imports their optional SDKs: ``PydanticAIProvider``
-(``stuntset[pydantic-ai]``).
+(``stuntset[pydantic-ai]``) and ``ClaudeCodeProvider`` (``stuntset[claude]``).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -22,10 +22,12 @@ from stuntset.providers.scripted import ScriptedProvider, ScriptedRun, crash_for
 from stuntset.providers.stuck import StuckProvider
 
 if TYPE_CHECKING:
+    from stuntset.providers.claude_code import ClaudeCodeProvider
     from stuntset.providers.pydantic_ai import PydanticAIProvider
 
 #: Adapters whose SDK is an optional extra: name → module, imported on first use.
 _ADAPTERS = {
+    "ClaudeCodeProvider": "stuntset.providers.claude_code",
     "PydanticAIProvider": "stuntset.providers.pydantic_ai",
 }
 
@@ -43,6 +45,7 @@ __all__ = [
     "AgentRun",
     "Call",
     "Capabilities",
+    "ClaudeCodeProvider",
     "Interrupted",
     "PydanticAIProvider",
     "Responded",

@@ -1,0 +1,214 @@
+"""``ClaudeCodeProvider`` over the fake ``claude``: the real, unmodified claude-agent-sdk
+spawns the double through ``cli_path``; the provider turns what the SDK yields into
+normalized events. Then the conformance suite over the whole catalog."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("claude_agent_sdk")
+
+from claude_agent_sdk import ClaudeAgentOptions
+
+from stuntset import scenarios
+from stuntset.checks import check_provider_conformance
+from stuntset.doubles.cli import InstalledCli, install_cli
+from stuntset.driver import drive
+from stuntset.errors import UsageError
+from stuntset.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    Event,
+    InputRequested,
+    InputResolved,
+    MessageCompleted,
+    MessageDelta,
+    ReasoningCompleted,
+    RunCompleted,
+    RunCrashed,
+    RunKilled,
+    RunStarted,
+    ToolCompleted,
+    ToolStarted,
+    Usage,
+)
+from stuntset.providers.claude_code import ClaudeCodeProvider
+from stuntset.script import Script
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # each run's CLI session lives in an asyncio task
+
+
+class Clis:
+    """One fake ``claude`` per script (providers made for the same script share it, as the
+    conformance suite's resume check needs), each in its own directory under tmp_path."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.count = itertools.count()
+        self.installed: dict[int, InstalledCli] = {}
+
+    def cli(self, script: Script) -> InstalledCli:
+        if id(script) not in self.installed:
+            bin_dir = self.root / f"bin{next(self.count)}"
+            self.installed[id(script)] = install_cli("claude", script, bin_dir=bin_dir)
+        return self.installed[id(script)]
+
+    def __call__(self, script: Script) -> ClaudeCodeProvider:
+        return ClaudeCodeProvider(ClaudeAgentOptions(cli_path=self.cli(script).path))
+
+
+@pytest.fixture
+def clis(tmp_path: Path) -> Clis:
+    return Clis(tmp_path)
+
+
+async def play(provider: ClaudeCodeProvider, prompt: str = "hi", **options: Any) -> list[Event]:
+    resume = options.pop("resume", None)
+    return await drive(provider.start(prompt, resume=resume), timeout=30, **options)
+
+
+def texts(events: list[Event]) -> list[str]:
+    return [e.text for e in events if isinstance(e, MessageCompleted)]
+
+
+async def test_a_text_turn_streams_deltas_usage_and_completes(clis: Clis) -> None:
+    provider = clis(scenarios.build("happy_path"))
+    events = await play(provider)
+    started = events[0]
+    assert isinstance(started, RunStarted)
+    assert (started.provider, started.session_id) == ("claude-code", provider.session_id)
+    deltas = [e.text for e in events if isinstance(e, MessageDelta)]
+    assert len(deltas) > 1
+    assert "".join(deltas) == texts(events)[0] == "Hello! How can I help you today?"
+    assert [(u.input_tokens, u.output_tokens) for u in events if isinstance(u, Usage)] == [(12, 9)]
+    assert isinstance(events[-1], RunCompleted)
+
+
+async def test_the_new_session_id_is_given_to_the_cli(clis: Clis) -> None:
+    script = scenarios.build("happy_path")
+    provider = clis(script)
+    await play(provider)
+    (invocation,) = clis.cli(script).invocations
+    assert f"--session-id={provider.session_id}" in invocation.argv
+    assert invocation.exit_code == 0
+
+
+async def test_tool_calls_reasoning_and_results_are_normalized(clis: Clis) -> None:
+    events = await play(clis(scenarios.build("interleaved_streaming")))
+    started = [e for e in events if isinstance(e, ToolStarted)]
+    completed = {e.tool_call_id: e for e in events if isinstance(e, ToolCompleted)}
+    assert [(s.name, s.input) for s in started] == [
+        ("read_file", {"path": "a.txt"}),
+        ("read_file", {"path": "b.txt"}),
+    ]
+    assert [completed[s.tool_call_id].output for s in started] == ["alpha", "beta"]
+    reasoning = [e.text for e in events if isinstance(e, ReasoningCompleted)]
+    assert reasoning[0].startswith("The user wants both files compared.")
+    assert texts(events)[-1] == "a.txt says alpha, b.txt says beta."
+
+
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+async def test_approvals_are_asked_and_the_decision_reaches_the_cli(
+    clis: Clis, decision: str
+) -> None:
+    script = scenarios.build("needs_approval")
+    events = await play(clis(script), approve=decision)
+    (asked,) = [e for e in events if isinstance(e, ApprovalRequested)]
+    (tool,) = [e for e in events if isinstance(e, ToolStarted)]
+    assert (asked.tool, asked.input, asked.tool_call_id) == (
+        "bash",
+        {"command": "rm -rf build/"},
+        tool.tool_call_id,
+    )
+    assert [e.decision for e in events if isinstance(e, ApprovalResolved)] == [decision]
+    (result,) = [e for e in events if isinstance(e, ToolCompleted)]
+    assert result.is_error is (decision == "deny")
+    assert isinstance(events[-1], RunCompleted)
+    (invocation,) = clis.cli(script).invocations
+    (answer,) = invocation.control_responses
+    assert answer["response"]["response"]["behavior"] == decision
+
+
+async def test_a_question_is_an_input_request_and_the_answer_reaches_the_cli(
+    clis: Clis,
+) -> None:
+    script = scenarios.build("input_request")
+    events = await play(clis(script), answer="main")
+    (asked,) = [e for e in events if isinstance(e, InputRequested)]
+    assert asked.prompt == "Which branch should I deploy?"
+    assert [e.text for e in events if isinstance(e, InputResolved)] == ["main"]
+    assert texts(events)[-1] == "Thanks, deploying now."
+    (invocation,) = clis.cli(script).invocations
+    assert "main" in str(invocation.control_responses)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "kind", "retryable"),
+    [
+        ("spawn_missing", "spawn_failed", False),
+        ("auth_expired_mid_run", "auth", False),
+        ("rate_limited", "rate_limited", True),
+        ("overloaded", "overloaded", True),
+        ("malformed_json", "protocol", False),
+        ("garbage_bytes", "protocol", False),
+        ("out_of_order", "protocol", False),
+        ("crash_mid_turn", "exited", False),
+    ],
+)
+async def test_cli_failures_become_classified_crashes(
+    clis: Clis, scenario: str, kind: str, retryable: bool
+) -> None:
+    events = await play(clis(scenarios.build(scenario)))
+    crashed = events[-1]
+    assert isinstance(crashed, RunCrashed), events[-1]
+    assert (crashed.kind, crashed.retryable) == (kind, retryable)
+
+
+async def test_a_new_provider_resumes_the_session(clis: Clis) -> None:
+    script = scenarios.build("multi_turn")
+    first = clis(script)
+    assert texts(await play(first, "one")) == ["Answer number 1."]
+    second = clis(script)
+    events = await play(second, "two", resume=first.session_id)
+    assert texts(events) == ["Answer number 2."]
+    assert second.session_id == first.session_id
+    assert f"--resume={first.session_id}" in clis.cli(script).invocations[-1].argv
+
+
+async def test_interrupting_a_stuck_turn_kills_it_and_the_cli_exits(clis: Clis) -> None:
+    script = scenarios.build("stuck")
+    provider = clis(script)
+    events = await play(provider, interrupt_when=lambda e: isinstance(e, MessageDelta))
+    assert isinstance(events[-1], RunKilled)
+    await provider.aclose()
+    (invocation,) = clis.cli(script).invocations
+    assert invocation.exit_code is not None  # the process ended (not left running)
+
+
+async def test_misuse_is_refused_up_front(clis: Clis) -> None:
+    with pytest.raises(UsageError, match=r"options\.resume"):
+        ClaudeCodeProvider(ClaudeAgentOptions(resume="abc"))
+    provider = clis(scenarios.build("happy_path"))
+    run = provider.start("hi")
+    with pytest.raises(UsageError, match="no open request 'r1'"):
+        await run.respond("r1", "allow")
+    await run.aclose()
+
+
+def test_the_provider_keeps_the_conformance_invariants_over_the_catalog(clis: Clis) -> None:
+    report = check_provider_conformance(clis, timeout=30)
+    assert report.not_applicable() == []
+    outcomes = {name: (r.terminal, r.kind) for name, r in report.outcomes().items()}
+    assert outcomes["happy_path"] == ("run.completed", None)
+    assert outcomes["stuck"] == ("run.killed", None)
+    assert outcomes["spawn_missing"] == ("run.crashed", "spawn_failed")
+    assert outcomes["crash_mid_turn"] == ("run.crashed", "exited")
