@@ -230,6 +230,7 @@ def test_resume_a_thread_in_a_new_process(tmp_path: Path) -> None:
     assert second.usage.total.input_tokens == 30
     assert isinstance(read, ThreadReadResponse)
     assert [t.status for t in read.thread.turns] == [TurnStatus.completed, TurnStatus.completed]
+    assert len({t.id for t in read.thread.turns}) == 2  # unique across processes
     assert len(cli.invocations) == 2
 
 

@@ -154,8 +154,6 @@ class Server:
         self.waiting: set[Any] = set()
         self.next_request = 0
         self.clock = Clock()
-        self.turn_ids = rt.ids("turns")
-        self.item_ids = rt.ids("items")
 
     # --- output ---------------------------------------------------------------------------
 
@@ -365,6 +363,17 @@ class Server:
             "reasoningEffort": None,
         }
 
+    def count(self, key: str) -> int:
+        """The next value of a counter in the double's shared state (ids unique across
+        invocations, and the same on every run)."""
+
+        def change(state: dict[str, Any]) -> int:
+            state[key] = value = int(state.get(key, 0)) + 1
+            return value
+
+        result: int = self.rt.state.update(change)
+        return result
+
     def thread_start(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = params.get("cwd") or posix.getcwd()
         model = params.get("model") or self.rt.plan["model"]
@@ -398,7 +407,7 @@ class Server:
         _require(params, "threadId")
         items = _require(params, "input")
         thread = self.find_thread(params)
-        turn_id = self.turn_ids.uuid()
+        turn_id = self.rt.ids(f"turn/{self.count('turns_started')}").uuid()
         if params.get("model"):
             thread["model"] = str(params["model"])
         if params.get("approvalPolicy") or params.get("approvalsReviewer"):

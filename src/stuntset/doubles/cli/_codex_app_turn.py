@@ -79,6 +79,7 @@ class Turn:
         self.prompt = prompt
         self.input_items = items if isinstance(items, list) else []
         self.interrupted = False
+        self.item_ids = server.rt.ids(f"items/{turn_id}")
         self.started_at = server.clock.seconds()
         self.summary: list[dict[str, Any]] = []
         self.calls: dict[str, dict[str, Any]] = {}
@@ -107,7 +108,7 @@ class Turn:
             raise Interrupted
 
     def new_id(self) -> str:
-        return self.server.item_ids.uuid()
+        return self.item_ids.uuid()
 
     # --- the turn -------------------------------------------------------------------------
 
@@ -158,7 +159,7 @@ class Turn:
             _, text, deltas, interval = op
             item = {
                 "type": "agentMessage",
-                "id": "msg_" + self.server.item_ids.hex(24),
+                "id": "msg_" + self.item_ids.hex(24),
                 "text": "",
                 "phase": None,
                 "memoryCitation": None,
@@ -173,7 +174,7 @@ class Turn:
             self.summary.append(done)
         elif kind == "reasoning":
             _, text, deltas, interval = op
-            item = {"type": "reasoning", "id": "rs_" + self.server.item_ids.hex(24)}
+            item = {"type": "reasoning", "id": "rs_" + self.item_ids.hex(24)}
             self.item("item/started", {**item, "summary": [], "content": []})
             self.notify("item/reasoning/summaryPartAdded", itemId=item["id"], summaryIndex=0)
             for number, delta in enumerate(deltas):
@@ -230,7 +231,7 @@ class Turn:
     def start_tool(self, op: tuple[Any, ...]) -> None:
         _, call_id, kind, _name, tool_input, details = op
         key = call_id or f"call-{len(self.calls) + 1}"
-        item_id = "call_" + self.server.item_ids.hex(24)
+        item_id = "call_" + self.item_ids.hex(24)
         if kind == "command":
             item = {
                 "type": "commandExecution",
@@ -374,7 +375,7 @@ class Turn:
             raise Interrupted
 
     def ask(self, prompt: str) -> None:
-        item_id = "call_" + self.server.item_ids.hex(24)
+        item_id = "call_" + self.item_ids.hex(24)
         question = {
             "id": "q_1",
             "header": "Question",
@@ -471,7 +472,7 @@ class Turn:
             self.finish("completed", None)
             late = {
                 "type": "agentMessage",
-                "id": "msg_" + self.server.item_ids.hex(24),
+                "id": "msg_" + self.item_ids.hex(24),
                 "text": "a message after the turn ended",
                 "phase": None,
                 "memoryCitation": None,
