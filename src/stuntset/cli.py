@@ -88,6 +88,23 @@ def cassettes_show(path: str) -> None:
     print_cassette(load_cassette(path))
 
 
+@cassettes.command("diff")
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+def cassettes_diff(old: str, new: str) -> None:
+    """What changed between two recordings, per interaction (exit 1 if anything did)."""
+    from stuntset.cassettes import load_cassette
+    from stuntset.cassettes.diff import diff_cassettes
+
+    lines = diff_cassettes(load_cassette(old), load_cassette(new))
+    for line in lines:
+        click.echo(line)
+    click.echo(
+        f"{len([x for x in lines if not x.startswith('  ')])} interaction(s) differ", err=True
+    )
+    sys.exit(1 if lines else 0)
+
+
 @cassettes.command("to-script")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option(

@@ -19,6 +19,7 @@ import pytest
 @pytest.mark.cassette(upstream=os.environ.get("STUNTSET_TEST_UPSTREAM"))
 def test_chat(cassette):
     client = openai.OpenAI(api_key="sk-test", max_retries=0, **cassette.client_options())
+    # the fixture closes the http client it made
     reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert reply.choices[0].message.content == "Hello! How can I help you today?"
     if os.environ.get("FAIL_AFTER"):

@@ -29,7 +29,7 @@ from stuntset.script import (
 )
 from stuntset.script._load import dumps_script
 
-__all__ = ["dumps_script_toml", "script_from_cassette"]
+__all__ = ["dumps_script_toml", "script_from_cassette", "steps_of"]
 
 
 class _Turn:
@@ -269,7 +269,7 @@ _FRAME_READERS = {
 }
 
 
-def _steps(interaction: Interaction) -> list[Step]:
+def steps_of(interaction: Interaction) -> list[Step]:
     response = interaction.response
     if response.status >= 400:
         return [_error_turn(interaction)]
@@ -290,7 +290,7 @@ def script_from_cassette(cassette: Cassette) -> Script:
     """One turn per recorded model response, in recorded order."""
     turns = []
     for interaction in cassette.interactions:
-        steps = _steps(interaction)
+        steps = steps_of(interaction)
         turns.append(Turn(steps=tuple(steps), name=interaction.id))
     return Script(turns=tuple(turns), name=f"from {cassette.source}", source=cassette.source)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import anthropic
@@ -15,17 +17,28 @@ from stuntset.cassettes.record import record, wire_of
 from stuntset.cassettes.to_script import script_from_cassette
 from stuntset.script import Text, ToolCall
 
+
+@pytest.fixture
+def stack() -> Iterator[ExitStack]:
+    with ExitStack() as clients:
+        yield clients
+
+
 KEY = "sk-" + "proj-" + "Zz9" * 12
 
 
 @pytest.mark.real_time
-def test_an_openai_session_is_recorded_as_streamed_and_secret_free(tmp_path: Path) -> None:
+def test_an_openai_session_is_recorded_as_streamed_and_secret_free(
+    tmp_path: Path, stack: ExitStack
+) -> None:
     path = tmp_path / "cassettes" / "session.jsonl"
     with (
         stuntset.serve(scenarios.build("tool_use")) as upstream,
         record(upstream.url("openai"), path) as recording,
     ):
-        client = openai.OpenAI(api_key=KEY, base_url=recording.url, max_retries=0)
+        client = stack.enter_context(
+            openai.OpenAI(api_key=KEY, base_url=recording.url, max_retries=0)
+        )
         stream = client.chat.completions.create(
             model="gpt-x", messages=[{"role": "user", "content": "read a.txt"}], stream=True
         )
@@ -77,14 +90,16 @@ def test_an_openai_session_is_recorded_as_streamed_and_secret_free(tmp_path: Pat
 
 @pytest.mark.real_time
 def test_anthropic_and_errors_are_recorded_and_nothing_is_written_on_failure(
-    tmp_path: Path,
+    tmp_path: Path, stack: ExitStack
 ) -> None:
     path = tmp_path / "c.jsonl"
     with (
         stuntset.serve(scenarios.build("rate_limited")) as upstream,
         record(upstream.url("anthropic"), path) as recording,
     ):
-        client = anthropic.Anthropic(api_key=KEY, base_url=recording.url, max_retries=1)
+        client = stack.enter_context(
+            anthropic.Anthropic(api_key=KEY, base_url=recording.url, max_retries=1)
+        )
         message = client.messages.create(
             model="claude-x", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
         )
@@ -104,9 +119,9 @@ def test_anthropic_and_errors_are_recorded_and_nothing_is_written_on_failure(
             stuntset.serve(scenarios.build("happy_path")) as upstream,
             record(upstream.url("openai"), failed) as recording,
         ):
-            openai.OpenAI(api_key="k", base_url=recording.url).chat.completions.create(
-                model="m", messages=[{"role": "user", "content": "x"}]
-            )
+            stack.enter_context(
+                openai.OpenAI(api_key="k", base_url=recording.url)
+            ).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
             raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
@@ -121,7 +136,7 @@ def test_wires_are_told_by_path() -> None:
 
 
 @pytest.mark.real_time
-def test_the_record_command_writes_on_ctrl_c(tmp_path: Path) -> None:
+def test_the_record_command_writes_on_ctrl_c(tmp_path: Path, stack: ExitStack) -> None:
     import signal
     import subprocess
     import sys
@@ -144,9 +159,9 @@ def test_the_record_command_writes_on_ctrl_c(tmp_path: Path) -> None:
         try:
             assert process.stdout is not None
             url = process.stdout.readline().strip()
-            reply = openai.OpenAI(api_key="k", base_url=url).chat.completions.create(
-                model="m", messages=[{"role": "user", "content": "x"}]
-            )
+            reply = stack.enter_context(
+                openai.OpenAI(api_key="k", base_url=url)
+            ).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
             assert reply.choices[0].message.content == "Hello! How can I help you today?"
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=30)

@@ -3,6 +3,7 @@ again to the real, unmodified clients, frame by frame."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 
 import anthropic
@@ -32,10 +33,11 @@ ASK = [{"role": "user", "content": "hi"}]
 def chat_cassette(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cassettes") / "chat.jsonl"
     with (
+        ExitStack() as stack,
         stuntset.serve(scenarios.build("multi_turn", turns=2)) as upstream,
         record(upstream.url("openai"), path) as rec,
     ):
-        client = openai.OpenAI(api_key="k", base_url=rec.url)
+        client = stack.enter_context(openai.OpenAI(api_key="k", base_url=rec.url))
         stream = client.chat.completions.create(
             model="gpt-x", messages=ASK, stream=True, metadata={"run": "1"}
         )
@@ -202,10 +204,10 @@ def test_anthropic_stream_helper_over_a_recording(tmp_path: Path) -> None:
     with (
         stuntset.serve(scenarios.build("interleaved_streaming")) as upstream,
         record(upstream.url("anthropic"), path) as rec,
+        anthropic.Anthropic(api_key="k", base_url=rec.url) as live,
+        live.messages.stream(model="claude-x", max_tokens=100, messages=ASK) as stream,
     ):
-        live = anthropic.Anthropic(api_key="k", base_url=rec.url)
-        with live.messages.stream(model="claude-x", max_tokens=100, messages=ASK) as stream:
-            recorded = stream.get_final_message()
+        recorded = stream.get_final_message()
     replayer = Replayer(load_cassette(path))
     client = anthropic.Anthropic(
         api_key="k",

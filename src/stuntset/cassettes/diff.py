@@ -1,0 +1,70 @@
+"""A semantic diff of two cassettes, interaction by interaction: what was asked (method, path,
+body fields) and what came back (status, and the response read as script steps: text, tool
+calls, usage), not a text diff of JSON."""
+
+from __future__ import annotations
+
+import json
+from itertools import zip_longest
+from typing import Any
+
+import msgspec
+
+from stuntset.cassettes.format import Cassette, Interaction
+from stuntset.cassettes.to_script import steps_of
+from stuntset.script import kind_of
+
+__all__ = ["diff_cassettes"]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def _content(interaction: Interaction) -> list[str]:
+    return [f"{kind_of(step)} {_short(_public(step))}" for step in steps_of(interaction)]
+
+
+def _public(step: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = msgspec.to_builtins(step)
+    return {
+        k: v for k, v in fields.items() if k not in ("kind", "chunks", "chunk_size", "fragments")
+    }
+
+
+def _interaction_diff(old: Interaction, new: Interaction) -> list[str]:
+    lines = []
+    for label, a, b in (
+        ("method", old.request.method, new.request.method),
+        ("path", old.request.path, new.request.path),
+        ("status", old.response.status, new.response.status),
+    ):
+        if a != b:
+            lines.append(f"  {label}: {a} → {b}")
+    before = old.request.body if isinstance(old.request.body, dict) else {"body": old.request.body}
+    after = new.request.body if isinstance(new.request.body, dict) else {"body": new.request.body}
+    for key in sorted(set(before) | set(after)):
+        if before.get(key) != after.get(key):
+            lines.append(f"  request.{key}: {_short(before.get(key))} → {_short(after.get(key))}")
+    old_steps, new_steps = _content(old), _content(new)
+    for index, (a, b) in enumerate(zip_longest(old_steps, new_steps)):
+        if a != b:
+            lines.append(f"  response step {index}: {a or '(none)'} → {b or '(none)'}")
+    return lines
+
+
+def diff_cassettes(old: Cassette, new: Cassette) -> list[str]:
+    """Lines describing every difference (empty when the two say the same)."""
+    lines: list[str] = []
+    for position, (a, b) in enumerate(zip_longest(old.interactions, new.interactions)):
+        if a is None:
+            lines.append(f"+ {b.id}: {b.request.method} {b.request.path} (only in {new.source})")
+        elif b is None:
+            lines.append(f"- {a.id}: {a.request.method} {a.request.path} (only in {old.source})")
+        else:
+            changes = _interaction_diff(a, b)
+            if changes:
+                lines.append(f"~ interaction {position + 1} ({a.id} → {b.id}):")
+                lines += changes
+    return lines
