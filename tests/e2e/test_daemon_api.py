@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -46,7 +47,7 @@ def test_disconnect_mid_stream_and_resume_from_the_cursor(
         session_id = new_session(first, tmp_path, "needs_approval")
         first.call("subscribe", session_id=session_id)
         first.call("start_turn", session_id=session_id, prompt="clean up")
-        seen = []
+        seen: list[dict[str, Any]] = []
         while not seen or seen[-1]["type"] != "approval.requested":
             seen += first.events(1)
     # disconnected; the turn goes on once answered, and its events land while we are away
@@ -55,7 +56,7 @@ def test_disconnect_mid_stream_and_resume_from_the_cursor(
             "respond", session_id=session_id, request_id=seen[-1]["request_id"], decision="allow"
         )
         second.call("subscribe", session_id=session_id, after=seen[-1]["seq"])
-        rest = []
+        rest: list[dict[str, Any]] = []
         while not rest or rest[-1]["type"] != "run.completed":
             rest += second.events(1)
         second.call("unsubscribe", session_id=session_id)
@@ -144,7 +145,7 @@ def test_a_client_leaving_mid_stream_leaves_no_error_behind(
             seen = client.events(3)
         with daemon.client() as again:  # the daemon serves on; the turn went on without us
             again.call("subscribe", session_id=session_id, after=seen[-1]["seq"])
-            rest = []
+            rest: list[dict[str, Any]] = []
             while not rest or rest[-1]["type"] != "run.completed":
                 rest += again.events(1)
     assert [e["seq"] for e in seen + rest] == list(range(1, len(seen) + len(rest) + 1))

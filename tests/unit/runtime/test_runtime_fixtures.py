@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from stuntset import check_events
+from stuntset.events import InputRequested
 from stuntset.log import SqliteEventLog, project
 from stuntset.runtime import SessionService
 from stuntset.runtime.testing import LogSeam
@@ -37,8 +38,8 @@ async def test_session_service_runs_catalog_scenarios_by_name(
         subscription = host.subscribe(session.session_id)
         with anyio.fail_after(5):
             async for event in subscription:
-                if event.type == "input.requested":
-                    await host.respond(session.session_id, event.request_id, "main")  # type: ignore[attr-defined]
+                if isinstance(event, InputRequested):
+                    await host.respond(session.session_id, event.request_id, "main")
                 if event.type == "run.completed":
                     break
         await subscription.aclose()

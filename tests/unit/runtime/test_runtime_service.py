@@ -12,7 +12,7 @@ from _runtime_helpers import BreakingProvider
 
 from stuntset import check_events, scenarios
 from stuntset.errors import UsageError
-from stuntset.events import ApprovalRequested, Event, RunStarted
+from stuntset.events import ApprovalRequested, Event, RunCrashed, RunStarted
 from stuntset.log import SqliteEventLog, project
 from stuntset.providers import ScriptedProvider, StuckProvider
 from stuntset.providers.base import AgentProvider, Started
@@ -57,8 +57,15 @@ class Host:
 
 
 def scripted(*names: str) -> Callable[[], AgentProvider]:
-    turns = [turn for name in names for turn in scenarios.build(name).turns]
+    turns = tuple(turn for name in names for turn in scenarios.build(name).turns)
     return lambda: ScriptedProvider(Script(turns=turns))
+
+
+def starts_session(events: list[Event]) -> str:
+    """The provider's session id, from the first ``run.started``."""
+    first = events[0]
+    assert isinstance(first, RunStarted)
+    return first.session_id
 
 
 def runs_of(events: list[Event]) -> dict[str, list[Event]]:
@@ -102,7 +109,7 @@ async def test_a_turn_flows_into_the_log_and_completes_with_a_checkpoint(tmp_pat
         )
         checkpoint = service.session(session.session_id).checkpoint
         assert checkpoint == Checkpoint(
-            resume=events[0].session_id,  # type: ignore[attr-defined]
+            resume=starts_session(events),
             run_id=run.run_id,
             seq=len(events),
         )
@@ -170,8 +177,8 @@ async def test_a_provider_that_raises_mid_turn_becomes_run_crashed_and_the_sessi
         check_events(by_run[crashed.run_id])
         check_events(by_run[completed.run_id])
         last = by_run[crashed.run_id][-1]
-        assert last.type == "run.crashed"
-        assert "the provider raised ProviderBroke" in last.message  # type: ignore[attr-defined]
+        assert isinstance(last, RunCrashed)
+        assert "the provider raised ProviderBroke" in last.message
         assert [r.status for r in service.runs(session.session_id)] == ["crashed", "completed"]
 
 
