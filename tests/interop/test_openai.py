@@ -26,7 +26,7 @@ from stuntset.script import (
     Usage,
 )
 
-from ._clients import openai_client
+from ._clients import Mode, openai_client
 
 MESSAGES: Any = [{"role": "user", "content": "Hello"}]
 
@@ -202,13 +202,24 @@ def test_stream_cut_cleanly_after_k_events_is_silently_short(stand_in: StandIn) 
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "one two"
 
 
+@pytest.mark.parametrize("mode", ["in-process", "loopback"])
 @pytest.mark.parametrize(
-    "fault", [Exit(), StreamCut()], ids=["accept-then-close", "truncated-length"]
+    ("fault", "cause"),
+    [
+        (Exit(), "Server disconnected without sending a response"),
+        (StreamCut(), "peer closed connection without sending complete message body"),
+        (Stall(), "timed out"),
+    ],
+    ids=["accept-then-close", "truncated-length", "never-respond"],
 )
-def test_connection_faults_on_a_whole_response(stand_in: StandIn, fault: Any) -> None:
+def test_connection_faults_on_a_whole_response(
+    stand_in: StandIn, fault: Any, cause: str, mode: Mode
+) -> None:
     stand_in.play(Script.of([Text("never whole"), fault]))
-    with pytest.raises(openai.APIConnectionError):
-        chat(stand_in, max_retries=0).chat.completions.create(model="m", messages=MESSAGES)
+    client = openai_client(stand_in, mode, max_retries=0, timeout=httpx2.Timeout(5.0, read=0.2))
+    with pytest.raises(openai.APIConnectionError) as raised:
+        client.chat.completions.create(model="m", messages=MESSAGES)
+    assert cause in str(raised.value.__cause__)
 
 
 def test_a_first_byte_later_than_the_read_timeout_times_out(stand_in: StandIn) -> None:
