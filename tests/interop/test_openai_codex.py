@@ -688,3 +688,21 @@ def test_the_typescript_sdk_itself(tmp_path: Path) -> None:
     assert cli.invocations[1].argv[:2] == ["exec", "--experimental-json"]
     assert cli.invocations[1].env.get("CODEX_INTERNAL_ORIGINATOR_OVERRIDE") == "codex_sdk_ts"
     cli.assert_all_used()
+
+
+def test_a_failed_turn_as_the_real_server_ends_it(tmp_path: Path) -> None:
+    cli = install(tmp_path, "auth_expired_mid_run")
+    with opened(cli, tmp_path) as codex:
+        events = list(codex.thread_start().turn("check").stream())
+    # (thread/status/changed carries no turn id: it goes to the SDK's global queue)
+    assert [e.method for e in events[-2:]] == ["error", "turn/completed"]
+    completed = events[-1].payload
+    assert isinstance(completed, TurnCompletedNotification)
+    turn = completed.turn
+    assert (turn.status, turn.items) == (TurnStatus.failed, [])
+    assert turn.error is not None
+    assert turn.error.message.startswith("unexpected status 401 Unauthorized: OAuth token")
+    assert turn.error.codex_error_info is not None
+    assert turn.error.codex_error_info.model_dump(by_alias=True, mode="json") == {
+        "httpConnectionFailed": {"httpStatusCode": 401}
+    }

@@ -404,8 +404,10 @@ class Turn:
         self.usage = [0, 0, 0, 0]
 
     def finish(self, status: str, error: dict[str, Any] | None) -> None:
+        """Usage (unless interrupted, or a failure before any usage), idle, then for a failure
+        its ``error`` notification, then ``turn/completed`` — the real server's order."""
         server = self.server
-        if status != "interrupted":
+        if status == "completed" or (status == "failed" and any(self.usage)):
             last = list(self.usage)
             self.add_usage()
             usage = {
@@ -417,24 +419,41 @@ class Turn:
         server.notify(
             "thread/status/changed", {"threadId": self.thread["id"], "status": {"type": "idle"}}
         )
+        if error is not None:
+            server.notify(
+                "error",
+                {
+                    "error": error,
+                    "willRetry": False,
+                    "threadId": self.thread["id"],
+                    "turnId": self.id,
+                },
+            )
+        failed = status == "failed"
         turn = turn_object(
             self.id,
-            self.summary,
+            [] if failed else self.summary,
             status,
             error,
             self.started_at,
             server.clock.seconds(),
-            "summary",
+            "notLoaded" if failed else "summary",
         )
-        self.thread.setdefault("history", []).append({**turn, "itemsView": "full"})
+        self.thread.setdefault("history", []).append(
+            {**turn, "items": self.summary, "itemsView": "full"}
+        )
         # saved before the client can see the turn end (and close, killing this process)
         server.threads.save(self.thread)
         server.notify("turn/completed", {"threadId": self.thread["id"], "turn": turn})
-        self.rt.exit_code = 1 if status == "failed" else 0
+        self.rt.exit_code = 1 if failed else 0
 
     def fail(self, message: str, info: Any, details: str | None) -> None:
-        error = {"message": message, "codexErrorInfo": info, "additionalDetails": details}
-        self.notify("error", error=error, willRetry=False)
+        error = {
+            "message": message,
+            "codexErrorInfo": info,
+            "additionalDetails": details,
+            "misalignment": None,
+        }
         self.finish("failed", error)
         raise _Ended
 

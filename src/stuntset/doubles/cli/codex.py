@@ -47,6 +47,7 @@ spawn_failure     (first turn only) no executable at all: the client's not-found
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 from typing import Any
 
@@ -172,23 +173,28 @@ def _status_text(status: int) -> str:
     return texts.get(status, str(status))
 
 
-def _api_error(status: int, message: str | None) -> tuple[Any, ...]:
-    """(op, exec/app-server message, ``codexErrorInfo``, additional details) for an API error
-    the CLI gave up on, worded as Codex words it."""
-    if status in (401, 403):
-        text = f"unexpected status {_status_text(status)}: {message or 'Unauthorized'}"
-        return ("api_error", text, "unauthorized", message)
-    if status == 400:
-        text = f"unexpected status {_status_text(status)}: {message or 'Bad Request'}"
-        return ("api_error", text, "badRequest", message)
-    if status in (503, 529) and message is not None and "overload" in message.lower():
-        return ("api_error", message, "serverOverloaded", None)
-    text = f"exceeded retry limit, last status: {_status_text(status)}"
-    info = {"responseTooManyFailedAttempts": {"httpStatusCode": status}}
-    return ("api_error", text, info, message)
+#: Where the errors say the request went (the real CLI names its provider's URL).
+RESPONSES_URL = "https://api.openai.com/v1/responses"
 
 
-def _op(step: Step) -> tuple[Any, ...] | None:
+def _api_error(status: int, message: str | None, request_id: str) -> tuple[Any, ...]:
+    """(op, message, ``codexErrorInfo``, additional details) for an API error the CLI gave up
+    on, worded as codex-cli 0.163.0 words it (observed against a fake Responses server): a 429
+    is "exceeded retry limit", anything else "unexpected status" with the URL."""
+    if status == 429:
+        text = (
+            f"exceeded retry limit, last status: {_status_text(status)}, request id: {request_id}"
+        )
+        return ("api_error", text, {"responseTooManyFailedAttempts": {"httpStatusCode": 429}}, None)
+    body = message or _status_text(status).partition(" ")[2]
+    text = (
+        f"unexpected status {_status_text(status)}: {body}, url: {RESPONSES_URL}, "
+        f"request id: {request_id}"
+    )
+    return ("api_error", text, {"httpConnectionFailed": {"httpStatusCode": status}}, None)
+
+
+def _op(step: Step, request_id: str) -> tuple[Any, ...] | None:
     if isinstance(step, Text):
         return ("text", step.text, step.deltas(), step.interval)
     if isinstance(step, Reasoning):
@@ -209,13 +215,13 @@ def _op(step: Step) -> tuple[Any, ...] | None:
     if isinstance(step, Delay):
         return ("delay", step.seconds)
     if isinstance(step, HttpError):
-        return _api_error(step.status, step.message)
+        return _api_error(step.status, step.message, request_id)
     if isinstance(step, RateLimit):
-        return _api_error(429, step.message)
+        return _api_error(429, step.message, request_id)
     if isinstance(step, Overloaded):
-        return ("api_error", step.message, "serverOverloaded", None)
+        return _api_error(503, step.message, request_id)
     if isinstance(step, AuthExpired):
-        return _api_error(401, step.message)
+        return _api_error(401, step.message, request_id)
     if isinstance(step, StreamCut):
         return ("cut", step.clean)
     if isinstance(step, MalformedJson):
@@ -230,6 +236,12 @@ def _op(step: Step) -> tuple[Any, ...] | None:
         return ("exit", step.code, step.stderr)
     assert isinstance(step, SpawnFailure), step
     return None
+
+
+def _request_id(seed: int, turn: int, position: int) -> str:
+    """A ``req-`` id like the ones the real errors quote, the same on every run."""
+    digest = hashlib.sha256(f"{seed}/{turn}/{position}".encode()).hexdigest()
+    return f"req-{digest[:12]}"
 
 
 class CodexProgram:
@@ -255,8 +267,12 @@ class CodexProgram:
 
     def compile(self, script: Script) -> dict[str, Any]:
         turns = []
-        for turn in script.turns:
-            ops = [op for step in turn.steps if (op := _op(step)) is not None]
+        for index, turn in enumerate(script.turns):
+            ops = [
+                op
+                for position, step in enumerate(turn.steps)
+                if (op := _op(step, _request_id(script.seed, index, position))) is not None
+            ]
             turns.append(
                 {
                     "name": turn.name,

@@ -73,11 +73,19 @@ def test_api_errors_are_worded_as_codex_words_them() -> None:
         [RateLimit()], [Overloaded()], [HttpError(500)], [HttpError(400, message="bad")]
     )
     ops = [turn["ops"][0] for turn in CODEX.compile(script)["turns"]]
-    assert ops[0][1] == "exceeded retry limit, last status: 429 Too Many Requests"
+    assert ops[0][1].startswith(
+        "exceeded retry limit, last status: 429 Too Many Requests, request id: req-"
+    )
     assert ops[0][2] == {"responseTooManyFailedAttempts": {"httpStatusCode": 429}}
-    assert ops[1][1:3] == ("Overloaded", "serverOverloaded")
-    assert ops[2][1] == "exceeded retry limit, last status: 500 Internal Server Error"
-    assert ops[3][1:3] == ("unexpected status 400 Bad Request: bad", "badRequest")
+    assert ops[1][1].startswith(
+        "unexpected status 503 Service Unavailable: Overloaded, "
+        "url: https://api.openai.com/v1/responses, request id: req-"
+    )
+    assert ops[1][2] == {"httpConnectionFailed": {"httpStatusCode": 503}}
+    assert ops[2][1].startswith("unexpected status 500 Internal Server Error: Internal Server")
+    assert ops[3][1].startswith("unexpected status 400 Bad Request: bad, url: ")
+    assert len({op[1] for op in ops}) == 4
+    assert CODEX.compile(script) == CODEX.compile(script)  # request ids are seeded
 
 
 def test_registered_with_install_cli(tmp_path: Path) -> None:

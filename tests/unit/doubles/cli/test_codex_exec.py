@@ -195,7 +195,8 @@ def test_a_failed_turn(tmp_path: Path) -> None:
     done = run(cli, *EXEC)
     assert done.returncode == 1
     error, failed = events(done)[-2:]
-    message = "exceeded retry limit, last status: 429 Too Many Requests"
+    message = error["message"]
+    assert message.startswith("exceeded retry limit, last status: 429 Too Many Requests, ")
     assert error == {"type": "error", "message": message}
     assert failed == {"type": "turn.failed", "error": {"message": message}}
     assert run(cli, *EXEC).returncode == 0
