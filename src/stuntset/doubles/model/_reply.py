@@ -98,12 +98,14 @@ class Framing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
     ``line_ending``: LF (default), CRLF or CR. ``write_size``: split every write into pieces
     of at most this many bytes (1 = one byte per write). ``keepalive``: send an SSE comment
-    line (``: keep-alive``) before every event.
+    line (``: keep-alive``) before every event. ``unknown_events``: right after a stream's
+    first event, send one event of a type the protocol does not define (a client must skip it).
     """
 
     line_ending: LineEnding = "\n"
     write_size: int | None = None
     keepalive: bool = False
+    unknown_events: bool = False
 
     def __post_init__(self) -> None:
         if self.line_ending not in ("\n", "\r\n", "\r"):

@@ -179,6 +179,8 @@ class AnthropicCodec(WireCodec):
             self._event(ctx, "message_start", message=self._message(plan, ctx, final=False)),
             self._event(ctx, "ping"),
         ]
+        if ctx.framing.unknown_events:
+            out.insert(1, self._event(ctx, "stuntset_unknown", note="an event type nobody knows"))
         blocks = iter(self._blocks(plan, ctx))
         index = 0
         for step in plan.items:

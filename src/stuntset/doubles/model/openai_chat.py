@@ -188,6 +188,8 @@ class ChatCodec(WireCodec):
         out: list[Action] = [
             self._frame(ctx, self._chunk(ctx, {"role": "assistant", "content": ""}))
         ]
+        if ctx.framing.unknown_events:  # a data line whose object is not a chunk
+            out.append(self._frame(ctx, {"id": ctx.response_id, "object": "stuntset.unknown"}))
         call_ids = iter(self._call_ids(plan, ctx))
         index = 0
         for item in plan.items:

@@ -181,13 +181,17 @@ class ResponsesCodec(WireCodec):
                 ctx,
                 "response.created",
                 response=self._response(plan, ctx, "in_progress", final=False),
-            ),
+            )
+        ]
+        if ctx.framing.unknown_events:
+            out.append(self._event(ctx, "response.stuntset_unknown"))
+        out.append(
             self._event(
                 ctx,
                 "response.in_progress",
                 response=self._response(plan, ctx, "in_progress", final=False),
-            ),
-        ]
+            )
+        )
         items = iter(self._items(plan, ctx))
         index = 0
         for step in plan.items:

@@ -3,6 +3,9 @@ streaming; faults surface as each library's own transport errors; framing stress
 
 from __future__ import annotations
 
+from typing import Any
+
+import anthropic
 import httpx
 import httpx2
 import openai
@@ -113,3 +116,29 @@ def test_a_closed_double_ends_a_stall_without_a_timeout() -> None:
     client = httpx2.Client(transport=transport(double=double), timeout=None)
     with pytest.raises(httpx2.RemoteProtocolError):
         client.post("http://x/v1/chat/completions", json=CHAT)
+
+
+def test_unknown_events_reach_raw_iterators_and_the_helpers_skip_them() -> None:
+    turn = [Text("hello there"), ToolCall("f", {"a": 1})]
+    double = ModelDouble(Script.of(*[turn] * 6), framing=Framing(unknown_events=True))
+    http = httpx2.Client(transport=transport(double=double))
+    chat = openai.OpenAI(http_client=http, api_key="k")
+    claude = anthropic.Anthropic(http_client=http, api_key="k")
+    messages: Any = [{"role": "user", "content": "x"}]
+    raw_chat = [
+        c.object for c in chat.chat.completions.create(model="m", messages=messages, stream=True)
+    ]
+    assert raw_chat[1] == "stuntset.unknown"
+    with chat.chat.completions.stream(model="m", messages=messages) as events:
+        assert events.get_final_completion().choices[0].message.content == "hello there"
+    raw_responses = [e.type for e in chat.responses.create(model="m", input="x", stream=True)]
+    assert raw_responses[1] == "response.stuntset_unknown"
+    with chat.responses.stream(model="m", input="x") as response_events:
+        assert response_events.get_final_response().output_text == "hello there"
+    raw_messages = [
+        e.type
+        for e in claude.messages.create(model="m", max_tokens=5, messages=messages, stream=True)
+    ]
+    assert raw_messages[1] == "stuntset_unknown"
+    with claude.messages.stream(model="m", max_tokens=5, messages=messages) as message_events:
+        assert [b.type for b in message_events.get_final_message().content] == ["text", "tool_use"]
