@@ -706,3 +706,20 @@ def test_a_failed_turn_as_the_real_server_ends_it(tmp_path: Path) -> None:
     assert turn.error.codex_error_info.model_dump(by_alias=True, mode="json") == {
         "httpConnectionFailed": {"httpStatusCode": 401}
     }
+
+
+def test_the_sdks_default_auto_review_approves_without_asking(tmp_path: Path) -> None:
+    cli = install(tmp_path, approvals_script())
+    with opened(cli, tmp_path) as codex:
+        events = list(codex.thread_start().turn("clean up").stream())
+    assert [e.method for e in events if isinstance(e.payload, UnknownNotification)] == []
+    reviews = [e for e in events if e.method == "item/autoApprovalReview/completed"]
+    assert len(reviews) == 2
+    assert not [m for m in cli.invocations[0].stdout if "id" in m and "method" in m]
+    statuses = [
+        e.payload.item.root.status.value
+        for e in events
+        if isinstance(e.payload, ItemCompletedNotification)
+        and e.payload.item.root.type in ("commandExecution", "fileChange")
+    ]
+    assert statuses == ["completed", "completed"]

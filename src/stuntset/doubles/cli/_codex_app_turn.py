@@ -329,6 +329,7 @@ class Turn:
             decision: Any = "decline"
         elif settings.get("approvalsReviewer") in ("auto_review", "guardian_subagent"):
             decision = "accept"
+            self.auto_review(item)
         else:
             params = {
                 "threadId": self.thread["id"],
@@ -373,6 +374,39 @@ class Turn:
         self.item("item/completed", item)
         if decision == "cancel":
             raise Interrupted
+
+    def auto_review(self, item: dict[str, Any]) -> None:
+        """The automatic reviewer (``approvalsReviewer: auto_review``, the SDK's default
+        ``ApprovalMode``) approves the action instead of asking the client."""
+        cwd = self.thread["cwd"]
+        if item["type"] == "fileChange":
+            files = [
+                c["path"] if c["path"].startswith("/") else f"{cwd}/{c['path']}"
+                for c in item["changes"]
+            ]
+            action: dict[str, Any] = {"type": "applyPatch", "cwd": cwd, "files": files}
+        elif item["type"] == "mcpToolCall":
+            action = {"type": "mcpToolCall", "server": item["server"], "toolName": item["tool"]}
+        else:
+            command = str(item.get("command"))
+            action = {"type": "command", "command": command, "cwd": cwd, "source": "shell"}
+        review_id = self.new_id()
+        started = self.server.clock.tick()
+        common = {"reviewId": review_id, "targetItemId": item["id"], "action": action}
+        self.notify(
+            "item/autoApprovalReview/started",
+            **common,
+            startedAtMs=started,
+            review={"status": "inProgress"},
+        )
+        self.notify(
+            "item/autoApprovalReview/completed",
+            **common,
+            startedAtMs=started,
+            completedAtMs=self.server.clock.tick(),
+            decisionSource="agent",
+            review={"status": "approved", "riskLevel": "low", "rationale": "stuntset: scripted"},
+        )
 
     def ask(self, prompt: str) -> None:
         item_id = "call_" + self.item_ids.hex(24)
