@@ -156,6 +156,24 @@ def record_command(upstream: str, output: str, port: int) -> None:
     click.echo(f"wrote {output}: {count} interaction(s)", err=True)
 
 
+@main.command()
+@click.option(
+    "--adapter",
+    "adapters",
+    multiple=True,
+    type=click.Choice(["scripted", "pydantic-ai", "claude-code"]),
+    help="Only this adapter (repeatable; default: all).",
+)
+@click.option("--scenario", "names", multiple=True, help="Only this scenario (repeatable).")
+@click.option("--markdown", is_flag=True, help="Print a Markdown table (for the docs).")
+def matrix(adapters: tuple[str, ...], names: tuple[str, ...], markdown: bool) -> None:
+    """Play the catalog on every provider adapter over the doubles: adapter x scenario ->
+    terminal state and error kind (exit 1 if a run broke a conformance invariant)."""
+    from stuntset.checks.matrix import print_matrix
+
+    sys.exit(print_matrix(adapters or None, names or None, markdown=markdown, echo=click.echo))
+
+
 # --- commands contributed by the doubles are registered below ---
 
 

@@ -59,7 +59,8 @@ class Clis:
     def cli(self, script: Script) -> InstalledCli:
         if id(script) not in self.installed:
             bin_dir = self.root / f"bin{next(self.count)}"
-            self.installed[id(script)] = install_cli("claude", script, bin_dir=bin_dir)
+            cli = install_cli("claude", script, bin_dir=bin_dir, time_scale=0.1)
+            self.installed[id(script)] = cli
         return self.installed[id(script)]
 
     def __call__(self, script: Script) -> ClaudeCodeProvider:

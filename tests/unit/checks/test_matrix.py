@@ -1,0 +1,69 @@
+"""The failure matrix: adapter × scenario → how the run ended, over the doubles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from stuntset.checks.matrix import Cell, matrix_markdown, provider_matrix
+from stuntset.cli import main
+from stuntset.errors import UnknownScenario, UsageError
+
+
+def test_the_scripted_column_covers_the_whole_catalog() -> None:
+    (column,) = provider_matrix(["scripted"]).values()
+    labels = {name: cell.label for name, cell in column.items()}
+    assert labels["happy_path"] == "completed"
+    assert labels["stuck"] == "killed"
+    assert labels["spawn_missing"] == "crashed: spawn_failed"
+    assert labels["rate_limited"] == "crashed: rate_limited (retryable)"
+    assert len(labels) == 18
+
+
+def test_every_adapter_over_the_doubles(tmp_path: Path) -> None:
+    table = provider_matrix(
+        scenarios=["happy_path", "spawn_missing", "rate_limited", "stuck"], workdir=tmp_path
+    )
+    labels = {a: {s: c.label for s, c in row.items()} for a, row in table.items()}
+    assert labels["pydantic-ai"] == {
+        "happy_path": "completed",
+        "spawn_missing": "n/a",  # a model API has no process to spawn
+        "rate_limited": "completed",  # the openai SDK retried the 429
+        "stuck": "killed",
+    }
+    assert labels["claude-code"] == {
+        "happy_path": "completed",
+        "spawn_missing": "crashed: spawn_failed",
+        "rate_limited": "crashed: rate_limited (retryable)",  # the CLI's own retries ran out
+        "stuck": "killed",
+    }
+    markdown = matrix_markdown(table)
+    assert markdown.splitlines()[0] == "| scenario | scripted | pydantic-ai | claude-code |"
+    assert "| `stuck` | killed | killed | killed |" in markdown
+
+
+def test_cell_labels() -> None:
+    assert Cell("failed", detail="contract").label == "FAILED contract"
+    assert Cell("not installed").label == "not installed"
+    assert Cell("ok", "run.crashed", "auth", False).label == "crashed: auth"
+
+
+def test_unknown_names_are_refused() -> None:
+    with pytest.raises(UsageError, match="unknown adapter"):
+        provider_matrix(["codex"])
+    with pytest.raises(UnknownScenario):
+        provider_matrix(["scripted"], ["happy"])
+
+
+def test_the_matrix_command_prints_markdown_and_a_table() -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["matrix", "--adapter", "scripted", "--scenario", "happy_path", "--markdown"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "| `happy_path` | completed |" in result.output
+    result = runner.invoke(main, ["matrix", "--adapter", "scripted", "--scenario", "stuck"])
+    assert result.exit_code == 0, result.output
+    assert "killed" in result.output
