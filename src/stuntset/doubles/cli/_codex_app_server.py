@@ -24,8 +24,9 @@ generated models):
 * Approvals are server-initiated requests answered by the client:
   ``item/commandExecution/requestApproval`` / ``item/fileChange/requestApproval`` (with the
   thread's approval policy ``never`` they are declined unasked; with the ``auto_review``
-  reviewer approved unasked), then ``serverRequest/resolved``. ``item/tool/requestUserInput``
-  asks questions the same way.
+  reviewer — the SDK's default ``ApprovalMode`` — the automatic reviewer approves them, shown
+  as ``item/autoApprovalReview/started``/``completed``), then ``serverRequest/resolved``.
+  ``item/tool/requestUserInput`` asks questions the same way.
 * Exit at stdin EOF, after the turn in progress.
 """
 

@@ -24,8 +24,9 @@ tool_result       completes that item: output, exit code 0 (1 with ``is_error``)
 approval_request  app-server: ``item/commandExecution/requestApproval`` (a file change:
                   ``item/fileChange/requestApproval``; other tools are asked as a command),
                   answered by the client; ``decline`` skips the scripted result (status
-                  ``declined``), ``cancel`` also interrupts the turn. exec never asks (its
-                  approval policy is ``never``): the tool runs
+                  ``declined``), ``cancel`` also interrupts the turn. Policy ``never``:
+                  declined unasked; reviewer ``auto_review`` (the SDK's default): approved by
+                  the automatic reviewer. exec never asks: the tool runs
 input_request     app-server: ``item/tool/requestUserInput``, answered by the client; exec:
                   an ``error`` item (nobody can answer a non-interactive run)
 usage             ``turn.completed.usage`` / ``thread/tokenUsage/updated`` — the thread's

@@ -4,6 +4,7 @@ line, and the ``fake_codex`` fixture."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,18 @@ def test_approval_alone_names_its_tool(tmp_path: Path) -> None:
     )
     (turn,) = CODEX.compile(script)["turns"]
     assert turn["ops"][0][4] == ("command", {"command": "/bin/bash -lc ls"})
+
+
+def test_stuntset_cli_codex(tmp_path: Path) -> None:
+    script = tmp_path / "s.toml"
+    script.write_text('[[turns]]\nsteps = [{kind = "text", text = "from a file"}]\n')
+    command = [sys.executable, "-m", "stuntset.cli", "cli", "codex", "--script", str(script)]
+    done = subprocess.run(
+        [*command, "--", "exec", "--json", "--skip-git-repo-check", "hi"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"text":"from a file"' in done.stdout
