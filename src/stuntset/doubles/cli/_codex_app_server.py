@@ -303,32 +303,43 @@ class Server:
         thread = self.loaded.get(thread_id) or self.threads.get(thread_id) or {}
         created = BASE_TIME + int(thread.get("number", 0))
         active = self.active is not None and self.active.thread["id"] == thread_id
+        cwd = thread.get("cwd", "/")
         return {
             "id": thread_id,
+            "environments": [
+                {"environmentId": "local", "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}
+            ],
+            "extra": None,
             "sessionId": thread_id,
             "forkedFromId": None,
             "parentThreadId": None,
             "preview": thread.get("preview", ""),
             "ephemeral": bool(thread.get("ephemeral")),
+            "section": None,
+            "sectionEnteredAt": None,
+            "projectId": None,
             "historyMode": "paginated",
             "modelProvider": "openai",
             "model": thread.get("model"),
             "reasoningEffort": None,
             "createdAt": created,
             "updatedAt": created + int(thread.get("turns", 0)),
+            "recencyAt": created + int(thread.get("turns", 0)),
             "status": {"type": "active", "activeFlags": []} if active else {"type": "idle"},
             "path": None
             if thread.get("ephemeral")
             else f"{self.rt.plan['state_dir']}/sessions/rollout-{thread_id}.jsonl",
-            "cwd": thread.get("cwd", "/"),
+            "cwd": cwd,
             "cliVersion": self.rt.plan["version"],
             "originator": self.client_name,
             "source": "vscode",
+            "canAcceptDirectInput": True,
             "threadSource": None,
             "agentNickname": None,
             "agentRole": None,
             "gitInfo": None,
             "name": None,
+            "daybreakEnabled": None,
             "turns": list(thread.get("history", [])) if turns else [],
         }
 
@@ -356,7 +367,9 @@ class Server:
             "model": thread["model"],
             "modelProvider": "openai",
             "serviceTier": None,
+            "disabledPluginIds": [],
             "cwd": thread["cwd"],
+            "runtimeWorkspaceRoots": [thread["cwd"]],
             "instructionSources": [],
             "approvalPolicy": policy,
             "approvalsReviewer": reviewer,

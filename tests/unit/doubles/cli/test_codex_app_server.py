@@ -8,10 +8,23 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from stuntset import scenarios
 from stuntset.doubles.cli import install_cli
 from stuntset.doubles.cli._codex_app_server import KNOWN_METHODS
-from stuntset.script import Script, Text
+from stuntset.script import (
+    ApprovalRequest,
+    InputRequest,
+    RateLimit,
+    Reasoning,
+    Script,
+    Stall,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 
 INITIALIZE = {
     "id": "1",
@@ -167,3 +180,179 @@ def test_app_server_command_line(tmp_path: Path) -> None:
     assert "only --listen stdio:// is simulated" in stderr
     out, _, code = talk(tmp_path, [INITIALIZE], None, "--config", "model=o3", "app-server")
     assert (code, out[0]["id"]) == (0, "1")
+
+
+# --- every message against the protocol schema the real 0.163.0 binary generates ---------------
+
+_RESPONSES = {
+    "initialize": "v1/InitializeResponse.json",
+    "thread/start": "v2/ThreadStartResponse.json",
+    "thread/resume": "v2/ThreadResumeResponse.json",
+    "thread/read": "v2/ThreadReadResponse.json",
+    "thread/list": "v2/ThreadListResponse.json",
+    "turn/start": "v2/TurnStartResponse.json",
+    "turn/interrupt": "v2/TurnInterruptResponse.json",
+    "turn/steer": "v2/TurnSteerResponse.json",
+    "model/list": "v2/ModelListResponse.json",
+    "account/read": "v2/GetAccountResponse.json",
+}
+
+
+@pytest.fixture(scope="module")
+def real_schema(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``codex app-server generate-json-schema`` from the real binary the SDK pins."""
+    codex_cli_bin = pytest.importorskip("codex_cli_bin")
+    out = tmp_path_factory.mktemp("codex-schema")
+    subprocess.run(
+        [
+            str(codex_cli_bin.bundled_codex_path()),
+            "app-server",
+            "generate-json-schema",
+            "--out",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    return out
+
+
+class _Session:
+    """A raw JSON-RPC client that answers server requests and records every message."""
+
+    def __init__(self, path: Path) -> None:
+        self.proc = subprocess.Popen(
+            [str(path), "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self.seen: list[dict[str, Any]] = []
+        self.methods: dict[Any, str] = {}
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        if "id" in message and "method" in message:
+            self.methods[message["id"]] = message["method"]
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, request_id: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.send({"id": request_id, "method": method, "params": params})
+        return self.until(lambda m: m.get("id") == request_id and "method" not in m)
+
+    def until(self, done: Any) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            message = json.loads(line)
+            self.seen.append(message)
+            if "id" in message and "method" in message:
+                answer = (
+                    {"answers": {}} if "UserInput" in message["method"] else {"decision": "accept"}
+                )
+                self.send({"id": message["id"], "result": answer})
+            if done(message):
+                return dict(message)
+        raise AssertionError("the fake closed stdout")
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.seen.extend(json.loads(line) for line in self.proc.stdout)
+        self.proc.stdout.close()
+        self.proc.wait(timeout=10)
+
+
+def test_every_message_validates_against_the_real_protocol_schema(
+    tmp_path: Path, real_schema: Path
+) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    script = Script.of(
+        [
+            Reasoning("thinking it over"),
+            ToolCall("bash", {"command": "ls"}),
+            ApprovalRequest(),
+            ToolResult("a.txt"),
+            ToolCall("write_file", {"path": "a.md"}),
+            ApprovalRequest(),
+            ToolResult("ok"),
+            ToolCall("lookup", {"q": "x"}),
+            ToolResult("found"),
+            ToolCall("web_search", {"query": "y"}),
+            ToolResult("results"),
+            ToolCall("update_plan", {"plan": [{"step": "a", "status": "pending"}]}),
+            ToolResult(""),
+            InputRequest("which branch?"),
+            Text("done"),
+            Usage(3, 4),
+        ],
+        [RateLimit()],
+        [Text("waiting"), Stall()],
+    )
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
+    session = _Session(cli.path)
+    session.request("1", "initialize", INITIALIZE["params"])
+    session.send({"method": "initialized"})
+    params = {"approvalPolicy": "on-request", "approvalsReviewer": "user", "cwd": str(tmp_path)}
+    thread_id = session.request("2", "thread/start", params)["result"]["thread"]["id"]
+    for number in range(3):
+        text = [{"type": "text", "text": f"turn {number}"}]
+        turn = session.request(f"t{number}", "turn/start", {"threadId": thread_id, "input": text})
+        turn_id = turn["result"]["turn"]["id"]
+        if number == 2:
+            session.until(lambda m: m.get("method") == "item/agentMessage/delta")
+            session.request(
+                "s", "turn/steer", {"threadId": thread_id, "expectedTurnId": turn_id, "input": text}
+            )
+            session.send(
+                {
+                    "id": "i",
+                    "method": "turn/interrupt",
+                    "params": {"threadId": thread_id, "turnId": turn_id},
+                }
+            )
+        session.until(lambda m: m.get("method") == "turn/completed")
+    session.request("3", "thread/read", {"threadId": thread_id, "includeTurns": True})
+    session.request("4", "thread/list", {})
+    session.request("5", "thread/resume", {"threadId": thread_id})
+    session.request("6", "model/list", {"includeHidden": False})
+    session.request("7", "account/read", {})
+    session.close()
+
+    validators: dict[str, Any] = {}
+
+    def load(name: str) -> Any:
+        """A validator for one schema file, built once (building is the slow part)."""
+        if name not in validators:
+            schema = json.loads((real_schema / name).read_text())
+            validators[name] = jsonschema.validators.validator_for(schema)(schema)
+        return validators[name]
+
+    notification, server_request = load("ServerNotification.json"), load("ServerRequest.json")
+    checked: set[str] = set()
+    for message in session.seen:
+        if "method" in message and "id" in message:
+            server_request.validate(message)
+            checked.add(message["method"])
+        elif "method" in message:
+            body = {k: v for k, v in message.items() if k != "emittedAtMs"}
+            notification.validate(body)
+            checked.add(message["method"])
+        else:
+            method = session.methods[message["id"]]
+            load(_RESPONSES[method]).validate(message["result"])
+            checked.add(method)
+    assert {
+        "item/commandExecution/requestApproval",
+        "item/fileChange/requestApproval",
+        "item/tool/requestUserInput",
+        "serverRequest/resolved",
+        "item/reasoning/summaryTextDelta",
+        "turn/plan/updated",
+        "error",
+        "thread/tokenUsage/updated",
+    } <= checked
+    assert set(_RESPONSES) <= checked
+    statuses = [
+        m["params"]["turn"]["status"] for m in session.seen if m.get("method") == "turn/completed"
+    ]
+    assert statuses == ["completed", "failed", "interrupted"]
