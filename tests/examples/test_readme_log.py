@@ -1,18 +1,25 @@
-"""The README's session-log example runs as written."""
+"""The README's session-log example runs as written (its tests called with this test's
+fixtures: the same plugin fixtures the example asks for)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
-import pytest
+from stuntset.log import SqliteEventLog
+from stuntset.runtime.testing import LogSeam
 
 README = Path(__file__).parents[2] / "README.md"
 
 
-def test_the_session_log_example_passes(pytester: pytest.Pytester) -> None:
+def test_the_session_log_example_passes(
+    tmp_path: Path, event_log: SqliteEventLog, log_seam: LogSeam
+) -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
     [example] = [block for block in blocks if "check_event_log" in block]
-    pytester.makepyfile(test_log_example=example)
-    result = pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2)
+    namespace: dict[str, Any] = {}
+    exec(compile(example, "README.md", "exec"), namespace)
+
+    namespace["test_my_log_keeps_the_invariants"](tmp_path)
+    namespace["test_a_turn_projects"](event_log, log_seam)

@@ -48,25 +48,37 @@ class LossyStoreLog(MemoryEventLog):
 
 
 class InterleavingLog(MemoryEventLog):
-    """Stores a batch event by event, letting concurrent writers in between (not atomic)."""
+    """Stores a batch event by event, letting a concurrent writer in between (not atomic).
+
+    Choreographed, so the bug shows every time: the harness's first writer thread stores one
+    event, then the second writer stores one, then the first goes on.
+    """
+
+    FIRST, SECOND = "stuntset-writer-0", "stuntset-writer-1"
 
     def __init__(self) -> None:
         super().__init__()
         self._turn = threading.Condition()
-        self._last_writer: int | None = None
+        self._split_open = False  # the first writer stored its first event
+        self._split_filled = False  # the second writer stored one after it
 
     def append(self, session_id: str, events: Sequence[Event]) -> list[Event]:
-        concurrent = threading.current_thread().name.startswith("stuntset-writer")
+        name = threading.current_thread().name
         stored: list[Event] = []
         for index, event in enumerate(events):
+            if name == self.SECOND and index == 0:
+                with self._turn:
+                    self._turn.wait_for(lambda: self._split_open, timeout=5)
             stored += super().append(session_id, [event])
             with self._turn:
-                self._last_writer = threading.get_ident()
-                self._turn.notify_all()
-                if concurrent and index == 0 and len(events) > 1:
-                    self._turn.wait_for(
-                        lambda: self._last_writer != threading.get_ident(), timeout=2
-                    )
+                if name == self.FIRST and index == 0:
+                    self._split_open = True
+                    self._turn.notify_all()
+                    self._turn.wait_for(lambda: self._split_filled, timeout=5)
+                    self._split_open = self._split_filled = False
+                elif name == self.SECOND and index == 0:
+                    self._split_filled = True
+                    self._turn.notify_all()
         return stored
 
 
