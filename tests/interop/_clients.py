@@ -28,20 +28,38 @@ class Answer:
     output_tokens: int = 0
 
 
+#: Clients made for the current test; ``close_clients()`` (an autouse fixture) closes them, so
+#: no socket is left to the garbage collector and a later test's warnings.
+OPEN: list[openai.OpenAI | anthropic.Anthropic] = []
+
+
+def close_clients() -> None:
+    while OPEN:
+        OPEN.pop().close()
+
+
 def openai_client(stand_in: StandIn, mode: Mode, **options: Any) -> openai.OpenAI:
     options.setdefault("timeout", httpx2.Timeout(5.0, read=1.0))
     if mode == "loopback":
-        return openai.OpenAI(base_url=stand_in.url("openai"), api_key="sk-test", **options)
-    http = httpx2.Client(transport=stand_in.transport())
-    return openai.OpenAI(http_client=http, api_key="sk-test", **options)
+        client = openai.OpenAI(base_url=stand_in.url("openai"), api_key="sk-test", **options)
+    else:
+        http = httpx2.Client(transport=stand_in.transport())
+        client = openai.OpenAI(http_client=http, api_key="sk-test", **options)
+    OPEN.append(client)
+    return client
 
 
 def anthropic_client(stand_in: StandIn, mode: Mode, **options: Any) -> anthropic.Anthropic:
     options.setdefault("timeout", httpx2.Timeout(5.0, read=1.0))
     if mode == "loopback":
-        return anthropic.Anthropic(base_url=stand_in.url("anthropic"), api_key="sk-test", **options)
-    http = httpx2.Client(transport=stand_in.transport())
-    return anthropic.Anthropic(http_client=http, api_key="sk-test", **options)
+        client = anthropic.Anthropic(
+            base_url=stand_in.url("anthropic"), api_key="sk-test", **options
+        )
+    else:
+        http = httpx2.Client(transport=stand_in.transport())
+        client = anthropic.Anthropic(http_client=http, api_key="sk-test", **options)
+    OPEN.append(client)
+    return client
 
 
 def _json(text: str) -> dict[str, Any]:
@@ -61,19 +79,22 @@ def converse(
     history: list[dict[str, Any]] = [{"role": "user", "content": "Hello there"}]
     oc = openai_client(stand_in, mode, **options) if wire != "anthropic" else None
     ac = anthropic_client(stand_in, mode, **options) if wire == "anthropic" else None
-    for _ in range(8):
-        if not stand_in.double.unused():
-            break
-        if wire == "chat":
-            assert oc is not None
-            answer, history = _chat(oc, history, stream)
-        elif wire == "responses":
-            assert oc is not None
-            answer, history = _responses(oc, history, stream)
-        else:
-            assert ac is not None
-            answer, history = _anthropic(ac, history, stream)
-        answers.append(answer)
+    try:
+        for _ in range(8):
+            if not stand_in.double.unused():
+                break
+            if wire == "chat":
+                assert oc is not None
+                answer, history = _chat(oc, history, stream)
+            elif wire == "responses":
+                assert oc is not None
+                answer, history = _responses(oc, history, stream)
+            else:
+                assert ac is not None
+                answer, history = _anthropic(ac, history, stream)
+            answers.append(answer)
+    finally:
+        close_clients()
     return answers
 
 
