@@ -337,3 +337,26 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
     )
     yield session
     session.close(failed=request.node.stash.get(_CALL_FAILED, True))
+
+
+@pytest.fixture
+def event_snapshot(request: pytest.FixtureRequest) -> Any:
+    """``event_snapshot(events)`` compares with ``snapshots/<module>/<test>.jsonl`` beside the
+    test; ``--stuntset-mode=refresh`` rewrites it (never in CI)."""
+    from stuntset.cassettes.session import default_path, mode_from
+    from stuntset.cassettes.snapshot import check_events_snapshot
+
+    update = mode_from(request.config.getoption("--stuntset-mode")) == "refresh"
+    cassette_path = default_path(request.node.path, request.node.name)
+    path = (
+        cassette_path.parent.parent.parent
+        / "snapshots"
+        / cassette_path.parent.name
+        / cassette_path.name
+    )
+
+    def check(events: Any) -> None:
+        __tracebackhide__ = True
+        check_events_snapshot(list(events), path, update=update)
+
+    return check
