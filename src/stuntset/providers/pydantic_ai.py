@@ -21,9 +21,12 @@ any other exception                        ``run.crashed`` with its kind and ret
 The resume handle is a session id; the session's message history is kept in ``sessions``
 (a mapping you may share between providers, or back with your own store), so a new provider
 given the same mapping continues the conversation with ``start(prompt, resume=handle)``.
-Approvals and input requests are not offered (the agent's tools run as the agent decides):
-``Capabilities`` says so. pydantic-ai runs its agent in an asyncio task, so this provider
-needs asyncio.
+Approvals: a tool registered with ``requires_approval=True`` (on an agent whose
+``output_type`` includes ``DeferredToolRequests``) stops the agent; each call becomes
+``approval.requested``, and once ``respond()`` has answered them all the agent continues
+with the decisions (a denied call completes as an error, ``outcome="denied"``) — all in the
+same normalized run. Input requests are not offered (``Capabilities`` says so). pydantic-ai
+runs its agent in an asyncio task, so this provider needs asyncio.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import json
 from collections.abc import MutableMapping
 from typing import Any
 
+import anyio
+from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolDenied
 from pydantic_ai import exceptions as ai_errors
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import (
@@ -51,6 +56,8 @@ from pydantic_ai.run import AgentRunResultEvent
 
 from stuntset.errors import UsageError
 from stuntset.events import (
+    ApprovalRequested,
+    ApprovalResolved,
     CrashKind,
     Event,
     MessageCompleted,
@@ -70,7 +77,8 @@ from stuntset.seams import current_clock, current_ids
 
 __all__ = ["PydanticAIProvider", "PydanticAIRun", "crash_of"]
 
-CAPABILITIES = Capabilities(interrupt=True, resume=True, reasoning=True, usage=True)
+CAPABILITIES = Capabilities(approvals=True, interrupt=True, resume=True, reasoning=True, usage=True)
+_DENIED = "The user denied this tool call."
 
 
 def _status_crash(status: int, message: str) -> tuple[CrashKind, str, bool]:
@@ -219,6 +227,12 @@ class PydanticAIRun:
         self._context: Any = None
         self._stream: Any = None
         self._items: dict[int, tuple[str, bool]] = {}  # part index → (item id, is text)
+        self._tools: set[str] = set()  # tool calls started (and maybe completed)
+        self._approvals: dict[str, tuple[str, str | None]] = {}  # request → (call, decision)
+        self._answered: Any = None
+        self._deferred: list[ModelMessage] | None = None  # history to continue after approvals
+        self._reopen = False
+        self._tokens = [0, 0]
 
     @property
     def run_id(self) -> str:
@@ -254,8 +268,17 @@ class PydanticAIRun:
                 await self._close_stream()
                 self._pending.append(self._event(RunKilled, reason=self._killed))
                 break
+            if any(decision is None for _, decision in self._approvals.values()):
+                self._answered = anyio.Event()
+                await self._answered.wait()  # respond() or interrupt()
+                continue
             await self._pull()
         return self._deliver(self._pending.pop(0))
+
+    @property
+    def open_requests(self) -> dict[str, str]:
+        """Approvals waiting for ``respond()``: request id → ``"approval"``."""
+        return {rid: "approval" for rid, (_, d) in self._approvals.items() if d is None}
 
     def _deliver(self, event: Event) -> Event:
         self.events.append(event)
@@ -267,10 +290,7 @@ class PydanticAIRun:
         """Read one pydantic-ai event into ``_pending`` (or end the run)."""
         try:
             if self._stream is None:
-                options = dict(self._provider.run_options)
-                self._context = self._provider.agent.run_stream_events(
-                    self.prompt, message_history=self.history or None, **options
-                )
+                self._context = self._open()
                 self._stream = await self._context.__aenter__()
             raw = await anext(self._stream)
         except ai_errors.RunCancelled:
@@ -297,6 +317,28 @@ class PydanticAIRun:
             )
             return
         self._translate(raw)
+        if self._reopen:  # the agent stopped for approvals: its next run continues after them
+            self._reopen = False
+            await self._close_stream()
+
+    def _open(self) -> Any:
+        agent = self._provider.agent
+        options = dict(self._provider.run_options)
+        if self._deferred is None:
+            return agent.run_stream_events(
+                self.prompt, message_history=self.history or None, **options
+            )
+        answers: dict[str, Any] = {
+            call: True if decision == "allow" else ToolDenied(_DENIED)
+            for call, decision in self._approvals.values()
+        }
+        history, self._deferred, self._approvals = self._deferred, None, {}
+        return agent.run_stream_events(
+            None,
+            message_history=history,
+            deferred_tool_results=DeferredToolResults(approvals=answers),
+            **options,
+        )
 
     def _translate(self, raw: Any) -> None:
         add = self._pending.append
@@ -326,6 +368,9 @@ class PydanticAIRun:
                 add(self._event(completed, item_id=item[0], text=part.content))
         elif isinstance(raw, FunctionToolCallEvent):
             call = raw.part
+            if call.tool_call_id in self._tools:
+                return  # announced again when the agent continues after an approval
+            self._tools.add(call.tool_call_id)
             add(
                 self._event(
                     ToolStarted,
@@ -350,18 +395,62 @@ class PydanticAIRun:
     def _finish(self, raw: AgentRunResultEvent[Any]) -> None:
         result = raw.result
         messages = result.all_messages()
-        self._provider.sessions[self._session_id] = messages
         usage = result.usage
-        if usage.input_tokens or usage.output_tokens:
+        self._tokens[0] += usage.input_tokens
+        self._tokens[1] += usage.output_tokens
+        output = result.output
+        if isinstance(output, DeferredToolRequests):
+            self._ask(output, messages)
+            return
+        self._provider.sessions[self._session_id] = messages
+        if any(self._tokens):
             self._pending.append(
-                self._event(
-                    Usage, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens
-                )
+                self._event(Usage, input_tokens=self._tokens[0], output_tokens=self._tokens[1])
             )
         last = next((m for m in reversed(messages) if isinstance(m, ModelResponse)), None)
         reason = getattr(last, "finish_reason", None)
         stop = "end_turn" if reason in (None, "stop") else str(reason)
         self._pending.append(self._event(RunCompleted, stop_reason=stop))
+
+    def _ask(self, requests: DeferredToolRequests, messages: list[ModelMessage]) -> None:
+        """The agent stopped for tool calls that need approval: ask for each."""
+        if requests.calls or not requests.approvals:
+            names = ", ".join(call.tool_name for call in requests.calls) or "none"
+            self._pending.append(
+                self._event(
+                    RunCrashed,
+                    kind="internal",
+                    message=f"the agent deferred tool calls for external execution ({names}); "
+                    f"PydanticAIProvider answers approvals only",
+                    retryable=False,
+                )
+            )
+            self._reopen = True
+            return
+        self._deferred = messages
+        self._reopen = True
+        for call in requests.approvals:
+            request_id = self._provider.ids.new("approval")
+            self._approvals[request_id] = (call.tool_call_id, None)
+            if call.tool_call_id not in self._tools:
+                self._tools.add(call.tool_call_id)
+                self._pending.append(
+                    self._event(
+                        ToolStarted,
+                        tool_call_id=call.tool_call_id,
+                        name=call.tool_name,
+                        input=call.args_as_dict(),
+                    )
+                )
+            self._pending.append(
+                self._event(
+                    ApprovalRequested,
+                    request_id=request_id,
+                    tool_call_id=call.tool_call_id,
+                    tool=call.tool_name,
+                    input=call.args_as_dict(),
+                )
+            )
 
     async def _close_stream(self) -> None:
         context, self._context, self._stream = self._context, None, None
@@ -373,15 +462,29 @@ class PydanticAIRun:
         if self.finished or self._killed is not None:
             return
         self._killed = reason
+        if self._answered is not None:
+            self._answered.set()
         stream = self._stream
         if stream is not None:
             stream.cancel()
 
     async def respond(self, request_id: str, decision: str) -> None:
-        raise UsageError(
-            f"run {self._run_id!r} has no open request {request_id!r}: the pydantic-ai "
-            f"provider raises no approval or input requests (its capabilities say so)"
+        """Answer an approval: ``"allow"`` runs the tool, ``"deny"`` tells the model no."""
+        call, answered = self._approvals.get(request_id, ("", "unknown"))
+        if answered is not None:
+            open_ = ", ".join(self.open_requests) or "none"
+            raise UsageError(
+                f"run {self._run_id!r} has no open request {request_id!r} (open: {open_}); "
+                f"respond to the request_id of an approval.requested event"
+            )
+        if decision not in ("allow", "deny"):
+            raise UsageError(f"approval {request_id!r} takes 'allow' or 'deny', got {decision!r}")
+        self._approvals[request_id] = (call, decision)
+        self._pending.append(
+            self._event(ApprovalResolved, request_id=request_id, decision=decision)
         )
+        if self._answered is not None:
+            self._answered.set()
 
     async def aclose(self) -> None:
         """Stop the run for good: the agent's task is cancelled and drained."""

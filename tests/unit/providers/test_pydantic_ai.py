@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from pydantic_ai import Agent
+from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
@@ -26,6 +26,8 @@ from stuntset.doubles.model import ModelDouble
 from stuntset.driver import drive
 from stuntset.errors import UsageError
 from stuntset.events import (
+    ApprovalRequested,
+    ApprovalResolved,
     Event,
     MessageCompleted,
     MessageDelta,
@@ -49,7 +51,7 @@ def anyio_backend() -> str:
     return "asyncio"  # pydantic-ai runs its agent in an asyncio task
 
 
-def make_agent(double: ModelDouble, wire: str) -> Agent[None, str]:
+def make_agent(double: ModelDouble, wire: str) -> Agent[None, str | DeferredToolRequests]:
     """An agent with the catalog's tools, whose model talks to ``double`` in-process."""
     http = httpx2.AsyncClient(transport=stuntset.transport(double=double))
     model: Any
@@ -60,13 +62,15 @@ def make_agent(double: ModelDouble, wire: str) -> Agent[None, str]:
     else:
         kind = OpenAIChatModel if wire == "openai-chat" else OpenAIResponsesModel
         model = kind("gpt-test", provider=OpenAIProvider(api_key="k", http_client=http))
-    agent: Agent[None, str] = Agent(model)
+    agent: Agent[None, str | DeferredToolRequests] = Agent(
+        model, output_type=[str, DeferredToolRequests]
+    )
 
     @agent.tool_plain
     def read_file(path: str) -> str:
         return f"contents of {path}"
 
-    @agent.tool_plain
+    @agent.tool_plain(requires_approval=True)
     def bash(command: str) -> str:
         return f"ran {command}"
 
@@ -108,8 +112,10 @@ def world(request: pytest.FixtureRequest) -> Any:
     made.close()
 
 
-async def run_events(provider: PydanticAIProvider, prompt: str = "hi", **kw: Any) -> list[Event]:
-    return await drive(provider.start(prompt, **kw), timeout=30)
+async def run_events(
+    provider: PydanticAIProvider, prompt: str = "hi", *, resume: str | None = None, **kw: Any
+) -> list[Event]:
+    return await drive(provider.start(prompt, resume=resume), timeout=30, **kw)
 
 
 def texts(events: list[Event]) -> list[str]:
@@ -200,13 +206,35 @@ async def test_interrupting_a_stalled_model_kills_the_run(world: World) -> None:
     await provider.aclose()
 
 
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+@pytest.mark.anyio
+async def test_a_tool_that_needs_approval_waits_for_the_decision(
+    world: World, decision: str
+) -> None:
+    events = await run_events(world(scenarios.build("needs_approval")), approve=decision)
+    (asked,) = [e for e in events if isinstance(e, ApprovalRequested)]
+    (tool,) = [e for e in events if isinstance(e, ToolStarted)]
+    assert (asked.tool, asked.input, asked.tool_call_id) == (
+        "bash",
+        {"command": "rm -rf build/"},
+        tool.tool_call_id,
+    )
+    assert [e.decision for e in events if isinstance(e, ApprovalResolved)] == [decision]
+    (result,) = [e for e in events if isinstance(e, ToolCompleted)]
+    assert result.is_error is (decision == "deny")
+    if decision == "allow":
+        assert result.output == "ran rm -rf build/"
+    assert texts(events)[-1] == "Done: the build directory is clean."
+    assert isinstance(events[-1], RunCompleted)
+
+
 @pytest.mark.anyio
 async def test_misuse_is_refused_up_front(world: World) -> None:
     provider = world(scenarios.build("happy_path"))
     with pytest.raises(UsageError, match="no session 'nope'"):
         provider.start("hi", resume="nope")
     run = provider.start("hi")
-    with pytest.raises(UsageError, match="no approval or input requests"):
+    with pytest.raises(UsageError, match="no open request 'r1'"):
         await run.respond("r1", "allow")
     await run.aclose()
 
@@ -243,7 +271,6 @@ def test_the_provider_keeps_the_conformance_invariants_on_every_wire(world: Worl
     input_skipped = {("input-honoured", "input_request")} if chosen is None else set()
     assert {(r.invariant, r.scenario) for r in report.not_applicable()} == {
         *input_skipped,
-        ("approval-honoured", "needs_approval"),
         *((inv, "spawn_missing") for inv in ("started-first", "contract", "terminates")),
         *((inv, "spawn_missing") for inv in ("capabilities-honest", "usage-not-zero")),
         ("interrupt-terminates", "spawn_missing"),
