@@ -45,6 +45,7 @@ from collections.abc import AsyncGenerator
 from typing import Any, cast
 
 import anyio
+import sniffio
 from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
@@ -305,6 +306,12 @@ class ClaudeCodeRun:
         if self.finished:
             raise StopAsyncIteration
         if not self._started:
+            library = sniffio.current_async_library()
+            if library != "asyncio":
+                raise UsageError(
+                    f"ClaudeCodeProvider runs each CLI session in an asyncio task; iterate its "
+                    f"runs under asyncio, not {library}"
+                )
             self._started = True
             self._stream, self._receive = anyio.create_memory_object_stream[Event](math.inf)
             provider = self._provider

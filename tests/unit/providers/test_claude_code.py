@@ -205,6 +205,18 @@ async def test_misuse_is_refused_up_front(clis: Clis) -> None:
     await run.aclose()
 
 
+def test_runs_need_asyncio(clis: Clis) -> None:
+    import anyio
+
+    provider = clis(scenarios.build("happy_path"))
+
+    async def iterate() -> None:
+        with pytest.raises(UsageError, match="under asyncio, not trio"):
+            await anext(aiter(provider.start("hi")))
+
+    anyio.run(iterate, backend="trio")
+
+
 def test_the_provider_keeps_the_conformance_invariants_over_the_catalog(clis: Clis) -> None:
     report = check_provider_conformance(clis, timeout=30)
     assert report.not_applicable() == []
