@@ -37,9 +37,9 @@ task is an asyncio task).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
-import math
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any, cast
@@ -237,7 +237,7 @@ class _Request:
 
 class ClaudeCodeRun:
     """One Claude Code turn. Its CLI session lives in a task of its own; events flow to the
-    iterator through an unbounded stream, so nothing the consumer does blocks the CLI."""
+    iterator through a queue, so nothing the consumer does blocks the CLI."""
 
     __test__ = False
 
@@ -259,8 +259,9 @@ class ClaudeCodeRun:
         self._scope: anyio.CancelScope | None = None
         self._client: ClaudeSDKClient | None = None
         self._connected = False
-        self._stream: Any = None
-        self._receive: Any = None
+        self._queue: collections.deque[Event] = collections.deque()
+        self._wake: anyio.Event | None = None
+        self._ended = False  # the session task is over: nothing more will be queued
         self._requests: dict[str, _Request] = {}
         self._open: dict[str, tuple[str, str]] = {}  # "text"/"thinking" → (item id, text so far)
         self._tools_open: set[str] = set()
@@ -289,7 +290,7 @@ class ClaudeCodeRun:
         return event
 
     def _emit(self, cls: type[Any], **fields: Any) -> None:
-        if self._terminal_sent or self._stream is None:
+        if self._terminal_sent:
             return
         event = self._event(cls, **fields)
         if event.terminal:  # held back until the CLI session is closed and its process gone
@@ -299,8 +300,9 @@ class ClaudeCodeRun:
         self._send(event)
 
     def _send(self, event: Event) -> None:
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._stream.send_nowait(event)  # a closed run drops what still comes
+        self._queue.append(event)
+        if self._wake is not None:
+            self._wake.set()
 
     async def __anext__(self) -> Event:
         if self.finished:
@@ -313,11 +315,11 @@ class ClaudeCodeRun:
                     f"runs under asyncio, not {library}"
                 )
             self._started = True
-            self._stream, self._receive = anyio.create_memory_object_stream[Event](math.inf)
             provider = self._provider
             if self._killed is not None:
-                self._stream.send_nowait(self._event(RunKilled, reason=self._killed))
+                self._send(self._event(RunKilled, reason=self._killed))
                 self._terminal_sent = True
+                self._ended = True
             else:
                 self._task = asyncio.get_running_loop().create_task(
                     self._session(), name=f"stuntset claude run {self._run_id}"
@@ -330,18 +332,17 @@ class ClaudeCodeRun:
                     model=provider.options.model,
                 )
             )
-        try:
-            event: Event = await self._receive.receive()
-        except anyio.EndOfStream:  # pragma: no cover - the session always sends a terminal
-            raise StopAsyncIteration from None
-        return self._deliver(event)
+        while not self._queue:
+            if self._ended:  # pragma: no cover - the session always queues a terminal
+                raise StopAsyncIteration
+            self._wake = anyio.Event()
+            await self._wake.wait()
+        return self._deliver(self._queue.popleft())
 
     def _deliver(self, event: Event) -> Event:
         self.events.append(event)
         if event.terminal:
             self.finished = True
-            if self._receive is not None:
-                self._receive.close()
         return event
 
     # --- the CLI session (its own task) ---
@@ -393,10 +394,11 @@ class ClaudeCodeRun:
             ):
                 await client.disconnect()
             self._connected = False
-            if self._stream is not None:
-                if self._terminal is not None:
-                    self._send(self._terminal)
-                self._stream.close()
+            if self._terminal is not None:
+                self._send(self._terminal)
+            self._ended = True
+            if self._wake is not None:
+                self._wake.set()
 
     def _handle(self, message: Any) -> None:
         if isinstance(message, StreamEvent):
@@ -563,15 +565,14 @@ class ClaudeCodeRun:
             self._scope.cancel()
 
     async def aclose(self) -> None:
-        """Stop the run for good: the CLI session is closed and its process is gone."""
+        """Stop the run for good: the CLI session is closed and its process is gone. An
+        unfinished run ends with ``run.killed`` (delivered if it is iterated further)."""
         if self._killed is None and not self._terminal_sent:
             self._killed = "closed"
         for request in self._requests.values():
             request.answered.set()
         if self._scope is not None:
             self._scope.cancel()
-        if self._receive is not None:
-            self._receive.close()
         task = self._task
         if task is not None and not task.done():
             with anyio.CancelScope(shield=True):
