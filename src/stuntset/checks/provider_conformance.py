@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -81,6 +81,9 @@ INVARIANT_DOCS: dict[str, str] = {
         "interrupt() at any point leads to a terminal event (run.killed for a run that was "
         "stalled), and is harmless after the end"
     ),
+    "close-kills": (
+        "provider.aclose() ends a run that is still going with run.killed, and its stream ends"
+    ),
     "approval-honoured": (
         "respond() unblocks a pending approval; approval.resolved carries the decision, and "
         "a denied tool call completes as an error, an allowed one does not"
@@ -112,7 +115,11 @@ INVARIANTS: tuple[str, ...] = tuple(INVARIANT_DOCS)
 #: Invariants checked on the one played run of each scenario.
 _PLAY = ("started-first", "contract", "terminates", "capabilities-honest", "usage-not-zero")
 #: Invariants checked once per provider, on this scenario.
-_SESSION_SCENARIO = {"resume-round-trips": "multi_turn", "capabilities-refused": "happy_path"}
+_SESSION_SCENARIO = {
+    "close-kills": "stuck",
+    "resume-round-trips": "multi_turn",
+    "capabilities-refused": "happy_path",
+}
 _LEAK_CHECKS = ("tasks", "processes", "fds")
 
 
@@ -327,6 +334,7 @@ async def _play(
     interrupt_after: int | None = None,
     stop_after: int | None = None,
     interrupt_when_quiet: bool = True,
+    closer: Callable[[], Awaitable[None]] | None = None,
 ) -> _Played:
     """Iterate ``run`` in a task: answer requests, interrupt it once it goes quiet for
     ``stall_after`` s (or after ``interrupt_after`` events), keep reading after the terminal
@@ -341,7 +349,10 @@ async def _play(
             return
         interrupting = True
         played.interrupted_after = len(played.events)
-        await run.interrupt("stuntset conformance: interrupt")
+        if closer is not None:
+            await closer()
+        else:
+            await run.interrupt("stuntset conformance: interrupt")
 
     async def consume() -> None:
         nonlocal progress
@@ -682,6 +693,38 @@ class _Checker:
                 )
         finally:
             await self.close(provider)
+        self.result(invariant, scenario, played)
+        return None
+
+    # --- closing the provider ---
+
+    async def check_close(self, script: Script, scenario: str) -> None:
+        __tracebackhide__ = True
+        invariant = "close-kills"
+        provider = self.provider_for(script, scenario)
+        if isinstance(provider, str):
+            return self.skip([invariant], scenario, provider)
+        try:
+            run = await self.start(provider, invariant, scenario)
+            played = await self.play(
+                run, script, interrupt_after=1, closer=provider.aclose, interrupt_when_quiet=False
+            )
+        finally:
+            await self.close(provider)
+        if played.error is not None:
+            self.fail(invariant, scenario, f"the run raised {played.error!r}", played, provider)
+        terminals = played.terminals
+        if len(terminals) != 1 or not isinstance(terminals[0], RunKilled) or not played.ended:
+            ended = "ended" if played.ended else "did not end"
+            self.fail(
+                invariant,
+                scenario,
+                f"after provider.aclose() the still-going run gave "
+                f"{[type_of(t) for t in terminals]} within {self.timeout} s and {ended}; "
+                f"expected exactly one run.killed",
+                played,
+                provider,
+            )
         self.result(invariant, scenario, played)
         return None
 
@@ -1053,6 +1096,8 @@ class _Checker:
                 await self.check_play(catalog.build(scenario), scenario, applicable)
             if "interrupt-terminates" in applicable:
                 await self.check_interrupt(catalog.build(scenario), scenario)
+            if "close-kills" in applicable:
+                await self.check_close(catalog.build(scenario), scenario)
             if "approval-honoured" in applicable:
                 await self.check_approval(catalog.build(scenario), scenario, "deny")
                 await self.check_approval(catalog.build(scenario), scenario, "allow")

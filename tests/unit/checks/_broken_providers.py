@@ -223,6 +223,13 @@ class LeaksProcess(BrokenProvider):
         self.process: subprocess.Popen[bytes] | None = None
 
 
+class IgnoresClose(ScriptedProvider):
+    """``aclose()`` releases nothing and ends no run."""
+
+    async def aclose(self) -> None:
+        return None
+
+
 class AcceptsUndeclaredResume(ScriptedProvider):
     """Declares no ``resume`` but accepts ``start(resume=...)`` anyway."""
 
@@ -278,6 +285,7 @@ BROKEN: dict[str, tuple[type[ScriptedProvider], str]] = {
     "contract": (EmitsAfterTerminal, "happy_path"),
     "terminates": (TerminatesTwice, "tool_use"),
     "interrupt-terminates": (IgnoresInterrupt, "stuck"),
+    "close-kills": (IgnoresClose, "stuck"),
     "approval-honoured": (IgnoresDenial, "needs_approval"),
     "input-honoured": (LosesInputAnswer, "input_request"),
     "resume-round-trips": (ForgetsSession, "multi_turn"),
