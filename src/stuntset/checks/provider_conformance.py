@@ -23,23 +23,20 @@ expands it into one pytest test per invariant × scenario.
 
 from __future__ import annotations
 
-import os
-import sys
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import anyio
 
 from stuntset import scenarios as catalog
+from stuntset.checks._conformance_play import Played, Resources, play
 from stuntset.contract import check_events
 from stuntset.errors import CapabilityError, ConformanceFailure, ContractViolation, ScriptError
 from stuntset.events import (
     ApprovalRequested,
     ApprovalResolved,
-    Event,
     InputRequested,
     InputResolved,
     ReasoningCompleted,
@@ -225,180 +222,6 @@ def _chosen_scenarios(scenarios: Iterable[str] | None) -> list[str]:
     return names
 
 
-# --- resources ---------------------------------------------------------------------------------
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    tasks = Path(f"/proc/{pid}/task")
-    try:
-        threads = list(tasks.iterdir())
-    except OSError:
-        return found
-    for thread in threads:
-        try:
-            found += [int(child) for child in (thread / "children").read_text().split()]
-        except OSError:
-            continue
-    return found
-
-
-def _descendants(root: int) -> set[str]:
-    """Child processes (transitively) of ``root``, as "process PID (name, state)" — Linux
-    only (``/proc/PID/task/TID/children``; zombies count: nobody reaped them)."""
-    found: set[str] = set()
-    todo = [root]
-    while todo:
-        for pid in _children(todo.pop()):
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text()
-                label = f"{stat[stat.find('(') + 1 : stat.rfind(')')]}, {stat[stat.rfind(')') + 2]}"
-            except OSError:
-                label = "gone"
-            found.add(f"process {pid} ({label})")
-            todo.append(pid)
-    return found
-
-
-def _open_channels() -> set[str]:
-    """This process's open pipes and sockets, as "fd N -> target" — Linux only."""
-    found: set[str] = set()
-    fds = Path("/proc/self/fd")
-    for entry in fds.iterdir() if fds.is_dir() else ():
-        try:
-            target = os.readlink(entry)
-        except OSError:
-            continue
-        if target.startswith(("pipe:", "socket:")):
-            found.add(f"fd {entry.name} -> {target}")
-    return found
-
-
-def _tasks(exclude: Collection[int]) -> set[str]:
-    return {
-        f"task {info.name!r}" + (f" ({info.coro!r})" if info.coro is not None else "")
-        for info in anyio.get_running_tasks()
-        if info.id not in exclude
-    }
-
-
-class _Resources:
-    """A snapshot of what a provider could leak, to compare after it is closed."""
-
-    def __init__(self, checks: Collection[str], own_tasks: Collection[int]) -> None:
-        self.checks = checks
-        self.own_tasks = own_tasks
-
-    def snapshot(self) -> set[str]:
-        found: set[str] = set()
-        if "tasks" in self.checks:
-            found |= _tasks(self.own_tasks)
-        if "processes" in self.checks and sys.platform.startswith("linux"):
-            found |= _descendants(os.getpid())
-        if "fds" in self.checks and sys.platform.startswith("linux"):
-            found |= _open_channels()
-        return found
-
-
-# --- playing a run -----------------------------------------------------------------------------
-
-
-@dataclass
-class _Played:
-    events: list[Event] = field(default_factory=list)
-    interrupted_after: int | None = None  # number of events seen when interrupt() was called
-    ended: bool = False  # iteration ended (StopAsyncIteration)
-    timed_out: bool = False
-    error: BaseException | None = None
-
-    @property
-    def terminals(self) -> list[Event]:
-        return [e for e in self.events if e.terminal]
-
-    @property
-    def terminal(self) -> Event | None:
-        found = self.terminals
-        return found[0] if found else None
-
-
-Decide = Callable[[Event], str]
-
-
-async def _play(
-    run: AgentRun,
-    *,
-    timeout: float,
-    stall_after: float,
-    approve: Decide | None = None,
-    answer: Decide | None = None,
-    interrupt_after: int | None = None,
-    stop_after: int | None = None,
-    interrupt_when_quiet: bool = True,
-    closer: Callable[[], Awaitable[None]] | None = None,
-) -> _Played:
-    """Iterate ``run`` in a task: answer requests, interrupt it once it goes quiet for
-    ``stall_after`` s (or after ``interrupt_after`` events), keep reading after the terminal
-    event to see the stream end, and give up ``timeout`` s after the start."""
-    played = _Played()
-    progress = anyio.Event()
-    interrupting = False
-
-    async def interrupt() -> None:
-        nonlocal interrupting
-        if interrupting:
-            return
-        interrupting = True
-        played.interrupted_after = len(played.events)
-        if closer is not None:
-            await closer()
-        else:
-            await run.interrupt("stuntset conformance: interrupt")
-
-    async def consume() -> None:
-        nonlocal progress
-        iterator = aiter(run)
-        try:
-            while True:
-                try:
-                    event = await anext(iterator)
-                except StopAsyncIteration:
-                    played.ended = True
-                    return
-                played.events.append(event)
-                progress.set()
-                if isinstance(event, ApprovalRequested) and approve is not None:
-                    await run.respond(event.request_id, approve(event))
-                elif isinstance(event, InputRequested) and answer is not None:
-                    await run.respond(event.request_id, answer(event))
-                if stop_after is not None and len(played.events) >= stop_after:
-                    return
-                if interrupt_after is not None and len(played.events) == interrupt_after:
-                    await interrupt()
-        except Exception as error:  # reported as the invariant that was being checked
-            played.error = error
-        finally:
-            progress.set()
-
-    with anyio.move_on_after(timeout) as deadline:
-        async with anyio.create_task_group() as group:
-            group.start_soon(consume)
-            done = False
-            while not done:
-                seen = len(played.events)
-                with anyio.move_on_after(stall_after):
-                    await progress.wait()
-                progress = anyio.Event()
-                done = played.ended or played.error is not None
-                if stop_after is not None and len(played.events) >= stop_after:
-                    done = True
-                quiet = len(played.events) == seen and not played.terminals
-                if not done and quiet and interrupt_when_quiet:
-                    await interrupt()
-            group.cancel_scope.cancel()
-    played.timed_out = deadline.cancelled_caught
-    return played
-
-
 # --- the checks --------------------------------------------------------------------------------
 
 
@@ -431,7 +254,7 @@ class _Checker:
         invariant: str,
         scenario: str,
         detail: str,
-        played: _Played | None = None,
+        played: Played | None = None,
         provider: AgentProvider | None = None,
     ) -> None:
         __tracebackhide__ = True
@@ -451,7 +274,7 @@ class _Checker:
         )
 
     def result(
-        self, invariant: str, scenario: str, played: _Played | None = None, **extra: Any
+        self, invariant: str, scenario: str, played: Played | None = None, **extra: Any
     ) -> None:
         terminal = played.terminal if played is not None else None
         self.report.results.append(
@@ -507,13 +330,13 @@ class _Checker:
             )
             raise  # pragma: no cover - fail() raised
 
-    async def play(self, run: AgentRun, script: Script, **options: Any) -> _Played:
+    async def play(self, run: AgentRun, script: Script, **options: Any) -> Played:
         """Play ``run``; it is interrupted once quiet if its script stalls (or, with
         ``quiet="always"``, whatever the script)."""
         options.setdefault(
             "interrupt_when_quiet", self.quiet == "always" or _script_has(script, Stall)
         )
-        return await _play(run, timeout=self.timeout, stall_after=self.stall_after, **options)
+        return await play(run, timeout=self.timeout, stall_after=self.stall_after, **options)
 
     # --- the played run: started-first, contract, terminates, honest capabilities, usage ---
 
@@ -583,7 +406,7 @@ class _Checker:
         return None
 
     def started_first(
-        self, run: AgentRun, played: _Played, scenario: str, provider: AgentProvider
+        self, run: AgentRun, played: Played, scenario: str, provider: AgentProvider
     ) -> None:
         __tracebackhide__ = True
         first = played.events[0] if played.events else None
@@ -608,7 +431,7 @@ class _Checker:
                 provider,
             )
 
-    def terminates(self, played: _Played, scenario: str, provider: AgentProvider) -> None:
+    def terminates(self, played: Played, scenario: str, provider: AgentProvider) -> None:
         __tracebackhide__ = True
         terminals = played.terminals
         if not terminals:
@@ -954,7 +777,7 @@ class _Checker:
     async def check_early_close(self, script: Script, scenario: str) -> None:
         __tracebackhide__ = True
         invariant = "early-close-releases"
-        probe = _Resources(self.leak_checks, self.own_tasks)
+        probe = Resources(self.leak_checks, self.own_tasks)
         before = probe.snapshot()
         provider = self.provider_for(script, scenario)
         if isinstance(provider, str):
@@ -997,7 +820,7 @@ class _Checker:
         self.result(invariant, scenario, played)
         return None
 
-    async def settle(self, probe: _Resources, before: set[str]) -> set[str]:
+    async def settle(self, probe: Resources, before: set[str]) -> set[str]:
         """What is left beyond ``before``, once it stops shrinking or ``close_timeout``."""
         deadline = time.monotonic() + self.close_timeout
         poll = 0.001
@@ -1017,8 +840,8 @@ class _Checker:
         if isinstance(provider, str):  # pragma: no cover - happy_path always renders
             return self.skip([invariant], scenario, provider)
         caps = provider.capabilities
-        probe = _Resources(self.leak_checks, self.own_tasks)
-        played: _Played | None = None
+        probe = Resources(self.leak_checks, self.own_tasks)
+        played: Played | None = None
         try:
             if not caps.resume:
                 before = probe.snapshot()
