@@ -22,6 +22,7 @@ from stuntset.checks import (
 )
 from stuntset.checks import (
     ConformanceFailure,
+    acheck_provider_conformance,
     check_provider_conformance,
     conformance_cases,
     conformance_test,
@@ -214,6 +215,14 @@ def test_the_check_runs_on_trio_too() -> None:
         scripted, scenarios=["needs_approval", "stuck"], backend="trio", **FAST
     )
     assert report.outcomes()["stuck"].terminal == "run.killed"
+
+
+@pytest.mark.anyio
+async def test_inside_a_running_loop_the_async_form_checks_the_same() -> None:
+    report = await acheck_provider_conformance(
+        scripted, scenarios=["needs_approval", "stuck"], **FAST
+    )
+    assert report.outcomes()["needs_approval"].terminal == "run.completed"
 
 
 def test_a_factory_that_cannot_render_a_scenario_makes_it_not_applicable() -> None:
