@@ -35,7 +35,7 @@ def plugin_overhead() -> Case:
 
     def verdict(results: dict[str, Result]) -> tuple[bool, str]:
         extra = results["with stuntset"].median - results["without stuntset"].median
-        return extra <= 150, f"+{extra:.0f} ms"
+        return extra <= 150, f"{extra:+.0f} ms"
 
     return Case(
         name="plugin_overhead",

@@ -7,7 +7,7 @@ turns them into normalized events. ``kind`` tags each step in files (``{kind = "
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 import msgspec
 
@@ -204,7 +204,10 @@ def _check_retry_after(retry_after: float | None, allow_long: bool) -> None:
 
 class HttpError(_Fault, frozen=True, tag="http_error"):
     """An HTTP status error with the provider's own error body. First in a response it is the
-    response status; after streamed content it is an in-band stream error."""
+    response status; after streamed content it is an in-band stream error.
+
+    ``retry_after_format="http-date"`` sends ``retry-after`` as an HTTP date (``retry_after``
+    seconds from the real time of the response: clients compare it with their wall clock)."""
 
     status: int
     message: str | None = None
@@ -213,6 +216,7 @@ class HttpError(_Fault, frozen=True, tag="http_error"):
     retry_after_ms: int | None = None
     should_retry: bool | None = None
     allow_long_retry_after: bool = False
+    retry_after_format: Literal["seconds", "http-date"] = "seconds"
 
     def __post_init__(self) -> None:
         if not 400 <= self.status <= 599:
@@ -229,12 +233,14 @@ class AuthExpired(_Fault, frozen=True, tag="auth_expired"):
 
 
 class RateLimit(_Fault, frozen=True, tag="rate_limit"):
-    """429 rate limited. ``retry_after_ms`` defaults small so SDK retries stay fast."""
+    """429 rate limited. ``retry_after_ms`` defaults small so SDK retries stay fast;
+    ``retry_after_format`` as for ``HttpError``."""
 
     message: str = "Rate limit reached. Please try again later."
     retry_after: float | None = None
     retry_after_ms: int | None = 1
     allow_long_retry_after: bool = False
+    retry_after_format: Literal["seconds", "http-date"] = "seconds"
 
     def __post_init__(self) -> None:
         _check_retry_after(self.retry_after, self.allow_long_retry_after)
@@ -291,10 +297,12 @@ class Stall(_Fault, frozen=True, tag="stall"):
 
 class Exit(_Fault, frozen=True, tag="exit"):
     """The process serving the turn dies with exit ``code`` (``stderr`` printed first). On
-    HTTP wires the connection is aborted mid-response."""
+    HTTP wires the connection is dropped mid-response: closed, or with ``reset`` reset (a TCP
+    RST, which clients see as a read error rather than an early end)."""
 
     code: int = 1
     stderr: str = ""
+    reset: bool = False
 
 
 class SpawnFailure(_Fault, frozen=True, tag="spawn_failure"):

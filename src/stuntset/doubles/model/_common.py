@@ -9,9 +9,11 @@ in-band, after k events) is decided here, once for all wires.
 from __future__ import annotations
 
 import hashlib
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from http import HTTPStatus
 from typing import Any, ClassVar, TypeAlias
 
@@ -39,7 +41,7 @@ from stuntset.script import (
     Wire,
 )
 
-from ._reply import ABORT, STALL, Action, Framing, Pause, Reply, json_reply
+from ._reply import ABORT, RESET, STALL, Action, Framing, Pause, Reply, json_reply
 
 __all__ = [
     "BadRequest",
@@ -185,12 +187,18 @@ class StatusFault:
 
 
 def _retry_headers(
-    retry_after: float | None, retry_after_ms: int | None, should_retry: bool | None
+    retry_after: float | None,
+    retry_after_ms: int | None,
+    should_retry: bool | None,
+    retry_after_format: str = "seconds",
 ) -> list[tuple[str, str]]:
     headers: list[tuple[str, str]] = []
     if retry_after_ms is not None:
         headers.append(("retry-after-ms", str(retry_after_ms)))
-    if retry_after is not None:
+    if retry_after is not None and retry_after_format == "http-date":
+        # an HTTP date is compared with the client's wall clock, so it comes from the real one
+        headers.append(("retry-after", formatdate(time.time() + retry_after, usegmt=True)))
+    elif retry_after is not None:
         text = str(int(retry_after)) if float(retry_after).is_integer() else str(retry_after)
         headers.append(("retry-after", text))
     if should_retry is not None:
@@ -243,13 +251,20 @@ class WireCodec(ABC):
 
     def status_fault(self, fault: Step) -> StatusFault:
         if isinstance(fault, HttpError):
-            headers = _retry_headers(fault.retry_after, fault.retry_after_ms, fault.should_retry)
+            headers = _retry_headers(
+                fault.retry_after,
+                fault.retry_after_ms,
+                fault.should_retry,
+                fault.retry_after_format,
+            )
             message = fault.message or reason(fault.status)
             return StatusFault(fault.status, message, fault.error_type, headers)
         if isinstance(fault, AuthExpired):
             return StatusFault(401, fault.message, None, [])
         if isinstance(fault, RateLimit):
-            headers = _retry_headers(fault.retry_after, fault.retry_after_ms, None)
+            headers = _retry_headers(
+                fault.retry_after, fault.retry_after_ms, None, fault.retry_after_format
+            )
             return StatusFault(429, fault.message, None, headers)
         assert isinstance(fault, Overloaded)
         headers = _retry_headers(None, fault.retry_after_ms, None)
@@ -355,7 +370,7 @@ def _render_complete(
         reply = Reply(None, [], [STALL])
     else:
         assert isinstance(fault, Exit), fault
-        reply = Reply(None, [], [ABORT])
+        reply = Reply(None, [], [RESET if fault.reset else ABORT])
     reply.wait = wait
     return reply
 
@@ -399,7 +414,7 @@ def _render_stream(
     if isinstance(fault, Stall):
         return [*body, STALL]
     assert isinstance(fault, Exit), fault
-    return [*body, ABORT]
+    return [*body, RESET if fault.reset else ABORT]
 
 
 def pause(seconds: float) -> list[Action]:

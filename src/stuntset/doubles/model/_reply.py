@@ -16,6 +16,7 @@ import msgspec
 
 __all__ = [
     "ABORT",
+    "RESET",
     "STALL",
     "Abort",
     "Action",
@@ -44,16 +45,20 @@ class Stall:
 
 
 class Abort:
-    """Drop the connection here, without finishing the response."""
+    """Drop the connection here, without finishing the response (``reset``: with a TCP RST)."""
 
-    __slots__ = ()
+    __slots__ = ("reset",)
+
+    def __init__(self, reset: bool = False) -> None:
+        self.reset = reset
 
     def __repr__(self) -> str:
-        return "ABORT"
+        return "RESET" if self.reset else "ABORT"
 
 
 STALL: Final = Stall()
 ABORT: Final = Abort()
+RESET: Final = Abort(reset=True)
 
 #: One thing to do while sending a response body.
 Action: TypeAlias = bytes | Pause | Stall | Abort

@@ -10,6 +10,8 @@ elsewhere it falls back to ending the response early.
 
 from __future__ import annotations
 
+import socket
+import struct
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -74,7 +76,7 @@ class ModelApp:
                 if isinstance(action, Stall):
                     await self._stall(double, receive, send)
                 elif isinstance(action, Abort):
-                    await _drop(send)
+                    await _drop(send, reset=action.reset)
             return
         await send(
             {
@@ -92,7 +94,7 @@ class ModelApp:
                 await self._stall(double, receive, send)
                 return
             else:
-                await _drop(send)
+                await _drop(send, reset=action.reset)
                 return
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -132,10 +134,16 @@ async def _plain(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def _drop(send: Send) -> None:
-    """Close the TCP connection now (uvicorn), without finishing the response."""
+async def _drop(send: Send, *, reset: bool = False) -> None:
+    """Close the TCP connection now (uvicorn), without finishing the response; with ``reset``
+    abort it with ``SO_LINGER`` 0, so the peer gets a TCP RST."""
     transport = getattr(getattr(send, "__self__", None), "transport", None)
-    if transport is not None:
+    if transport is not None and reset:
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()
+    elif transport is not None:
         transport.close()
         # let the server see the connection is gone, so it does not report an unfinished reply
         for _ in range(3):

@@ -38,7 +38,12 @@ class _Timeout(Exception):
 
 
 class _Closed(Exception):
-    """Internal: the connection is gone (scripted abort, or the double closed)."""
+    """Internal: the connection is gone: a scripted abort (``reset``: by a TCP RST), or the
+    double closed."""
+
+    def __init__(self, reset: bool = False) -> None:
+        super().__init__()
+        self.reset = reset
 
 
 def _library(request: Any) -> ModuleType:
@@ -99,6 +104,8 @@ def _error(
 ) -> Exception:
     if isinstance(problem, _Timeout):
         return lib.ReadTimeout("timed out", request=request)  # type: ignore[no-any-return]
+    if isinstance(problem, _Closed) and problem.reset:
+        return lib.ReadError("[Errno 104] Connection reset by peer", request=request)  # type: ignore[no-any-return]
     if reply.status is None:
         message = "Server disconnected without sending a response."
     elif reply.streaming:
@@ -136,7 +143,7 @@ def _stream_classes(lib: ModuleType) -> tuple[type[Any], type[Any]]:
                     elif isinstance(action, Stall):
                         self.timer.wait(None)
                     else:
-                        raise _Closed
+                        raise _Closed(action.reset)
             except (_Timeout, _Closed) as problem:
                 raise _error(lib, self.request, problem, sent, self.reply) from None
 
@@ -158,7 +165,7 @@ def _stream_classes(lib: ModuleType) -> tuple[type[Any], type[Any]]:
                     elif isinstance(action, Stall):
                         await self.timer.await_(None)
                     else:
-                        raise _Closed
+                        raise _Closed(action.reset)
             except (_Timeout, _Closed) as problem:
                 raise _error(lib, self.request, problem, sent, self.reply) from None
 
@@ -213,7 +220,7 @@ class ModelTransport:
                 elif isinstance(action, Stall):
                     timer.wait(None)
                 elif isinstance(action, Abort):
-                    raise _Closed
+                    raise _Closed(action.reset)
         except (_Timeout, _Closed) as problem:
             raise _error(lib, request, problem, 0, reply) from None
         sync_stream, _ = _stream_classes(lib)
@@ -235,7 +242,7 @@ class ModelTransport:
                 elif isinstance(action, Stall):
                     await timer.await_(None)
                 elif isinstance(action, Abort):
-                    raise _Closed
+                    raise _Closed(action.reset)
         except (_Timeout, _Closed) as problem:
             raise _error(lib, request, problem, 0, reply) from None
         _, async_stream = _stream_classes(lib)

@@ -1,0 +1,87 @@
+"""Connection resets (TCP RST, not a clean close) and ``retry-after`` as an HTTP date."""
+
+from __future__ import annotations
+
+import time
+from email.utils import parsedate_to_datetime
+
+import httpx2
+import openai
+import pytest
+
+import stuntset
+from stuntset.script import Exit, HttpError, RateLimit, Script, Text
+
+CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+
+
+def cut(reset: bool) -> Script:
+    return Script.of([Text("partial answer"), Exit(reset=reset)])
+
+
+@pytest.mark.parametrize(
+    ("reset", "error"),
+    [(True, httpx2.ReadError), (False, httpx2.RemoteProtocolError)],
+    ids=["reset", "close"],
+)
+def test_in_process_a_reset_is_a_read_error_and_a_close_an_early_end(
+    reset: bool, error: type[Exception]
+) -> None:
+    with (
+        httpx2.Client(transport=stuntset.transport(cut(reset)), base_url="http://d") as http,
+        http.stream("POST", "/v1/chat/completions", json=CHAT) as response,
+        pytest.raises(error) as raised,
+    ):
+        for _ in response.iter_bytes():
+            pass
+    assert ("reset by peer" in str(raised.value)) is reset
+
+
+def test_the_sdk_reports_a_reset_mid_stream_as_a_connection_error() -> None:
+    client = openai.OpenAI(
+        api_key="k",
+        base_url="http://d/v1",
+        http_client=httpx2.Client(transport=stuntset.transport(cut(True))),
+    )
+    with client, pytest.raises(openai.APIConnectionError) as raised:
+        for _ in client.chat.completions.create(**CHAT):  # type: ignore[call-overload]
+            pass
+    assert isinstance(raised.value.__cause__, httpx2.ReadError)
+
+
+@pytest.mark.real_time
+def test_over_loopback_the_peer_sees_a_reset() -> None:
+    with (
+        stuntset.serve(Script.of([Exit(reset=True)])) as stand_in,
+        httpx2.Client() as http,
+        pytest.raises(httpx2.ReadError),
+    ):
+        http.post(stand_in.url("openai") + "/chat/completions", json=CHAT)
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        HttpError(429, retry_after=30, retry_after_format="http-date"),
+        RateLimit(retry_after=30, retry_after_format="http-date"),
+    ],
+    ids=["http_error", "rate_limit"],
+)
+def test_retry_after_as_an_http_date(step: HttpError | RateLimit) -> None:
+    with httpx2.Client(
+        transport=stuntset.transport(Script.of([step])), base_url="http://d"
+    ) as http:
+        response = http.post("/v1/chat/completions", json=CHAT)
+    assert response.status_code == 429
+    header = response.headers["retry-after"]
+    assert header.endswith(" GMT")
+    ahead = parsedate_to_datetime(header).timestamp() - time.time()
+    assert 28 <= ahead <= 31
+
+
+def test_the_default_stays_seconds() -> None:
+    with httpx2.Client(
+        transport=stuntset.transport(Script.of([HttpError(503, retry_after=2)])),
+        base_url="http://d",
+    ) as http:
+        assert http.post("/v1/chat/completions", json=CHAT).headers["retry-after"] == "2"
