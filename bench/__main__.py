@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"… {case.name}: {case.title}", file=sys.stderr, flush=True)
         results = measure(case, rounds=args.rounds)
         subject = case.variants[0].name if case.variants else next(iter(results))
-        ratios = ratio_line(results, subject)
+        # a custom case's rows are different measures, not contenders: no ratios between them
+        ratios = {} if case.custom is not None else ratio_line(results, subject)
         ok, detail = case.verdict(results) if case.verdict else (None, "reported")
         missed += ok is False
         rows.append(

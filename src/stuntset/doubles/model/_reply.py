@@ -9,6 +9,7 @@ client whichever way it is connected.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias
 
@@ -105,12 +106,17 @@ class Framing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     of at most this many bytes (1 = one byte per write). ``keepalive``: send an SSE comment
     line (``: keep-alive``) before every event. ``unknown_events``: right after a stream's
     first event, send one event of a type the protocol does not define (a client must skip it).
+    ``multiline_data``: spread each event's JSON over several ``data:`` lines (the SSE rules
+    join them with newlines, which JSON allows between tokens). ``bad_gzip``: label successful
+    responses ``content-encoding: gzip`` without compressing them (a misconfigured proxy).
     """
 
     line_ending: LineEnding = "\n"
     write_size: int | None = None
     keepalive: bool = False
     unknown_events: bool = False
+    multiline_data: bool = False
+    bad_gzip: bool = False
 
     def __post_init__(self) -> None:
         if self.line_ending not in ("\n", "\r\n", "\r"):
@@ -120,10 +126,17 @@ class Framing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
     @property
     def plain(self) -> bool:
-        return self.line_ending == "\n" and self.write_size is None and not self.keepalive
+        return (
+            self.line_ending == "\n"
+            and self.write_size is None
+            and not self.keepalive
+            and not self.multiline_data
+        )
 
     def frame(self, data: bytes, event: str | None = None) -> bytes:
-        """One SSE event: an optional ``event:`` line, one ``data:`` line, a blank line."""
+        """One SSE event: an optional ``event:`` line, ``data:`` line(s), a blank line."""
+        if self.multiline_data:
+            return self._multiline(data, event)
         if self.line_ending == "\n" and not self.keepalive:
             if event is None:
                 return b"data: " + data + b"\n\n"
@@ -133,6 +146,17 @@ class Framing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
         if event is None:
             return head + b"data: " + data + end + end
         return head + b"event: " + event.encode() + end + b"data: " + data + end + end
+
+    def _multiline(self, data: bytes, event: str | None) -> bytes:
+        try:
+            lines = json.dumps(json.loads(data), indent=1).encode().split(b"\n")
+        except ValueError:  # not JSON ([DONE], a malformed frame): one line, as it is
+            lines = [data]
+        end = self.line_ending.encode()
+        head = b": keep-alive" + end + end if self.keepalive else b""
+        if event is not None:
+            head += b"event: " + event.encode() + end
+        return head + b"".join(b"data: " + line + end for line in lines) + end
 
     def coalesce(self, actions: list[Action]) -> list[Action]:
         """``actions`` with consecutive writes joined (nothing can happen between them), unless

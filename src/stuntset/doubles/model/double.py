@@ -156,6 +156,8 @@ class ModelDouble:
             wire=codec.wire.name if codec else None,
         )
         reply, turn = self._answer(method, where, codec, headers, body, parsed)
+        if self.framing.bad_gzip and reply.status is not None and reply.status < 400:
+            reply.headers = [*reply.headers, ("content-encoding", "gzip")]
         self.journal.replace(entry, turn=turn, status=reply.status)
         return reply
 

@@ -85,3 +85,41 @@ def test_the_default_stays_seconds() -> None:
         base_url="http://d",
     ) as http:
         assert http.post("/v1/chat/completions", json=CHAT).headers["retry-after"] == "2"
+
+
+def test_multiline_data_spreads_each_event_over_several_lines() -> None:
+    from stuntset.doubles.model import Framing, ModelDouble
+
+    double = ModelDouble(Script.of([Text("hello there")]), framing=Framing(multiline_data=True))
+    with httpx2.Client(transport=stuntset.transport(double=double), base_url="http://d") as http:
+        body = http.post(
+            "/v1/messages",
+            json={
+                "model": "m",
+                "max_tokens": 9,
+                "messages": [{"role": "user", "content": "x"}],
+                "stream": True,
+            },
+        ).content
+    first_event = body.split(b"\n\n")[0].split(b"\n")
+    assert first_event[0] == b"event: message_start"
+    assert len(first_event) > 3
+    assert all(line.startswith(b"data: ") for line in first_event[1:])
+
+
+def test_a_gzip_label_on_a_plain_body_fails_the_client_decoding() -> None:
+    import anthropic
+
+    from stuntset.doubles.model import Framing, ModelDouble
+
+    double = ModelDouble(Script.of([Text("hi")]), framing=Framing(bad_gzip=True))
+    client = anthropic.Anthropic(
+        api_key="k",
+        base_url="http://d",
+        http_client=httpx2.Client(transport=stuntset.transport(double=double)),
+        max_retries=0,
+    )
+    with client, pytest.raises(anthropic.APIConnectionError) as raised:
+        client.messages.create(model="m", max_tokens=9, messages=[{"role": "user", "content": "x"}])
+    assert isinstance(raised.value.__cause__, httpx2.DecodingError)
+    assert "incorrect header check" in str(raised.value.__cause__)

@@ -83,8 +83,17 @@ def test_whole_response_faults() -> None:
         Framing(line_ending="\r"),
         Framing(write_size=1),
         Framing(keepalive=True, write_size=7, line_ending="\r\n"),
+        Framing(multiline_data=True),
+        Framing(multiline_data=True, line_ending="\r", write_size=3),
     ],
-    ids=["crlf", "cr", "one-byte-writes", "keepalive-crlf-7-bytes"],
+    ids=[
+        "crlf",
+        "cr",
+        "one-byte-writes",
+        "keepalive-crlf-7-bytes",
+        "multiline",
+        "multiline-cr-3-bytes",
+    ],
 )
 def test_framing_stress_leaves_the_sdk_unmoved(framing: Framing) -> None:
     turn = [Text("split me finely", chunks=5), ToolCall("f", {"k": "v"}), Usage(4, 3)]
