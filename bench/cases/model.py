@@ -57,6 +57,24 @@ def _canned_anthropic_body() -> bytes:
         return response.content
 
 
+def _subject_and_floor(sdk: Any, base_url: str, body: bytes) -> tuple[Any, Any]:
+    """The same SDK client twice: over the stuntset transport, and over a bare
+    ``httpx2.MockTransport`` returning ``body`` (the floor)."""
+    import httpx2
+
+    import stuntset
+
+    sse = {"content-type": "text/event-stream"}
+    subject = sdk(
+        api_key="test",
+        base_url=base_url,
+        http_client=httpx2.Client(transport=stuntset.transport(_script())),
+    )
+    mock = httpx2.MockTransport(lambda request: httpx2.Response(200, content=body, headers=sse))
+    floor = sdk(api_key="test", base_url=base_url, http_client=httpx2.Client(transport=mock))
+    return subject, floor
+
+
 def _consume_chat(client: Any) -> None:
     stream = client.chat.completions.create(model="gpt-bench", messages=MESSAGES, stream=True)
     text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
@@ -65,29 +83,13 @@ def _consume_chat(client: Any) -> None:
 
 def openai_inprocess() -> Case:
     import httpx
-    import httpx2
     import openai
     import respx
     import vcr
 
-    import stuntset
-
     body = _canned_chat_body()
     sse = {"content-type": "text/event-stream"}
-    subject = openai.OpenAI(
-        api_key="test",
-        base_url="http://stand-in/v1",
-        http_client=httpx2.Client(transport=stuntset.transport(_script())),
-    )
-    floor = openai.OpenAI(
-        api_key="test",
-        base_url="http://stand-in/v1",
-        http_client=httpx2.Client(
-            transport=httpx2.MockTransport(
-                lambda request: httpx2.Response(200, content=body, headers=sse)
-            )
-        ),
-    )
+    subject, floor = _subject_and_floor(openai.OpenAI, "http://stand-in/v1", body)
     router = respx.mock(base_url="http://stand-in/v1", assert_all_called=False)
     router.post("/chat/completions").respond(200, content=body, headers=sse)
     respx_client = openai.OpenAI(
@@ -216,27 +218,8 @@ def openai_loopback() -> Case:
 
 def _anthropic_clients() -> tuple[Any, Any]:
     import anthropic
-    import httpx2
 
-    import stuntset
-
-    body = _canned_anthropic_body()
-    sse = {"content-type": "text/event-stream"}
-    subject = anthropic.Anthropic(
-        api_key="test",
-        base_url="http://stand-in",
-        http_client=httpx2.Client(transport=stuntset.transport(_script())),
-    )
-    floor = anthropic.Anthropic(
-        api_key="test",
-        base_url="http://stand-in",
-        http_client=httpx2.Client(
-            transport=httpx2.MockTransport(
-                lambda request: httpx2.Response(200, content=body, headers=sse)
-            )
-        ),
-    )
-    return subject, floor
+    return _subject_and_floor(anthropic.Anthropic, "http://stand-in", _canned_anthropic_body())
 
 
 def anthropic_create() -> Case:

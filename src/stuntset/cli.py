@@ -201,42 +201,32 @@ def fake_cli() -> None:
     """Run a fake agent CLI (claude, codex) by hand, playing a script."""
 
 
-@fake_cli.command(
-    "claude", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
-)
-@click.option(
-    "--script",
-    "script_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Script file (TOML/JSON) to play.",
-)
-@click.option("--scenario", default=None, help="A catalog scenario instead (default: happy_path).")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def fake_cli_claude(script_path: str | None, scenario: str | None, args: tuple[str, ...]) -> None:
-    """The fake `claude`, e.g. `stuntset cli claude --script s.toml -- -p hello`."""
-    from stuntset.doubles.cli._cli import run_fake_cli
+def _add_fake_cli(name: str, example: str) -> None:
+    @fake_cli.command(
+        name,
+        help=f"The fake `{name}`, e.g. `{example}`.",
+        short_help=f"The fake `{name}`, playing a script.",
+        context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+    )
+    @click.option(
+        "--script",
+        "script_path",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Script file (TOML/JSON) to play.",
+    )
+    @click.option(
+        "--scenario", default=None, help="A catalog scenario instead (default: happy_path)."
+    )
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def command(script_path: str | None, scenario: str | None, args: tuple[str, ...]) -> None:
+        from stuntset.doubles.cli._cli import run_fake_cli
 
-    sys.exit(run_fake_cli("claude", script_path, scenario, list(args)))
+        sys.exit(run_fake_cli(name, script_path, scenario, list(args)))
 
 
-@fake_cli.command(
-    "codex", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
-)
-@click.option(
-    "--script",
-    "script_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Script file (TOML/JSON) to play.",
-)
-@click.option("--scenario", default=None, help="A catalog scenario instead (default: happy_path).")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def fake_cli_codex(script_path: str | None, scenario: str | None, args: tuple[str, ...]) -> None:
-    """The fake `codex`, e.g. `stuntset cli codex --script s.toml -- exec --json hello`."""
-    from stuntset.doubles.cli._cli import run_fake_cli
-
-    sys.exit(run_fake_cli("codex", script_path, scenario, list(args)))
+_add_fake_cli("claude", "stuntset cli claude --script s.toml -- -p hello")
+_add_fake_cli("codex", "stuntset cli codex --script s.toml -- exec --json hello")
 
 
 @main.command("daemon")
