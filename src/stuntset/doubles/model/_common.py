@@ -396,6 +396,8 @@ def _render_stream(
     if isinstance(fault, OutOfOrder):
         return codec.out_of_order(plan, ctx)
     body = codec.stream_body(plan, ctx)
+    if ctx.framing.repeat_first_event and body and isinstance(body[0], bytes):
+        body = [body[0], *body]
     if fault is None:
         return body + codec.stream_terminal(plan, ctx)
     if isinstance(fault, _STATUS_FAULTS):

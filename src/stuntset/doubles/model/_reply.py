@@ -106,7 +106,9 @@ class Framing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     of at most this many bytes (1 = one byte per write). ``keepalive``: send an SSE comment
     line (``: keep-alive``) before every event. ``unknown_events``: right after a stream's
     first event, send one event of a type the protocol does not define (a client must skip it).
-    ``multiline_data``: spread each event's JSON over several ``data:`` lines (the SSE rules
+    ``repeat_first_event``: send a stream's first event twice (a duplicate ``message_start`` /
+    ``response.created`` / first chunk). ``multiline_data``: spread each event's JSON over
+    several ``data:`` lines (the SSE rules
     join them with newlines, which JSON allows between tokens). ``bad_gzip``: label successful
     responses ``content-encoding: gzip`` without compressing them (a misconfigured proxy).
     """
@@ -117,6 +119,7 @@ class Framing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     unknown_events: bool = False
     multiline_data: bool = False
     bad_gzip: bool = False
+    repeat_first_event: bool = False
 
     def __post_init__(self) -> None:
         if self.line_ending not in ("\n", "\r\n", "\r"):

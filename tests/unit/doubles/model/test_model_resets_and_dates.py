@@ -123,3 +123,36 @@ def test_a_gzip_label_on_a_plain_body_fails_the_client_decoding() -> None:
         client.messages.create(model="m", max_tokens=9, messages=[{"role": "user", "content": "x"}])
     assert isinstance(raised.value.__cause__, httpx2.DecodingError)
     assert "incorrect header check" in str(raised.value.__cause__)
+
+
+def test_a_repeated_first_event_is_what_each_sdk_makes_of_it() -> None:
+    import anthropic
+
+    from stuntset.doubles.model import Framing, ModelDouble
+
+    turn = [Text("hello there")]
+    double = ModelDouble(Script.of(turn, turn), framing=Framing(repeat_first_event=True))
+    with httpx2.Client(transport=stuntset.transport(double=double), base_url="http://d") as http:
+        body = http.post(
+            "/v1/messages",
+            json={
+                "model": "m",
+                "max_tokens": 9,
+                "messages": [{"role": "user", "content": "x"}],
+                "stream": True,
+            },
+        ).content
+    assert body.count(b"event: message_start") == 2
+    client = anthropic.Anthropic(
+        api_key="k",
+        base_url="http://d",
+        http_client=httpx2.Client(transport=stuntset.transport(double=double)),
+    )
+    with (
+        client,
+        client.messages.stream(
+            model="m", max_tokens=9, messages=[{"role": "user", "content": "x"}]
+        ) as stream,
+    ):
+        # the helper starts its snapshot over at the second message_start: the text survives
+        assert stream.get_final_message().content[0].text == "hello there"  # type: ignore[union-attr]
