@@ -15,14 +15,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.stuntset-synced
 
-.PHONY: demo test lint typecheck pytest cassettes bench sync clean
+.PHONY: demo test lint typecheck pytest legacy cassettes bench sync clean
 
 # `make bench CASES=openai_inprocess` runs one case
 
 demo: $(STAMP)
 	$(BIN)/stuntset demo
 
-test: lint typecheck pytest cassettes
+test: lint typecheck pytest legacy cassettes
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -33,6 +33,17 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest -n auto --cov=stuntset --cov-branch --cov-report=term --cov-fail-under=92
+
+# the doubles against an httpx-era client (openai 1.x), in its own environment
+LEGACY := .venv-legacy
+LEGACY_STAMP := $(LEGACY)/.stuntset-synced
+
+legacy: $(LEGACY_STAMP)
+	$(LEGACY)/bin/pytest tests/legacy -q -p no:cacheprovider
+
+$(LEGACY_STAMP): pyproject.toml uv.lock | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(CURDIR)/$(LEGACY) $(UV) sync --locked --no-default-groups --group legacy --python $(PYTHON)
+	touch $@
 
 # no cassette or JSONL file in the tree may hold a secret
 cassettes: $(STAMP)
@@ -49,7 +60,7 @@ $(CURDIR)/.tools/bin/uv:
 	.tools/bin/python -m pip install --quiet "uv==$(UV_VERSION)"
 
 clean:
-	rm -rf .venv .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* htmlcov dist build
+	rm -rf .venv .venv-legacy .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* htmlcov dist build
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(CASES)
