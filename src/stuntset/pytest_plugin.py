@@ -241,6 +241,17 @@ def log_seam(event_log: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
+def fake_runner(_stuntset_seams: Any) -> Any:
+    """A ``ProviderRegistry`` (every catalog scenario by name, and ``"stuck"``) that records the
+    lifecycle of the providers it hands out — created, started, interrupted, responded, closed —
+    for hosts that take providers by name: ``SessionService(providers=fake_runner)``."""
+    from stuntset.providers.recording import ProviderRegistry
+    from stuntset.runtime.testing import scenario_registry
+
+    return ProviderRegistry(scenario_registry())
+
+
+@pytest.fixture
 def session_service(event_log: Any) -> Iterator[Any]:
     """An unstarted ``stuntset.runtime.SessionService`` over ``event_log`` whose providers are
     the catalog scenarios (by name) and ``"stuck"``: ``async with session_service as host:``."""
