@@ -4,6 +4,7 @@ secrets redacted, for tests to inspect (``stand_in.requests``).
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -19,9 +20,11 @@ _SECRET_HEADERS = frozenset(
 _SECRET_WORDS = ("key", "token", "secret", "password", "auth")
 
 
+@functools.lru_cache(maxsize=512)
 def _is_secret(name: str) -> bool:
-    lowered = name.lower()
-    return lowered in _SECRET_HEADERS or any(word in lowered for word in _SECRET_WORDS)
+    """Whether a (lower-cased) header name holds a credential; clients send the same few
+    names on every request, so the answer is cached per name."""
+    return name in _SECRET_HEADERS or any(word in name for word in _SECRET_WORDS)
 
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
