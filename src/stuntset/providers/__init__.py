@@ -4,7 +4,8 @@
 Codex, pydantic-ai adapters build on it). ``ScriptedProvider`` plays a script;
 ``StuckProvider`` never finishes a run until told to. Adapters over real runtimes load on
 first use, so the core never imports their optional SDKs: ``PydanticAIProvider``
-(``stuntset[pydantic-ai]``) and ``ClaudeCodeProvider`` (``stuntset[claude]``).
+(``stuntset[pydantic-ai]``), ``ClaudeCodeProvider`` (``stuntset[claude]``) and
+``CodexProvider`` (``stuntset[codex]``).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -23,11 +24,13 @@ from stuntset.providers.stuck import StuckProvider
 
 if TYPE_CHECKING:
     from stuntset.providers.claude_code import ClaudeCodeProvider
+    from stuntset.providers.codex import CodexProvider
     from stuntset.providers.pydantic_ai import PydanticAIProvider
 
 #: Adapters whose SDK is an optional extra: name → module, imported on first use.
 _ADAPTERS = {
     "ClaudeCodeProvider": "stuntset.providers.claude_code",
+    "CodexProvider": "stuntset.providers.codex",
     "PydanticAIProvider": "stuntset.providers.pydantic_ai",
 }
 
@@ -46,6 +49,7 @@ __all__ = [
     "Call",
     "Capabilities",
     "ClaudeCodeProvider",
+    "CodexProvider",
     "Interrupted",
     "PydanticAIProvider",
     "Responded",

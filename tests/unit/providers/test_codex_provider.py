@@ -1,0 +1,260 @@
+"""``CodexProvider`` over the fake ``codex`` (app-server mode): the real, unmodified
+``openai-codex`` SDK spawns the double through ``codex_bin``; the provider turns the turn's
+notifications into normalized events. Then the conformance suite over the catalog."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("openai_codex")
+
+from stuntset import scenarios
+from stuntset.checks import check_provider_conformance
+from stuntset.doubles.cli import InstalledCli, install_cli
+from stuntset.driver import drive
+from stuntset.errors import UsageError
+from stuntset.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    Event,
+    InputRequested,
+    InputResolved,
+    MessageCompleted,
+    MessageDelta,
+    ReasoningCompleted,
+    RunCompleted,
+    RunCrashed,
+    RunKilled,
+    RunStarted,
+    ToolCompleted,
+    ToolStarted,
+    Usage,
+)
+from stuntset.providers.codex import CodexProvider, turn_crash
+from stuntset.script import Script
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # each run's events reach an asyncio loop
+
+
+class Clis:
+    """One fake ``codex`` (and one ``CODEX_HOME``) per script: providers made for the same
+    script share them, as the conformance suite's resume check needs."""
+
+    def __init__(self, root: Path, **provider_options: Any) -> None:
+        self.root = root
+        self.count = itertools.count()
+        self.installed: dict[int, tuple[InstalledCli, Path]] = {}
+        self.provider_options = provider_options
+
+    def cli(self, script: Script) -> InstalledCli:
+        return self._installed(script)[0]
+
+    def _installed(self, script: Script) -> tuple[InstalledCli, Path]:
+        if id(script) not in self.installed:
+            where = self.root / f"codex{next(self.count)}"
+            cli = install_cli("codex", script, bin_dir=where / "bin", time_scale=0.01)
+            self.installed[id(script)] = (cli, where)
+        return self.installed[id(script)]
+
+    def __call__(self, script: Script) -> CodexProvider:
+        cli, where = self._installed(script)
+        return CodexProvider(
+            str(cli.path),
+            cwd=str(self.root),
+            env={"CODEX_HOME": str(where / "home")},
+            **self.provider_options,
+        )
+
+
+@pytest.fixture
+def clis(tmp_path: Path) -> Clis:
+    return Clis(tmp_path)
+
+
+async def play(provider: CodexProvider, prompt: str = "hi", **options: Any) -> list[Event]:
+    resume = options.pop("resume", None)
+    try:
+        return await drive(provider.start(prompt, resume=resume), timeout=10, **options)
+    finally:
+        await provider.aclose()
+
+
+def texts_before(events: list[Event], event: Event) -> list[MessageCompleted]:
+    return [e for e in events[: events.index(event)] if isinstance(e, MessageCompleted)]
+
+
+def texts(events: list[Event]) -> list[str]:
+    return [e.text for e in events if isinstance(e, MessageCompleted)]
+
+
+async def test_a_text_turn_streams_deltas_usage_and_completes(clis: Clis) -> None:
+    provider = clis(scenarios.build("happy_path"))
+    events = await play(provider)
+    started = events[0]
+    assert isinstance(started, RunStarted)
+    assert started.provider == "codex"
+    assert started.session_id == provider.session_id != ""
+    deltas = [e.text for e in events if isinstance(e, MessageDelta)]
+    assert len(deltas) > 1
+    assert "".join(deltas) == texts(events)[0] == "Hello! How can I help you today?"
+    assert [(u.input_tokens, u.output_tokens) for u in events if isinstance(u, Usage)] == [(12, 9)]
+    assert isinstance(events[-1], RunCompleted)
+
+
+async def test_tool_calls_reasoning_and_results_are_normalized(clis: Clis) -> None:
+    events = await play(clis(scenarios.build("interleaved_streaming")))
+    started = [e for e in events if isinstance(e, ToolStarted)]
+    completed = {e.tool_call_id: e for e in events if isinstance(e, ToolCompleted)}
+    assert [(s.name, s.input) for s in started] == [
+        ("read_file", {"path": "a.txt"}),
+        ("read_file", {"path": "b.txt"}),
+    ]
+    assert [completed[s.tool_call_id].output for s in started] == ["alpha", "beta"]
+    reasoning = [e.text for e in events if isinstance(e, ReasoningCompleted)]
+    assert reasoning[0].startswith("The user wants both files compared.")
+    assert texts(events)[-1] == "a.txt says alpha, b.txt says beta."
+    assert isinstance(events[-1], RunCompleted)
+
+
+@pytest.mark.parametrize(("decision", "wire"), [("allow", "accept"), ("deny", "decline")])
+async def test_approvals_are_asked_and_the_decision_reaches_codex(
+    clis: Clis, decision: str, wire: str
+) -> None:
+    script = scenarios.build("needs_approval")
+    events = await play(clis(script), approve=decision)
+    (asked,) = [e for e in events if isinstance(e, ApprovalRequested)]
+    (tool,) = [e for e in events if isinstance(e, ToolStarted)]
+    assert asked.tool == "command_execution"
+    assert asked.input["command"] == "/bin/bash -lc 'rm -rf build/'"
+    assert asked.tool_call_id == tool.tool_call_id
+    # in wire order: the message and the tool's item/started came before Codex asked
+    assert events.index(texts_before(events, asked)[0]) < events.index(tool) < events.index(asked)
+    assert tool.name == "command_execution"
+    assert [e.decision for e in events if isinstance(e, ApprovalResolved)] == [decision]
+    (result,) = [e for e in events if isinstance(e, ToolCompleted)]
+    assert result.is_error is (decision == "deny")
+    assert isinstance(events[-1], RunCompleted)
+    (invocation,) = clis.cli(script).invocations
+    answers = [m for m in invocation.stdin if "result" in m and "decision" in m["result"]]
+    assert [a["result"]["decision"] for a in answers] == [wire]
+
+
+async def test_auto_review_declares_no_approvals_and_never_asks(tmp_path: Path) -> None:
+    provider = Clis(tmp_path, approvals="auto_review")(scenarios.build("needs_approval"))
+    assert not provider.capabilities.approvals
+    events = await play(provider)
+    assert not [e for e in events if isinstance(e, ApprovalRequested)]
+    assert isinstance(events[-1], RunCompleted)
+
+
+async def test_a_question_is_an_input_request_and_the_answer_reaches_codex(clis: Clis) -> None:
+    script = scenarios.build("input_request")
+    events = await play(clis(script), answer="main")
+    (asked,) = [e for e in events if isinstance(e, InputRequested)]
+    assert asked.prompt == "Which branch should I deploy?"
+    assert [e.text for e in texts_before(events, asked)] == ["Before I deploy, I need one detail."]
+    assert [e.text for e in events if isinstance(e, InputResolved)] == ["main"]
+    assert texts(events)[-1] == "Thanks, deploying now."
+    (invocation,) = clis.cli(script).invocations
+    assert "main" in str(invocation.stdin)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "kind", "retryable"),
+    [
+        ("spawn_missing", "spawn_failed", False),
+        ("auth_expired_mid_run", "auth", False),
+        ("rate_limited", "rate_limited", True),
+        ("overloaded", "overloaded", True),
+        ("malformed_json", "protocol", False),
+        ("garbage_bytes", "protocol", False),
+        ("crash_mid_turn", "exited", False),
+    ],
+)
+async def test_failures_become_classified_crashes(
+    clis: Clis, scenario: str, kind: str, retryable: bool
+) -> None:
+    events = await play(clis(scenarios.build(scenario)))
+    assert isinstance(events[0], RunStarted)
+    crashed = events[-1]
+    assert isinstance(crashed, RunCrashed), crashed
+    assert (crashed.kind, crashed.retryable) == (kind, retryable)
+
+
+def test_turn_errors_are_classified_by_codex_error_info() -> None:
+    assert turn_crash({"message": "m", "codexErrorInfo": "unauthorized"}) == ("auth", "m", False)
+    assert turn_crash({"message": "m", "codexErrorInfo": "serverOverloaded"})[0] == "overloaded"
+    status = {"httpConnectionFailed": {"httpStatusCode": 502}}
+    assert turn_crash({"message": "m", "codexErrorInfo": status}) == ("http", "m", True)
+    assert turn_crash(None) == ("internal", "the turn failed", False)
+
+
+async def test_a_new_provider_resumes_the_thread(clis: Clis) -> None:
+    script = scenarios.build("multi_turn")
+    first = clis(script)
+    assert texts(await play(first, "one")) == ["Answer number 1."]
+    second = clis(script)
+    events = await play(second, "two", resume=first.session_id)
+    assert texts(events) == ["Answer number 2."]
+    assert second.session_id == first.session_id
+    assert isinstance(events[0], RunStarted)
+    assert events[0].session_id == first.session_id
+    methods = [m.get("method") for m in clis.cli(script).invocations[-1].stdin]
+    assert "thread/resume" in methods
+    assert "thread/start" not in methods
+
+
+async def test_interrupting_a_stuck_turn_kills_it_and_codex_exits(clis: Clis) -> None:
+    script = scenarios.build("stuck")
+    provider = clis(script)
+    events = await play(provider, interrupt_when=lambda e: isinstance(e, MessageDelta))
+    assert isinstance(events[-1], RunKilled)
+    (invocation,) = clis.cli(script).invocations
+    methods = [m.get("method") for m in invocation.stdin]
+    assert "turn/interrupt" in methods
+    assert invocation.exit_code is not None or invocation.events  # the process is gone
+
+
+async def test_misuse_is_refused(clis: Clis) -> None:
+    with pytest.raises(UsageError, match="approvals must be one of"):
+        CodexProvider("codex", approvals="sometimes")  # type: ignore[arg-type]
+    script = scenarios.build("happy_path")
+    provider = clis(script)
+    run = provider.start("hi")
+    with pytest.raises(UsageError, match="no open request 'r1'"):
+        await run.respond("r1", "allow")
+    await run.interrupt()
+    events = [event async for event in run]
+    assert [type(e) for e in events] == [RunStarted, RunKilled]
+    assert clis.cli(script).invocations == []  # never spawned
+
+
+def test_runs_need_asyncio(clis: Clis) -> None:
+    import anyio
+
+    provider = clis(scenarios.build("happy_path"))
+
+    async def iterate() -> None:
+        with pytest.raises(UsageError, match="under asyncio, not trio"):
+            await anext(aiter(provider.start("hi")))
+
+    anyio.run(iterate, backend="trio")
+
+
+def test_the_provider_keeps_the_conformance_invariants_over_the_catalog(clis: Clis) -> None:
+    report = check_provider_conformance(clis, timeout=10)
+    assert report.not_applicable() == []
+    outcomes = {name: (r.terminal, r.kind) for name, r in report.outcomes().items()}
+    assert outcomes["happy_path"] == ("run.completed", None)
+    assert outcomes["stuck"] == ("run.killed", None)
+    assert outcomes["spawn_missing"] == ("run.crashed", "spawn_failed")
+    assert outcomes["crash_mid_turn"] == ("run.crashed", "exited")
