@@ -12,6 +12,7 @@ Adapters and the wires they are played over:
 ``pydantic-ai``  ``PydanticAIProvider``: a pydantic-ai Agent, OpenAI chat model, in-process
                  model double (through the real openai SDK)
 ``claude-code``  ``ClaudeCodeProvider``: claude-agent-sdk spawning the fake ``claude``
+``codex``        ``CodexProvider``: the openai-codex SDK driving the fake ``codex app-server``
 
 ``stuntset matrix`` prints it (``--markdown`` for the docs); ``provider_matrix()`` returns it.
 """
@@ -41,6 +42,7 @@ ADAPTERS: dict[str, str | None] = {
     "scripted": None,
     "pydantic-ai": "pydantic_ai",
     "claude-code": "claude_agent_sdk",
+    "codex": "openai_codex",
 }
 _PER_RUN = ("started-first", "contract", "terminates")
 
@@ -129,10 +131,29 @@ def _claude_code(workdir: Path) -> Callable[[Script], AgentProvider]:
     return make
 
 
+def _codex(workdir: Path) -> Callable[[Script], AgentProvider]:
+    from stuntset.doubles.cli import install_cli
+    from stuntset.providers.codex import CodexProvider
+
+    count = itertools.count()
+    homes: dict[int, tuple[str, Path]] = {}  # one fake codex and CODEX_HOME per script (resume)
+
+    def make(script: Script) -> AgentProvider:
+        if id(script) not in homes:
+            where = workdir / f"codex-{next(count)}"
+            cli = install_cli("codex", script, bin_dir=where / "bin", time_scale=0.01)
+            homes[id(script)] = (str(cli.path), where)
+        path, where = homes[id(script)]
+        return CodexProvider(path, cwd=str(workdir), env={"CODEX_HOME": str(where / "home")})
+
+    return make
+
+
 _FACTORIES: dict[str, Callable[[Path], Callable[[Script], AgentProvider]]] = {
     "scripted": _scripted,
     "pydantic-ai": _pydantic_ai,
     "claude-code": _claude_code,
+    "codex": _codex,
 }
 
 

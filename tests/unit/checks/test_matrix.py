@@ -33,9 +33,16 @@ def test_every_adapter_over_the_doubles(tmp_path: Path) -> None:
         "spawn_missing": "crashed: spawn_failed",
         "rate_limited": "crashed: rate_limited (retryable)",  # the CLI's own retries ran out
     }
+    assert labels["codex"] == {
+        "spawn_missing": "crashed: spawn_failed",
+        "rate_limited": "crashed: rate_limited (retryable)",
+    }
     markdown = matrix_markdown(table)
-    assert markdown.splitlines()[0] == "| scenario | scripted | pydantic-ai | claude-code |"
-    assert "| `spawn_missing` | crashed: spawn_failed | n/a | crashed: spawn_failed |" in markdown
+    assert markdown.splitlines()[0] == "| scenario | scripted | pydantic-ai | claude-code | codex |"
+    assert (
+        "| `spawn_missing` | crashed: spawn_failed | n/a | crashed: spawn_failed "
+        "| crashed: spawn_failed |"
+    ) in markdown
 
 
 def test_cell_labels() -> None:
@@ -46,7 +53,7 @@ def test_cell_labels() -> None:
 
 def test_unknown_names_are_refused() -> None:
     with pytest.raises(UsageError, match="unknown adapter"):
-        provider_matrix(["codex"])
+        provider_matrix(["gemini"])
     with pytest.raises(UnknownScenario):
         provider_matrix(["scripted"], ["happy"])
 
