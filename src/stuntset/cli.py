@@ -105,6 +105,16 @@ def cassettes_diff(old: str, new: str) -> None:
     sys.exit(1 if lines else 0)
 
 
+@cassettes.command("migrate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def cassettes_migrate(paths: tuple[str, ...]) -> None:
+    """Rewrite cassettes in place in the current format (canonical, scrubbed, scanned)."""
+    from stuntset.cassettes.migrate import migrate_file
+
+    for path in paths:
+        click.echo(f"{path}: {'rewritten' if migrate_file(path) else 'already current'}")
+
+
 @cassettes.command("to-script")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option(
