@@ -37,7 +37,6 @@ task is an asyncio task).
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import dataclasses
 import uuid
@@ -89,6 +88,7 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
+from stuntset.providers._queue import EventQueue
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
 
@@ -259,9 +259,7 @@ class ClaudeCodeRun:
         self._scope: anyio.CancelScope | None = None
         self._client: ClaudeSDKClient | None = None
         self._connected = False
-        self._queue: collections.deque[Event] = collections.deque()
-        self._wake: anyio.Event | None = None
-        self._ended = False  # the session task is over: nothing more will be queued
+        self._queue = EventQueue()  # ended once the session task is over
         self._requests: dict[str, _Request] = {}
         self._open: dict[str, tuple[str, str]] = {}  # "text"/"thinking" → (item id, text so far)
         self._tools_open: set[str] = set()
@@ -300,9 +298,7 @@ class ClaudeCodeRun:
         self._send(event)
 
     def _send(self, event: Event) -> None:
-        self._queue.append(event)
-        if self._wake is not None:
-            self._wake.set()
+        self._queue.put(event)
 
     async def __anext__(self) -> Event:
         if self.finished:
@@ -319,7 +315,7 @@ class ClaudeCodeRun:
             if self._killed is not None:
                 self._send(self._event(RunKilled, reason=self._killed))
                 self._terminal_sent = True
-                self._ended = True
+                self._queue.end()
             else:
                 self._task = asyncio.get_running_loop().create_task(
                     self._session(), name=f"stuntset claude run {self._run_id}"
@@ -332,12 +328,10 @@ class ClaudeCodeRun:
                     model=provider.options.model,
                 )
             )
-        while not self._queue:
-            if self._ended:  # pragma: no cover - the session always queues a terminal
-                raise StopAsyncIteration
-            self._wake = anyio.Event()
-            await self._wake.wait()
-        return self._deliver(self._queue.popleft())
+        event = await self._queue.get()
+        if event is None:  # pragma: no cover - the session always queues a terminal
+            raise StopAsyncIteration
+        return self._deliver(event)
 
     def _deliver(self, event: Event) -> Event:
         self.events.append(event)
@@ -396,9 +390,7 @@ class ClaudeCodeRun:
             self._connected = False
             if self._terminal is not None:
                 self._send(self._terminal)
-            self._ended = True
-            if self._wake is not None:
-                self._wake.set()
+            self._queue.end()
 
     def _handle(self, message: Any) -> None:
         if isinstance(message, StreamEvent):

@@ -46,7 +46,6 @@ driven on asyncio (events reach the loop with ``call_soon_threadsafe``).
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import queue
 import threading
@@ -82,6 +81,7 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
+from stuntset.providers._queue import EventQueue
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
 
@@ -367,10 +367,8 @@ class CodexRun:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._terminal_sent = False
         self._terminal: Event | None = None
-        self._queue: collections.deque[Event] = collections.deque()
-        self._wake: anyio.Event | None = None
+        self._queue = EventQueue()  # ended once the driver is over and its process gone
         self._done: anyio.Event | None = None
-        self._ended = False  # the driver is over: nothing more will be queued
         self._requests: dict[str, _Request] = {}
         self._released = False  # open requests go unanswered from now on
         self._markers: dict[str, dict[str, Any]] = {}  # request id → its event, not yet emitted
@@ -416,17 +414,13 @@ class CodexRun:
         self._send(event)
 
     def _send(self, event: Event) -> None:
-        self._queue.append(event)
-        if self._wake is not None:
-            self._wake.set()
+        self._queue.put(event)
 
     def _end(self) -> None:
         """On the loop, once the driver is over and its process gone."""
         if self._terminal is not None:
             self._send(self._terminal)
-        self._ended = True
-        if self._wake is not None:
-            self._wake.set()
+        self._queue.end()
         if self._done is not None:
             self._done.set()
 
@@ -447,19 +441,16 @@ class CodexRun:
                 self._send(self._started_event())
                 self._send(self._event(RunKilled, reason=self._killed))
                 self._terminal_sent = True
-                self._ended = True
+                self._queue.end()
                 self._done.set()
             else:
                 self._thread = threading.Thread(
                     target=self._drive, name=f"stuntset codex run {self._run_id}", daemon=True
                 )
                 self._thread.start()
-        while not self._queue:
-            if self._ended:  # pragma: no cover - the driver always queues a terminal
-                raise StopAsyncIteration
-            self._wake = anyio.Event()
-            await self._wake.wait()
-        event = self._queue.popleft()
+        event = await self._queue.get()
+        if event is None:  # pragma: no cover - the driver always queues a terminal
+            raise StopAsyncIteration
         self.events.append(event)
         if event.terminal:
             self.finished = True
