@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from bench.runner import Case, Result, Variant, ratio_line
+from bench.cases._spawn import anchors, cleanup, spawn, verdict
+from bench.runner import Case, Variant
 from stuntset.doubles.cli import install_cli
 from stuntset.script import Script, Step, Text, ToolCall, ToolResult, Turn, Usage
 
@@ -27,12 +27,6 @@ for _i in range(5):
 STEPS += [Text("almost"), Text("done"), Usage(10, 12)]
 ARGS = ["exec", "--json", "--skip-git-repo-check", "hi"]
 
-NAIVE = """import json
-for i in range(19):
-    print(json.dumps({"type": "item.completed", "i": i, "text": "hello world"}))
-print(json.dumps({"type": "turn.completed", "usage": {}}))
-"""
-
 APP_SERVER = [
     {
         "id": "1",
@@ -42,22 +36,6 @@ APP_SERVER = [
     {"method": "initialized"},
     {"id": "2", "method": "thread/start", "params": {}},
 ]
-
-
-def _spawn(argv: list[str], stdin: bytes, last: bytes) -> None:
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert proc.stdin is not None
-    assert proc.stdout is not None
-    proc.stdin.write(stdin)
-    proc.stdin.close()
-    lines = 0
-    for line in proc.stdout:
-        lines += 1
-        if last in line:
-            break
-    proc.stdout.close()
-    proc.wait()
-    assert lines >= 20, lines
 
 
 def _app_server(path: str) -> None:
@@ -94,46 +72,19 @@ def codex_spawn() -> Case:
     cli = install_cli("codex", script, bin_dir=directory / "bin")
     check = subprocess.run([str(cli.path), *ARGS], capture_output=True, check=True, cwd=directory)
     assert len(check.stdout.splitlines()) == 20, check.stdout
-    naive = directory / "naive.py"
-    naive.write_text(NAIVE)
-    floor_lines = (
-        b"".join(json.dumps({"type": "item.completed", "i": i}).encode() + b"\n" for i in range(19))
-        + b'{"type":"turn.completed"}\n'
-    )
-    floor = directory / "floor.py"
-    floor.write_text(f"import sys\nsys.stdout.buffer.write({floor_lines!r})\n")
-    python = sys.executable
     path = str(cli.path)
-
-    def verdict(results: dict[str, Result]) -> tuple[bool, str]:
-        ratios = ratio_line(results, "fake codex exec --json")
-        return ratios["naive python"] <= 1.0, (
-            f"{ratios['naive python']:.2f}× naive, {ratios['python -I -S floor']:.2f}× floor"
-        )
-
-    def close() -> None:
-        cli.uninstall()
-        for item in directory.rglob("*"):
-            if item.is_file():
-                item.unlink()
 
     return Case(
         name="codex_spawn",
         title="fake codex: spawn → turn.completed of a 20-event exec --json turn",
         variants=[
-            Variant(
-                "fake codex exec --json", lambda: _spawn([path, *ARGS], b"", b"turn.completed")
-            ),
+            Variant("fake codex exec --json", lambda: spawn([path, *ARGS], b"", b"turn.completed")),
             Variant("fake codex app-server turn", lambda: _app_server(path)),
-            Variant("naive python", lambda: _spawn([python, str(naive)], b"", b"turn.completed")),
-            Variant(
-                "python -I -S floor",
-                lambda: _spawn([python, "-I", "-S", str(floor)], b"", b"turn.completed"),
-            ),
+            *anchors(directory, "item.completed", "turn.completed", b"turn.completed"),
         ],
         budget="≤ 1.0× the naive script; reported against the -I -S floor",
-        verdict=verdict,
+        verdict=verdict("fake codex exec --json"),
         calls_per_round=10,
         rounds=7,
-        close=close,
+        close=cleanup(cli.uninstall, directory),
     )
