@@ -312,6 +312,21 @@ class _Checker:
             self.report.provider = provider.name
         return provider
 
+    async def provider_declaring(
+        self, script: Script, scenario: str, record: list[str], capability: str | None = None
+    ) -> AgentProvider | None:
+        """A provider for ``script`` that declares ``capability``; else ``None``, with the
+        ``record`` invariants marked not applicable (and the reason)."""
+        provider = self.provider_for(script, scenario)
+        if isinstance(provider, str):
+            self.skip(record, scenario, provider)
+            return None
+        if capability is not None and not getattr(provider.capabilities, capability):
+            await self.close(provider)
+            self.skip(record, scenario, f"the provider does not declare {capability!r}")
+            return None
+        return provider
+
     async def close(self, provider: AgentProvider) -> None:
         with anyio.move_on_after(self.close_timeout):
             await provider.aclose()
@@ -470,12 +485,9 @@ class _Checker:
     async def check_interrupt(self, script: Script, scenario: str) -> None:
         __tracebackhide__ = True
         invariant = "interrupt-terminates"
-        provider = self.provider_for(script, scenario)
-        if isinstance(provider, str):
-            return self.skip([invariant], scenario, provider)
-        if not provider.capabilities.interrupt:
-            await self.close(provider)
-            return self.skip([invariant], scenario, "the provider does not declare 'interrupt'")
+        provider = await self.provider_declaring(script, scenario, [invariant], "interrupt")
+        if provider is None:
+            return
         try:
             run = await self.start(provider, invariant, scenario)
             played = await self.play(run, script, interrupt_after=1, approve=None, answer=None)
@@ -517,16 +529,16 @@ class _Checker:
         finally:
             await self.close(provider)
         self.result(invariant, scenario, played)
-        return None
+        return
 
     # --- closing the provider ---
 
     async def check_close(self, script: Script, scenario: str) -> None:
         __tracebackhide__ = True
         invariant = "close-kills"
-        provider = self.provider_for(script, scenario)
-        if isinstance(provider, str):
-            return self.skip([invariant], scenario, provider)
+        provider = await self.provider_declaring(script, scenario, [invariant])
+        if provider is None:
+            return
         try:
             run = await self.start(provider, invariant, scenario)
             played = await self.play(
@@ -549,20 +561,17 @@ class _Checker:
                 provider,
             )
         self.result(invariant, scenario, played)
-        return None
+        return
 
     # --- approvals and input ---
 
     async def check_approval(self, script: Script, scenario: str, decision: str) -> None:
         __tracebackhide__ = True
         invariant = "approval-honoured"
-        provider = self.provider_for(script, scenario)
         record = [invariant] if decision == "allow" else []  # one result for both decisions
-        if isinstance(provider, str):
-            return self.skip(record, scenario, provider)
-        if not provider.capabilities.approvals:
-            await self.close(provider)
-            return self.skip(record, scenario, "the provider does not declare 'approvals'")
+        provider = await self.provider_declaring(script, scenario, record, "approvals")
+        if provider is None:
+            return
         try:
             run = await self.start(provider, invariant, scenario)
             played = await self.play(
@@ -634,19 +643,14 @@ class _Checker:
                 )
         if decision == "allow":
             self.result(invariant, scenario, played)
-        return None
+        return
 
     async def check_input(self, script: Script, scenario: str) -> None:
         __tracebackhide__ = True
         invariant = "input-honoured"
-        provider = self.provider_for(script, scenario)
-        if isinstance(provider, str):
-            return self.skip([invariant], scenario, provider)
-        if not provider.capabilities.input_requests:
-            await self.close(provider)
-            return self.skip(
-                [invariant], scenario, "the provider does not declare 'input_requests'"
-            )
+        provider = await self.provider_declaring(script, scenario, [invariant], "input_requests")
+        if provider is None:
+            return
         text = "stuntset conformance answer"
         try:
             run = await self.start(provider, invariant, scenario)
@@ -688,19 +692,16 @@ class _Checker:
                     provider,
                 )
         self.result(invariant, scenario, played)
-        return None
+        return
 
     # --- resume ---
 
     async def check_resume(self, script: Script, scenario: str) -> None:
         __tracebackhide__ = True
         invariant = "resume-round-trips"
-        first = self.provider_for(script, scenario)
-        if isinstance(first, str):
-            return self.skip([invariant], scenario, first)
-        if not first.capabilities.resume:
-            await self.close(first)
-            return self.skip([invariant], scenario, "the provider does not declare 'resume'")
+        first = await self.provider_declaring(script, scenario, [invariant], "resume")
+        if first is None:
+            return
         try:
             run = await self.start(first, invariant, scenario)
             played = await self.play(run, script, approve=lambda e: "allow", answer=lambda e: "yes")
@@ -770,7 +771,7 @@ class _Checker:
                 second,
             )
         self.result(invariant, scenario, resumed)
-        return None
+        return
 
     # --- early close ---
 
@@ -779,9 +780,9 @@ class _Checker:
         invariant = "early-close-releases"
         probe = Resources(self.leak_checks, self.own_tasks)
         before = probe.snapshot()
-        provider = self.provider_for(script, scenario)
-        if isinstance(provider, str):
-            return self.skip([invariant], scenario, provider)
+        provider = await self.provider_declaring(script, scenario, [invariant])
+        if provider is None:
+            return
         try:
             run = await self.start(provider, invariant, scenario)
             played = await self.play(run, script, stop_after=2)
@@ -818,7 +819,7 @@ class _Checker:
                 provider,
             )
         self.result(invariant, scenario, played)
-        return None
+        return
 
     async def settle(self, probe: Resources, before: set[str]) -> set[str]:
         """What is left beyond ``before``, once it stops shrinking or ``close_timeout``."""
