@@ -424,6 +424,26 @@ def pause(seconds: float) -> list[Action]:
     return [Pause(seconds)] if seconds > 0 else []
 
 
+def item_events(
+    plan: Plan,
+    parts: list[tuple[Any, dict[str, Any]]],
+    render: Callable[[Any, dict[str, Any], int], list[Action]],
+) -> list[Action]:
+    """The plan's content steps rendered in order with the parts built for them
+    (``render(step, part, index)``); delays in between become pauses."""
+    built = iter(parts)
+    out: list[Action] = []
+    index = 0
+    for step in plan.items:
+        if isinstance(step, Delay):
+            out += pause(step.seconds)
+            continue
+        _, part = next(built)
+        out += render(step, part, index)
+        index += 1
+    return out
+
+
 def text_of(content: Any) -> str:
     """The text of a message ``content``: a string, or the text parts of a list of parts."""
     if isinstance(content, str):

@@ -13,9 +13,10 @@ An in-band error is ``event: error``. Both auth header forms are accepted (``x-a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
-from stuntset.script import Delay, Reasoning, Text, ToolCall, TurnRequest
+from stuntset.script import Reasoning, Text, ToolCall, TurnRequest
 
 from ._common import (
     BadRequest,
@@ -24,6 +25,7 @@ from ._common import (
     StatusFault,
     WireCodec,
     encode,
+    item_events,
     pause,
     require_model,
     require_object,
@@ -181,16 +183,8 @@ class AnthropicCodec(WireCodec):
         ]
         if ctx.framing.unknown_events:
             out.insert(1, self._event(ctx, "stuntset_unknown", note="an event type nobody knows"))
-        blocks = iter(self._blocks(plan, ctx))
-        index = 0
-        for step in plan.items:
-            if isinstance(step, Delay):
-                out += pause(step.seconds)
-                continue
-            _, block = next(blocks)
-            out += self._block_events(step, block, index, ctx)
-            index += 1
-        return out
+        render = partial(self._block_events, ctx=ctx)
+        return out + item_events(plan, self._blocks(plan, ctx), render)
 
     def _block_events(
         self,

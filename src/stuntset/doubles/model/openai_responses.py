@@ -12,9 +12,10 @@ and closed by ``output_item.done``; ``response.completed`` carries the full ``ou
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
-from stuntset.script import Delay, Reasoning, Text, ToolCall, TurnRequest
+from stuntset.script import Reasoning, Text, ToolCall, TurnRequest
 
 from ._common import (
     BadRequest,
@@ -23,6 +24,7 @@ from ._common import (
     StatusFault,
     WireCodec,
     encode,
+    item_events,
     pause,
     require_model,
     require_object,
@@ -192,16 +194,8 @@ class ResponsesCodec(WireCodec):
                 response=self._response(plan, ctx, "in_progress", final=False),
             )
         )
-        items = iter(self._items(plan, ctx))
-        index = 0
-        for step in plan.items:
-            if isinstance(step, Delay):
-                out += pause(step.seconds)
-                continue
-            _, item = next(items)
-            out += self._item_events(step, item, index, ctx)
-            index += 1
-        return out
+        render = partial(self._item_events, ctx=ctx)
+        return out + item_events(plan, self._items(plan, ctx), render)
 
     def _item_events(
         self,
