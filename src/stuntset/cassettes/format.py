@@ -137,8 +137,12 @@ def _block_id(value: Any) -> str:
 
 
 def _extract(value: Any, key: str | None, blocks: dict[str, Any]) -> Any:
-    size = len(_encoder.encode(value))
-    if (key in BLOCK_KEYS and size >= 64) or (isinstance(value, str) and size >= BLOCK_MIN_BYTES):
+    # sizes are measured only where a block may start, not for every nested value
+    if isinstance(value, str):
+        large = len(value.encode()) >= BLOCK_MIN_BYTES or (key in BLOCK_KEYS and len(value) >= 64)
+    else:
+        large = key in BLOCK_KEYS and len(_encoder.encode(value)) >= 64
+    if large:
         block = _block_id(value)
         blocks.setdefault(block, value)
         return {"$block": block}

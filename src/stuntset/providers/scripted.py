@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import anyio
 import anyio.lowlevel
 
+from stuntset.clock import Clock
 from stuntset.errors import UsageError
 from stuntset.events import (
     ApprovalRequested,
@@ -35,6 +36,7 @@ from stuntset.events import (
     ToolStarted,
 )
 from stuntset.events import Usage as UsageEvent
+from stuntset.ids import IdGenerator
 from stuntset.providers.base import Call, Capabilities, Interrupted, Responded, Started
 from stuntset.script import (
     AGENT_WIRE,
@@ -132,8 +134,8 @@ class ScriptedProvider:
         name: str = "scripted",
         model: str | None = "scripted-model",
         session_id: str | None = None,
-        clock: Any = None,
-        ids: Any = None,
+        clock: Clock | None = None,
+        ids: IdGenerator | None = None,
     ) -> None:
         self.script = AGENT_WIRE.check(script if script is not None else Script())
         self.player = ScriptPlayer(self.script)
