@@ -32,6 +32,7 @@ from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
 from stuntset.errors import UsageError
 
 __all__ = [
+    "ENDPOINTS",
     "FORMAT",
     "VERSION",
     "Block",
@@ -44,9 +45,11 @@ __all__ = [
     "RecordedResponse",
     "SecretFound",
     "dumps_cassette",
+    "endpoint_of",
     "is_cassette",
     "load_cassette",
     "loads_cassette",
+    "wire_of",
     "write_cassette",
 ]
 
@@ -56,6 +59,28 @@ VERSION = 1
 BLOCK_KEYS = frozenset({"system", "tools", "instructions"})
 #: Values whose canonical JSON is at least this long are stored as blocks.
 BLOCK_MIN_BYTES = 1024
+
+
+#: API endpoints (base-URL prefixes such as ``/v1`` stripped) → the wire they belong to.
+ENDPOINTS: dict[str, str] = {
+    "/chat/completions": "openai-chat",
+    "/responses": "openai-responses",
+    "/messages": "anthropic-messages",
+    "/models": "http",
+    "/embeddings": "http",
+    "/completions": "http",
+}
+
+
+def endpoint_of(path: str) -> str:
+    """The API endpoint of a request path (``/v1/chat/completions`` → ``/chat/completions``);
+    the path itself when it is none of them."""
+    return next((endpoint for endpoint in ENDPOINTS if path.endswith(endpoint)), path)
+
+
+def wire_of(path: str) -> str:
+    """The wire a request path belongs to (``http`` when it is none of the model APIs)."""
+    return ENDPOINTS.get(endpoint_of(path), "http")
 
 
 class CassetteError(UsageError):

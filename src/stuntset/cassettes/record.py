@@ -28,6 +28,7 @@ from stuntset.cassettes.format import (
     Interaction,
     RecordedRequest,
     RecordedResponse,
+    wire_of,
     write_cassette,
 )
 from stuntset.cassettes.scrub import Scrubber
@@ -52,17 +53,6 @@ _HOP = frozenset(
         "upgrade",
     }
 )
-
-
-def wire_of(path: str) -> str:
-    """The wire a request path belongs to (``http`` when it is none of the model APIs)."""
-    if path.endswith("/chat/completions"):
-        return "openai-chat"
-    if path.endswith("/responses"):
-        return "openai-responses"
-    if path.endswith("/messages"):
-        return "anthropic-messages"
-    return "http"
 
 
 def _json_or_text(data: bytes) -> Any:

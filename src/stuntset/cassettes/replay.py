@@ -25,7 +25,7 @@ import time
 from collections.abc import AsyncIterator, Collection, Iterator
 from typing import Any, Literal
 
-from stuntset.cassettes.format import Cassette, Interaction
+from stuntset.cassettes.format import Cassette, Interaction, endpoint_of
 from stuntset.errors import HarnessFailure, UsageError
 
 __all__ = ["VOLATILE_FIELDS", "CassetteMismatch", "Replayer", "UnusedInteractions"]
@@ -45,24 +45,6 @@ class UnusedInteractions(HarnessFailure):
     """Recorded interactions were never requested."""
 
 
-_ENDPOINTS = (
-    "/chat/completions",
-    "/responses",
-    "/messages",
-    "/models",
-    "/embeddings",
-    "/completions",
-)
-
-
-def _endpoint(path: str) -> str:
-    """The API endpoint of a path, without its base-URL prefix (``/v1``, ``/openai/v1``…)."""
-    for endpoint in _ENDPOINTS:
-        if path.endswith(endpoint):
-            return endpoint
-    return path
-
-
 def _normalized(body: Any) -> Any:
     if isinstance(body, dict):
         return {k: v for k, v in body.items() if k not in VOLATILE_FIELDS}
@@ -73,7 +55,7 @@ def _differences(recorded: Interaction, method: str, path: str, body: Any) -> li
     out = []
     if recorded.request.method != method:
         out.append(f"method: recorded {recorded.request.method}, got {method}")
-    if _endpoint(recorded.request.path) != _endpoint(path):
+    if endpoint_of(recorded.request.path) != endpoint_of(path):
         out.append(f"path: recorded {recorded.request.path}, got {path}")
     want, got = _normalized(recorded.request.body), _normalized(body)
     if want != got:
