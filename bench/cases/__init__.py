@@ -17,7 +17,9 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("plugin_overhead", suite.plugin_overhead),
     ("test_suite", suite.test_suite),
     ("claude_spawn", cli_claude.claude_spawn),
+    ("claude_sdk_query", cli_claude.claude_sdk_query),
     ("codex_spawn", cli_codex.codex_spawn),
     ("log_append", log.log_append),
     ("log_replay", log.log_replay),
+    ("log_subscribe_latency", log.log_subscribe_latency),
 ]

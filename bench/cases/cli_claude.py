@@ -52,3 +52,29 @@ def claude_spawn() -> Case:
         rounds=7,
         close=cleanup(cli.uninstall, directory),
     )
+
+
+def claude_sdk_query() -> Case:
+    """The same fake turn through the real claude-agent-sdk ``query()`` (reported: the SDK's
+    own start-up and control handshake are in the measure)."""
+    import anyio
+    from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+
+    directory = Path(tempfile.mkdtemp(prefix="stuntset-bench-claude-sdk-"))
+    script = Script.of(Turn(steps=(Text(TEXT), Usage(10, 12)), times=10**9), name="bench")
+    cli = install_cli("claude", script, bin_dir=directory / "bin")
+    options = ClaudeAgentOptions(cli_path=cli.path, include_partial_messages=True)
+
+    async def one() -> None:
+        messages = [message async for message in query(prompt="hi", options=options)]
+        assert isinstance(messages[-1], ResultMessage), messages[-1]
+
+    return Case(
+        name="claude_sdk_query",
+        title="fake claude through claude-agent-sdk query(): spawn → ResultMessage",
+        variants=[Variant("query() over the fake claude", lambda: anyio.run(one))],
+        budget="reported",
+        calls_per_round=5,
+        rounds=5,
+        close=cleanup(cli.uninstall, directory),
+    )

@@ -119,3 +119,42 @@ def log_replay() -> Case:
         rounds=5,
         close=close,
     )
+
+
+def log_subscribe_latency() -> Case:
+    """From ``append`` returning to a live subscriber holding the event (same process)."""
+
+    def run() -> dict[str, Result]:
+        import asyncio
+        import time
+
+        directory = Path(tempfile.mkdtemp(prefix="stuntset-bench-sub-"))
+        log = SqliteEventLog(directory / "events.db")
+        event = _events(1)[0]
+
+        async def main() -> list[float]:
+            samples: list[float] = []
+            subscription = log.subscribe("s-1")
+            for round_index in range(520):
+                start = time.perf_counter()
+                log.append("s-1", [event])
+                await anext(subscription)
+                if round_index >= 20:  # warm-up
+                    samples.append((time.perf_counter() - start) * 1000)
+            await subscription.aclose()
+            return samples
+
+        try:
+            samples = asyncio.run(main())
+        finally:
+            log.close()
+            shutil.rmtree(directory, ignore_errors=True)
+        return {"append → subscriber": Result("append → subscriber", samples)}
+
+    return Case(
+        name="log_subscribe_latency",
+        title="SqliteEventLog: append of one event until a live subscriber has it",
+        variants=[],
+        budget="reported",
+        custom=run,
+    )
