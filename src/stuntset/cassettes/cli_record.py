@@ -7,10 +7,17 @@ their timing — the ``stream-json`` / JSONL transcript of a real ``claude`` or 
     wrapper = install_cli_recorder("claude", real_binary, "cassettes/claude.jsonl", bin_dir=tmp)
     ClaudeAgentOptions(cli_path=wrapper)       # every invocation adds one interaction
 
-An interaction of wire ``<name>-cli`` holds the arguments and every stdin line
-(``request.body = {"argv": [...], "stdin": [{"t": …, "data": …}]}``), every stdout line as a
-frame, and the exit code as ``response.status``. Invocations append under a file lock; each
-write is scrubbed, scanned and atomic like any cassette.
+An interaction of wire ``<name>-cli`` holds, with ``t`` in seconds from the start:
+
+* ``request.body``: ``argv``, the working directory ``cwd``, every stdin line
+  (``stdin: [{"t": …, "data": …}]``) and, if the client closed stdin before the process
+  ended, when (``stdin_closed``);
+* ``response.frames``: every stdout line (a last line the process ended without a newline
+  is marked ``event: "partial"``); ``response.body``: ``{"stderr": [{"t", "data"}…]}``;
+  ``response.status``: the exit code (negative: killed by that signal).
+
+Lines are decoded as UTF-8 (bytes that are not become U+FFFD). Invocations append under a
+file lock; each write is scrubbed, scanned and atomic like any cassette.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -39,19 +47,22 @@ from stuntset.cassettes.format import (
 __all__ = ["install_cli_recorder", "main"]
 
 
-def _pump_stdin(
-    source: IO[bytes], child: IO[bytes], start: float, lines: list[dict[str, Any]]
-) -> None:
+def _since(start: float) -> float:
+    return round(time.monotonic() - start, 6)
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace").removesuffix("\n")
+
+
+def _pump_stdin(source: IO[bytes], child: IO[bytes], start: float, body: dict[str, Any]) -> None:
+    lines: list[dict[str, Any]] = body["stdin"]
     try:
         for raw in iter(source.readline, b""):
-            lines.append(
-                {
-                    "t": round(time.monotonic() - start, 6),
-                    "data": raw.decode("utf-8", "replace").rstrip("\n"),
-                }
-            )
+            lines.append({"t": _since(start), "data": _text(raw)})
             child.write(raw)
             child.flush()
+        body["stdin_closed"] = _since(start)
     except (BrokenPipeError, ValueError):
         pass
     finally:
@@ -59,41 +70,58 @@ def _pump_stdin(
             child.close()
 
 
+def _pump_stderr(source: IO[bytes], start: float, lines: list[dict[str, Any]]) -> None:
+    out = sys.stderr.buffer
+    for raw in iter(source.readline, b""):
+        lines.append({"t": _since(start), "data": raw.decode("utf-8", "replace")})
+        with contextlib.suppress(OSError, ValueError):
+            out.write(raw)
+            out.flush()
+
+
 def main(name: str, real: str, cassette: str, argv: list[str]) -> int:
     """Run ``real`` with ``argv``, teeing its stdio, and add the run to ``cassette``."""
     start = time.monotonic()
-    process = subprocess.Popen([real, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    process = subprocess.Popen(
+        [real, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert process.stdin is not None
     assert process.stdout is not None
-    stdin_lines: list[dict[str, Any]] = []
-    pump = threading.Thread(
-        target=_pump_stdin, args=(sys.stdin.buffer, process.stdin, start, stdin_lines), daemon=True
-    )
-    pump.start()
+    assert process.stderr is not None
+    body: dict[str, Any] = {"argv": argv, "cwd": os.getcwd(), "stdin": []}
+    stderr: list[dict[str, Any]] = []
+    pumps = [
+        threading.Thread(
+            target=_pump_stdin, args=(sys.stdin.buffer, process.stdin, start, body), daemon=True
+        ),
+        threading.Thread(target=_pump_stderr, args=(process.stderr, start, stderr), daemon=True),
+    ]
+    for pump in pumps:
+        pump.start()
     frames: list[Frame] = []
     out = sys.stdout.buffer
     for raw in iter(process.stdout.readline, b""):
-        frames.append(
-            Frame(
-                t=round(time.monotonic() - start, 6),
-                data=raw.decode("utf-8", "replace").rstrip("\n"),
-            )
-        )
+        partial = not raw.endswith(b"\n")
+        frames.append(Frame(t=_since(start), data=_text(raw), event="partial" if partial else None))
         out.write(raw)
         out.flush()
     code = process.wait()
-    pump.join(timeout=1.0)  # stdin may stay open after the child is gone: do not wait for it
+    pumps[1].join(timeout=5.0)  # the child is gone: its stderr ends now (unless it forked)
+    pumps[0].join(timeout=1.0)  # stdin may stay open after the child is gone: do not wait
     _append(
         Path(cassette),
         Interaction(
             id="",
             wire=f"{name}-cli",
-            request=RecordedRequest(
-                method="EXEC", path=name, body={"argv": argv, "stdin": list(stdin_lines)}
+            request=RecordedRequest(method="EXEC", path=name, body=dict(body)),
+            response=RecordedResponse(
+                status=code, frames=frames, body={"stderr": list(stderr)} if stderr else None
             ),
-            response=RecordedResponse(status=code, frames=frames),
         ),
     )
+    if code < 0:  # killed by a signal: end the same way, so the client sees what it would
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
     return code
 
 

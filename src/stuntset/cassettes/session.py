@@ -7,24 +7,35 @@ usable without pytest.
 ``off``: talk to the upstream directly; nothing is read or written.
 
 When the ``CI`` environment variable is set, every mode but ``replay`` is refused and nothing is
-ever written. Give clients ``client_options(...)``::
+ever written. Give HTTP clients ``client_options(...)``, and agent SDKs ``cli(name)`` in place
+of the real executable::
 
     client = OpenAI(api_key=key, **session.client_options())
+    options = ClaudeAgentOptions(cli_path=session.cli("claude"))
+
+An HTTP cassette lives at ``path``; the transcript of a CLI beside it, at
+``<stem>.<name>.jsonl`` (``cli_path(name)``). In ``record`` mode each file is recorded if it is
+missing and replayed if it is there.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Collection, Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from stuntset.cassettes.format import load_cassette
 from stuntset.cassettes.record import Recording, record
 from stuntset.cassettes.replay import Replayer
 from stuntset.errors import UsageError
+
+if TYPE_CHECKING:
+    from stuntset.cassettes.cli_replay import Pace, ReplayedCli
 
 __all__ = ["MODES", "CassetteSession", "Mode", "default_path", "mode_from"]
 
@@ -69,22 +80,30 @@ class CassetteSession:
         self.path = Path(path)
         self.upstream = upstream
         self.allow_unused = allow_unused
+        self.requested: Mode = mode
         self._stack = ExitStack()
         self._clients: list[Any] = []
+        self._http_error: str | None = None
+        self._bin_dir: Path | None = None
+        self._replayed: list[ReplayedCli] = []
+        self._recorded: list[tuple[Path, Path]] = []  # (being written, where it goes)
         self.replayer: Replayer | None = None
         self.recording: Recording | None = None
         if mode == "record":
             mode = "replay" if self.path.exists() else "refresh"
         self.mode: Mode = mode
         if mode == "replay":
-            if not self.path.exists():
-                raise UsageError(
+            if self.path.exists():
+                self.replayer = Replayer(load_cassette(self.path))
+            else:
+                self._http_error = (
                     f"no cassette at {self.path}: record it once with --stuntset-mode=record "
                     f"(needs the real provider and its key), review it, and commit it"
                 )
-            self.replayer = Replayer(load_cassette(self.path))
+                if not self._cli_cassettes():
+                    raise UsageError(self._http_error)
         elif mode in ("refresh", "off") and not upstream:
-            raise UsageError(
+            self._http_error = (
                 f"mode {mode!r} needs the real upstream: mark the test "
                 f"@pytest.mark.cassette(upstream='https://api.openai.com/v1')"
             )
@@ -92,9 +111,17 @@ class CassetteSession:
             assert upstream is not None
             self.recording = self._stack.enter_context(record(upstream, self.path))
 
+    def _cli_cassettes(self) -> list[Path]:
+        return sorted(self.path.parent.glob(f"{self.path.stem}.*.jsonl"))
+
+    def _http(self) -> None:
+        if self._http_error is not None:
+            raise UsageError(self._http_error)
+
     @property
     def base_url(self) -> str:
         """The base URL to give the client under test."""
+        self._http()
         if self.recording is not None:
             return self.recording.url
         if self.mode == "off":
@@ -105,6 +132,7 @@ class CassetteSession:
     def http_client(self, *, asynchronous: bool = False, library: str = "httpx2") -> Any:
         """An ``httpx2`` (or ``httpx``) client for the client library: replaying, it carries the
         cassette's transport; otherwise a plain client."""
+        self._http()
         module = __import__(library)
         cls = module.AsyncClient if asynchronous else module.Client
         client = cls(transport=self.replayer.transport()) if self.replayer is not None else cls()
@@ -121,9 +149,75 @@ class CassetteSession:
             "http_client": self.http_client(asynchronous=asynchronous, library=library),
         }
 
+    def cli_path(self, name: str) -> Path:
+        """Where the transcript of CLI ``name`` is kept: ``<stem>.<name>.jsonl`` beside ``path``."""
+        return self.path.with_name(f"{self.path.stem}.{name}.jsonl")
+
+    def cli(
+        self,
+        name: str,
+        real: str | os.PathLike[str] | None = None,
+        *,
+        pace: Pace = "none",
+        scale: float = 1.0,
+        ignore_args: Collection[str] = (),
+    ) -> Path:
+        """The executable to give the client in place of the real CLI ``name``.
+
+        Replaying: a fake that plays ``cli_path(name)`` (``pace``, ``scale`` and
+        ``ignore_args`` as for ``install_cli_replay``). Recording: the real program (``real``,
+        else ``name`` on PATH) behind a tee that records every run; the transcript is written
+        only if the test passes. ``off``: the real program itself.
+        """
+        cassette = self.cli_path(name)
+        mode = self.requested
+        if mode == "record":
+            mode = "replay" if cassette.exists() else "refresh"
+        if mode == "replay":
+            from stuntset.cassettes.cli_replay import install_cli_replay
+
+            if not cassette.exists():
+                raise UsageError(
+                    f"no {name} transcript at {cassette}: record it once with "
+                    f"--stuntset-mode=record (runs the real {name}), review it, and commit it"
+                )
+            replayed = install_cli_replay(
+                name,
+                cassette,
+                bin_dir=self._directory() / name,
+                pace=pace,
+                scale=scale,
+                ignore_args=ignore_args,
+            )
+            self._replayed.append(replayed)
+            return replayed.path
+        program = Path(real) if real is not None else _which(name)
+        if mode == "off":
+            return program
+        from stuntset.cassettes.cli_record import install_cli_recorder
+
+        scratch = self._directory() / f"{name}.recording.jsonl"
+        scratch.unlink(missing_ok=True)
+        self._recorded.append((scratch, cassette))
+        return install_cli_recorder(name, program, scratch, bin_dir=self._directory() / name)
+
+    def _directory(self) -> Path:
+        if self._bin_dir is None:
+            self._bin_dir = Path(tempfile.mkdtemp(prefix="stuntset-cassette-"))
+        return self._bin_dir
+
     def close(self, *, failed: bool = False) -> None:
-        """End the session: a recording is written only if the test passed; a replay fails on
-        interactions never requested."""
+        """End the session: recordings are written only if the test passed; a replay fails on
+        interactions never requested, and a CLI replay on anything that departed from its
+        recording (even when the test failed: that is likely why)."""
+        __tracebackhide__ = True
+        try:
+            self._close(failed)
+        finally:
+            if self._bin_dir is not None:
+                shutil.rmtree(self._bin_dir, ignore_errors=True)
+
+    def _close(self, failed: bool) -> None:
         __tracebackhide__ = True
         for client in self._clients:
             client.close()
@@ -131,7 +225,27 @@ class CassetteSession:
             # stop the proxy as if the block had raised: the recording is dropped, not written
             error = RuntimeError("the test failed")
             self._stack.__exit__(RuntimeError, error, None)
+            for replayed in self._replayed:
+                replayed.verify(allow_unused=True)
             return
         self._stack.close()
+        for scratch, cassette in self._recorded:
+            if scratch.exists():  # copied beside the cassette, then renamed over it
+                cassette.parent.mkdir(parents=True, exist_ok=True)
+                temporary = cassette.with_name(f".{cassette.name}.tmp")
+                shutil.copyfile(scratch, temporary)
+                os.replace(temporary, cassette)
         if self.replayer is not None:
             self.replayer.verify(allow_unused=self.allow_unused)
+        for replayed in self._replayed:
+            replayed.verify(allow_unused=self.allow_unused)
+
+
+def _which(name: str) -> Path:
+    found = shutil.which(name)
+    if found is None:
+        raise UsageError(
+            f"recording {name} needs the real program: none on PATH; pass "
+            f"cassette.cli({name!r}, real='/path/to/{name}')"
+        )
+    return Path(found)

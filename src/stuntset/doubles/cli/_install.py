@@ -30,12 +30,20 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from stuntset.errors import ScriptError, ScriptExhausted, UnusedTurns
 from stuntset.script import Script, SpawnFailure, Turn, Wire
 
-__all__ = ["CliProgram", "InstalledCli", "Invocation", "install"]
+__all__ = [
+    "CliProgram",
+    "InstalledCli",
+    "InstalledExecutable",
+    "Invocation",
+    "install",
+    "prepare_state",
+    "write_launcher",
+]
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # …/stuntset
 #: Longest shebang line Linux honours before 5.1 (and macOS keeps near): longer ones need the
@@ -121,31 +129,19 @@ class Invocation:
         )
 
 
-class InstalledCli:
-    """A fake CLI installed in ``bin_dir``: run ``path``, or put ``env()`` on a client."""
+class InstalledExecutable:
+    """A fake executable installed in ``bin_dir``: run ``path``, or put ``env()`` on a client."""
 
-    def __init__(
-        self,
-        program: CliProgram,
-        script: Script,
-        *,
-        path: Path,
-        state_dir: Path,
-        owns: Path | None,
-        spawnable: bool,
-    ) -> None:
-        self.program = program
-        self.name = program.name
-        self.script = script
+    def __init__(self, name: str, *, path: Path, state_dir: Path, owns: Path | None) -> None:
+        self.name = name
         #: The executable (absent when the script's first turn is a spawn failure).
         self.path = path
         self.bin_dir = path.parent
         self.state_dir = state_dir
-        self.spawnable = spawnable
         self._owns = owns
 
     def __repr__(self) -> str:
-        return f"<InstalledCli {self.name!r} at {str(self.path)!r}>"
+        return f"<{type(self).__name__} {self.name!r} at {str(self.path)!r}>"
 
     def __fspath__(self) -> str:
         return str(self.path)
@@ -169,6 +165,39 @@ class InstalledCli:
         except FileNotFoundError:
             return {}
         return data if isinstance(data, dict) else {}
+
+    def uninstall(self) -> None:
+        """Remove the executable and its state (and ``bin_dir`` if install made it)."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        shutil.rmtree(self.state_dir, ignore_errors=True)
+        if self._owns is not None:
+            shutil.rmtree(self._owns, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.uninstall()
+
+
+class InstalledCli(InstalledExecutable):
+    """A fake CLI playing a script."""
+
+    def __init__(
+        self,
+        program: CliProgram,
+        script: Script,
+        *,
+        path: Path,
+        state_dir: Path,
+        owns: Path | None,
+        spawnable: bool,
+    ) -> None:
+        super().__init__(program.name, path=path, state_dir=state_dir, owns=owns)
+        self.program = program
+        self.script = script
+        self.spawnable = spawnable
 
     def unused_turns(self) -> list[tuple[int, Turn]]:
         """Scripted turns with uses left (a spawn failure counts as used once installed)."""
@@ -199,20 +228,6 @@ class InstalledCli:
                 f"turn(s) were never requested by the code under test:\n{lines}\n"
                 f"If that is expected, pass allow_unused_turns=True (marker or fixture option)."
             )
-
-    def uninstall(self) -> None:
-        """Remove the executable and its state (and ``bin_dir`` if install made it)."""
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
-        shutil.rmtree(self.state_dir, ignore_errors=True)
-        if self._owns is not None:
-            shutil.rmtree(self._owns, ignore_errors=True)
-
-    def __enter__(self) -> InstalledCli:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.uninstall()
 
 
 def _is_spawn_failure(turn: Turn) -> bool:
@@ -279,6 +294,32 @@ def launcher(plan_path: Path, module: str, name: str) -> str:
     )
 
 
+def prepare_state(
+    name: str, bin_dir: str | os.PathLike[str] | None
+) -> tuple[Path, Path | None, Path]:
+    """The directory to install ``name`` in (a temporary one, owned, without ``bin_dir``)
+    and its fresh state directory: ``(directory, owned or None, state_dir)``."""
+    owns = None
+    if bin_dir is None:
+        owns = Path(tempfile.mkdtemp(prefix=f"stuntset-{name}-"))
+        directory = owns
+    else:
+        directory = Path(bin_dir).resolve()
+        directory.mkdir(parents=True, exist_ok=True)
+    state_dir = directory / f".{name}.stuntset"
+    shutil.rmtree(state_dir, ignore_errors=True)
+    (state_dir / "invocations").mkdir(parents=True)
+    return directory, owns, state_dir
+
+
+def write_launcher(path: Path, state_dir: Path, module: str, plan: dict[str, Any]) -> None:
+    """Write ``plan`` (with its ``state_dir``) and the executable at ``path`` that plays it
+    with the runtime module ``module``."""
+    plan_path = state_dir / "plan.marshal"
+    _write_atomically(plan_path, marshal.dumps({**plan, "state_dir": str(state_dir)}), 0o644)
+    _write_atomically(path, launcher(plan_path, module, path.name).encode(), 0o755)
+
+
 def install(
     program: CliProgram,
     script: Script,
@@ -302,18 +343,8 @@ def install(
         raise ScriptError(
             "time_scale, startup_delay and ignore_sigterm must not be negative", wire=program.name
         )
-    owns = None
-    if bin_dir is None:
-        owns = Path(tempfile.mkdtemp(prefix=f"stuntset-{program.name}-"))
-        directory = owns
-    else:
-        directory = Path(bin_dir).resolve()
-        directory.mkdir(parents=True, exist_ok=True)
-    state_dir = directory / f".{program.name}.stuntset"
-    shutil.rmtree(state_dir, ignore_errors=True)
-    (state_dir / "invocations").mkdir(parents=True)
+    directory, owns, state_dir = prepare_state(program.name, bin_dir)
     plan: dict[str, Any] = {
-        "state_dir": str(state_dir),
         "seed": script.seed,
         "script": script.label(),
         "time_scale": float(time_scale),
@@ -322,14 +353,12 @@ def install(
         "journal_env": list(program.journal_env),
     }
     plan.update(program.compile(script))
-    plan_path = state_dir / "plan.marshal"
-    _write_atomically(plan_path, marshal.dumps(plan), 0o644)
     for module in program.warm:
         importlib.import_module(module)
     path = directory / program.name
     spawnable = not (script.turns and _is_spawn_failure(script.turns[0]))
     if spawnable:
-        _write_atomically(path, launcher(plan_path, program.module, program.name).encode(), 0o755)
+        write_launcher(path, state_dir, program.module, plan)
     else:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
