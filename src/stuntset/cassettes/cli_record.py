@@ -88,6 +88,7 @@ def main(name: str, real: str, cassette: str, argv: list[str]) -> int:
     assert process.stdin is not None
     assert process.stdout is not None
     assert process.stderr is not None
+    _forward_signals(process)
     body: dict[str, Any] = {"argv": argv, "cwd": os.getcwd(), "stdin": []}
     stderr: list[dict[str, Any]] = []
     pumps = [
@@ -123,6 +124,18 @@ def main(name: str, real: str, cassette: str, argv: list[str]) -> int:
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     return code
+
+
+def _forward_signals(process: subprocess.Popen[bytes]) -> None:
+    """A client ending the wrapper (``terminate()``) ends the real program instead; the wrapper
+    lives on to write the recording, then ends as the program did."""
+
+    def forward(signum: int, frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, forward)
 
 
 def _append(path: Path, interaction: Interaction) -> None:
