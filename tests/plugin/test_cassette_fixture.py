@@ -3,6 +3,8 @@ replay forever; CI refuses to record; a failed test writes nothing."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 import stuntset
@@ -14,6 +16,8 @@ QUIET = ("-p", "no:hypothesispytest", "-p", "no:respx", "-p", "no:cacheprovider"
 CHAT = """
 import os
 import openai
+import sys
+
 import pytest
 
 @pytest.mark.cassette(upstream=os.environ.get("STUNTSET_TEST_UPSTREAM"))
@@ -89,3 +93,35 @@ def test_unused_interactions_fail_at_teardown(
     result = pytester.runpytest(*QUIET)
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*1 recorded interaction(s) were never requested: i-1*"])
+
+
+SHOUT = """
+import os
+import subprocess
+
+def test_shout(cassette):
+    program = cassette.cli("shout", real=os.environ.get("SHOUT_REAL"))
+    done = subprocess.run([program], input=b"hi\\n", capture_output=True, check=True)
+    assert done.stdout == b"HI\\n"
+"""
+
+
+def test_a_cli_transcript_is_recorded_then_replayed(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("STUNTSET_MODE", raising=False)
+    real = pytester.path / "real-shout"
+    real.write_text(
+        f"#!{sys.executable}\nimport sys\nfor line in sys.stdin:\n    print(line.upper(), end='')\n"
+    )
+    real.chmod(0o755)
+    pytester.makepyfile(test_z=SHOUT)
+    transcript = pytester.path / "cassettes" / "test_z" / "test_shout.shout.jsonl"
+    pytester.runpytest(*QUIET).assert_outcomes(errors=1)  # nothing recorded yet
+    monkeypatch.setenv("SHOUT_REAL", str(real))
+    pytester.runpytest(*QUIET, "--stuntset-mode=record").assert_outcomes(passed=1)
+    assert is_cassette(transcript)
+    real.unlink()  # replay never needs the real program
+    monkeypatch.setenv("CI", "true")
+    pytester.runpytest(*QUIET).assert_outcomes(passed=1)
