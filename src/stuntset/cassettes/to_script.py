@@ -1,6 +1,7 @@
 """A recording turned into an editable script: each recorded model response becomes a turn of
 text, reasoning, tool calls and usage (an error response becomes its ``HttpError``), so a real
 session can become a scenario — edit it (insert a fault at turn 3) and replay it on any double.
+A recorded ``claude`` / ``codex`` run gives a turn per agent turn (``cli_script``).
 
 The number of streamed deltas is kept (``chunks``); exact chunk boundaries and timing are not
 (replay the cassette itself for those).
@@ -13,6 +14,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import msgspec
+
+from stuntset.cassettes.cli_script import cli_turns
 from stuntset.cassettes.format import Cassette, Frame, Interaction
 from stuntset.errors import ScriptError
 from stuntset.script import (
@@ -270,6 +274,9 @@ _FRAME_READERS = {
 
 
 def steps_of(interaction: Interaction) -> list[Step]:
+    """What a recorded response said, as script steps (a CLI run: all its turns' steps)."""
+    if interaction.wire.endswith("-cli"):
+        return [step for turn in cli_turns(interaction) for step in turn.steps]
     response = interaction.response
     if response.status >= 400:
         return [_error_turn(interaction)]
@@ -287,9 +294,17 @@ def steps_of(interaction: Interaction) -> list[Step]:
 
 
 def script_from_cassette(cassette: Cassette) -> Script:
-    """One turn per recorded model response, in recorded order."""
+    """One turn per recorded model response (per agent turn of a recorded CLI run), in
+    recorded order."""
     turns = []
     for interaction in cassette.interactions:
+        if interaction.wire.endswith("-cli"):
+            runs = cli_turns(interaction)
+            turns += [
+                msgspec.structs.replace(turn, name=f"{interaction.id}.{n + 1}")
+                for n, turn in enumerate(runs)
+            ]
+            continue
         steps = steps_of(interaction)
         turns.append(Turn(steps=tuple(steps), name=interaction.id))
     return Script(turns=tuple(turns), name=f"from {cassette.source}", source=cassette.source)
