@@ -5,6 +5,7 @@ or raises (its own exception types) — and that nothing hangs."""
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 import sys
 import time
@@ -404,6 +405,36 @@ async def test_api_errors_raise_result_error(
     assert synthetic[0].error is not None
     assert isinstance(seen[-1], ResultMessage)
     assert seen[-1].is_error is True
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.getuid() != 0, reason="root only")
+async def test_bypass_permissions_as_root_raises_process_error(tmp_path: Path) -> None:
+    """The bundled Claude Code 2.1.332 through this SDK as root (observed): stderr
+    "--dangerously-skip-permissions cannot be used with root/sudo privileges for security
+    reasons", exit 1 before ``initialize`` is answered: ``ProcessError`` (exit_code 1), no
+    message."""
+    cli = install(tmp_path, "happy_path")
+    lines: list[str] = []
+    no_sandbox = {"IS_SANDBOX": "0", "CLAUDE_CODE_BUBBLEWRAP": "0"}
+    opts = options(cli, permission_mode="bypassPermissions", env=no_sandbox, stderr=lines.append)
+    seen, error = await collect_until_error("hi", opts)
+    assert seen == []
+    assert isinstance(error, ProcessError)
+    assert error.exit_code == 1
+    assert lines == [
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges for security "
+        "reasons"
+    ]
+    assert cli.unused_turns()
+
+
+async def test_bypass_permissions_in_a_declared_sandbox(tmp_path: Path) -> None:
+    cli = install(tmp_path, "happy_path")
+    opts = options(cli, permission_mode="bypassPermissions", env={"IS_SANDBOX": "1"})
+    messages = await collect("hi", opts)
+    init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
+    assert init.data["permissionMode"] == "bypassPermissions"
+    assert messages[-1].subtype == "success"
 
 
 async def test_a_retrying_client_recovers_from_a_rate_limit(tmp_path: Path) -> None:

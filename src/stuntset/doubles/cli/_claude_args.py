@@ -13,6 +13,7 @@ real CLI's (commander.js) text and exit code 1, observed with the bundled binary
     Error: When using --print, --output-format=stream-json requires --verbose
     Error: --input-format=stream-json requires output-format=stream-json.
     Error processing --setting-sources: Invalid setting source: x. Valid options are: …
+    --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["OPTIONS", "ArgumentError", "parse"]
+__all__ = ["OPTIONS", "ArgumentError", "check_root", "parse"]
 
 #: name → (canonical key, arity, metavar, choices). Arity: 0 a switch, 1 a value, "?" an
 #: optional value, "+" one or more values (commander's ``<x...>``: taken up to the next
@@ -227,6 +228,37 @@ def _check(options: dict[str, Any]) -> None:
                     f"Error processing --setting-sources: Invalid setting source: "
                     f"{source.strip()}. Valid options are: {', '.join(_SETTING_SOURCES)}"
                 )
+
+
+#: What Claude Code's ``isEnvTruthy`` accepts (case and surrounding blanks ignored).
+_TRUTHY = ("1", "true", "yes", "on")
+
+
+def check_root(
+    options: dict[str, Any], env: dict[str, str], uid: int, default_mode: Any = None
+) -> None:
+    """Refuse to skip permissions as root, as Claude Code 2.1.332 does (observed, and read in
+    the bundled ``cli.js``): ``--permission-mode bypassPermissions``,
+    ``--dangerously-skip-permissions``, ``--allow-dangerously-skip-permissions`` or a
+    settings ``permissions.defaultMode`` of ``bypassPermissions`` (``default_mode``), while
+    ``getuid() == 0``, unless ``IS_SANDBOX`` is exactly ``1`` or ``CLAUDE_CODE_BUBBLEWRAP``
+    is truthy. The refusal comes after the command line and the settings are read, before
+    ``--resume`` is looked up or stdin is read: that one line on stderr, nothing on stdout,
+    exit 1 (the SDK's ``ProcessError``)."""
+    bypass = (
+        options.get("permission_mode") == "bypassPermissions"
+        or options.get("skip_permissions")
+        or options.get("allow_skip")
+        or default_mode == "bypassPermissions"
+    )
+    if not bypass or uid != 0 or env.get("IS_SANDBOX") == "1":
+        return
+    if env.get("CLAUDE_CODE_BUBBLEWRAP", "").strip().lower() in _TRUTHY:
+        return
+    raise ArgumentError(
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges for "
+        "security reasons"
+    )
 
 
 def split_list(values: Any) -> list[str]:

@@ -31,14 +31,15 @@ SDK's code and the bundled CLI):
 Bad input, as the real CLI handles it (observed): a stdin line that is not JSON →
 "Error parsing streaming input line (type=…, N chars): SyntaxError" on stderr, exit 1; a
 ``control_response`` for an unknown request id and messages of unknown types are ignored;
-unknown flags → commander's error text, exit 1 (``_claude_args``).
+unknown flags → commander's error text, exit 1 (``_claude_args``); skipping permissions as
+root outside a declared sandbox → the CLI's refusal, exit 1 (``check_root``).
 """
 
 from __future__ import annotations
 
 import time
 
-from stuntset.doubles.cli._claude_args import ArgumentError, parse, split_list
+from stuntset.doubles.cli._claude_args import ArgumentError, check_root, parse, split_list
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -112,6 +113,8 @@ class Session:
         self.options = options
         self.model: str = options.get("model") or plan["model"]
         self.permission_mode: str = options.get("permission_mode") or "default"
+        if options.get("skip_permissions"):  # it wins over --permission-mode (observed)
+            self.permission_mode = "bypassPermissions"
         self.partial = bool(options.get("include_partial_messages"))
         self.stdio_prompt = options.get("permission_prompt_tool") == "stdio"
         self.allowed = split_list(options.get("allowed_tools"))
@@ -428,6 +431,12 @@ def run(rt: Runtime) -> None:
             "or --output-format stream-json\n"
         )
         rt.exit(1)
+    try:
+        check_root(options, rt.env, posix.getuid())
+    except ArgumentError as error:
+        rt.stderr(f"{error}\n")
+        rt.exit(1)
+        return
     startup_delay = rt.plan.get("startup_delay") or 0.0
     if startup_delay:
         rt.sleep(startup_delay, scaled=False)

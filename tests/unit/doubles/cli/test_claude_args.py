@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from stuntset.doubles.cli._claude_args import ArgumentError, parse, split_list
+from stuntset.doubles.cli._claude_args import ArgumentError, check_root, parse, split_list
 
 BASE = ["--output-format", "stream-json", "--verbose"]
 
@@ -118,3 +118,40 @@ def test_positional_prompt_and_optional_values() -> None:
     assert options["prompt"] == "say hi"
     assert options["resume"] is True
     assert parse(["-p", "--", "-not-a-flag"])["prompt"] == "-not-a-flag"
+
+
+ROOT_REFUSAL = (
+    "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--permission-mode", "bypassPermissions"],
+        ["--dangerously-skip-permissions"],
+        ["--allow-dangerously-skip-permissions"],
+    ],
+)
+@pytest.mark.parametrize(
+    "env", [{}, {"IS_SANDBOX": "true"}, {"CLAUDE_CODE_BUBBLEWRAP": "0"}, {"IS_SANDBOX": "0"}]
+)
+def test_root_may_not_skip_permissions(argv: list[str], env: dict[str, str]) -> None:
+    """Observed with the bundled 2.1.332 as uid 0: each of these flags, with each of these
+    environments, is refused with this line on stderr, nothing on stdout, exit 1."""
+    with pytest.raises(ArgumentError) as caught:
+        check_root(parse([*BASE, *argv]), env, 0)
+    assert str(caught.value) == ROOT_REFUSAL
+
+
+def test_root_may_skip_permissions_in_a_declared_sandbox() -> None:
+    """Observed: ``IS_SANDBOX=1`` exactly, or a truthy ``CLAUDE_CODE_BUBBLEWRAP`` (``1``,
+    ``true``, ``TRUE``, ``yes``, ``on``; not ``0``, ``false``, ``2``), lets root through; a
+    settings ``defaultMode`` of ``bypassPermissions`` is refused like the flag."""
+    options = parse([*BASE, "--dangerously-skip-permissions"])
+    for env in ({"IS_SANDBOX": "1"}, *({"CLAUDE_CODE_BUBBLEWRAP": v} for v in ("1", "TRUE", "on"))):
+        check_root(options, env, 0)
+    check_root(options, {}, 1000)
+    check_root(parse([*BASE, "--permission-mode", "plan"]), {}, 0)
+    with pytest.raises(ArgumentError):
+        check_root(parse(BASE), {}, 0, default_mode="bypassPermissions")

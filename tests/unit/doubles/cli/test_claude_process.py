@@ -4,6 +4,7 @@ as the real CLI handles it (never a traceback)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -19,6 +20,8 @@ from stuntset.script import ApprovalRequest, Script, Text, ToolCall, ToolResult
 
 STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 INIT = {"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize"}}
+#: Skipping permissions is refused as root unless the sandbox is declared (as the real CLI).
+SANDBOX = {**os.environ, "IS_SANDBOX": "1"}
 
 
 def user(text: str) -> dict[str, Any]:
@@ -333,7 +336,9 @@ def test_approval_step_for_a_named_tool(tmp_path: Path) -> None:
         [ApprovalRequest(tool="Write", input={"path": "x"}), Text("asked")],
     )
     cli = install_cli("claude", script, bin_dir=tmp_path)
-    done = run(cli, lines(user("go")), *STREAM, "--permission-mode", "bypassPermissions")
+    done = run(
+        cli, lines(user("go")), *STREAM, "--permission-mode", "bypassPermissions", env=SANDBOX
+    )
     assert done.messages[-1]["result"] == "asked"
     assert done.messages[-1]["permission_denials"] == []
 
@@ -393,3 +398,35 @@ def test_an_interrupt_right_behind_the_prompt_ends_the_turn_once(tmp_path: Path)
     assert len(results) == 1
     assert results[0]["terminal_reason"] == "aborted_streaming"
     assert done.returncode == 1
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="the refusal is for root only")
+def test_root_is_refused_bypass_permissions_as_the_real_cli_refuses_it(
+    happy: InstalledCli,
+) -> None:
+    """Claude Code 2.1.332 run as root (observed): one line on stderr, nothing on stdout, exit
+    1, before stdin is read. ``IS_SANDBOX=1`` lets it through."""
+    env = {k: v for k, v in os.environ.items() if k not in ("IS_SANDBOX", "CLAUDE_CODE_BUBBLEWRAP")}
+    for flag in (["--permission-mode", "bypassPermissions"], ["--dangerously-skip-permissions"]):
+        done = run(happy, lines(INIT, user("hi")), *STREAM, *flag, env=env)
+        assert (done.returncode, done.stdout) == (1, b"")
+        assert done.stderr == (
+            b"--dangerously-skip-permissions cannot be used with root/sudo privileges for "
+            b"security reasons\n"
+        )
+
+
+def test_dangerously_skip_permissions_is_bypass_mode(happy: InstalledCli) -> None:
+    """Observed: the flag wins over ``--permission-mode`` in ``system/init``."""
+    done = run(
+        happy,
+        lines(INIT, user("hi")),
+        *STREAM,
+        "--dangerously-skip-permissions",
+        "--permission-mode",
+        "plan",
+        env=SANDBOX,
+    )
+    init = next(m for m in done.messages if m.get("subtype") == "init")
+    assert init["permissionMode"] == "bypassPermissions"
+    assert done.returncode == 0
