@@ -25,8 +25,11 @@ from openai_codex import (  # noqa: E402
     Codex,
     CodexConfig,
     CodexError,
+    CodexRpcError,
+    InvalidParamsError,
     InvalidRequestError,
     MethodNotFoundError,
+    ServerBusyError,
     TransportClosedError,
 )
 from openai_codex.client import CodexClient  # noqa: E402
@@ -44,7 +47,15 @@ from openai_codex.models import UnknownNotification  # noqa: E402
 from stuntset import scenarios  # noqa: E402
 from stuntset.doubles.cli import InstalledCli, install_cli  # noqa: E402
 from stuntset.errors import ScriptExhausted  # noqa: E402
-from stuntset.script import ApprovalRequest, Script, Text, ToolCall, ToolResult, Usage  # noqa: E402
+from stuntset.script import (  # noqa: E402
+    ApprovalRequest,
+    HttpError,
+    Script,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 
 #: Catalog scenarios this module does not run over app-server, with the reason.
 NOT_APPLICABLE: dict[str, str] = {}
@@ -263,6 +274,33 @@ def test_resume_an_unknown_thread_raises_invalid_request(tmp_path: Path) -> None
         pytest.raises(InvalidRequestError, match="no rollout found for thread id nope"),
     ):
         codex.thread_resume("nope")
+
+
+def test_refused_turns_raise_the_sdks_rpc_errors(tmp_path: Path) -> None:
+    """``thread.run()`` meets the refusals the real 0.163.0 server gives (observed raw): a
+    scripted overload is ``-32001`` without ``data``, which this SDK maps to a plain
+    ``CodexRpcError`` (its ``ServerBusyError`` and overload retry need ``server_overloaded``
+    data the real server does not send); too long an input is ``InvalidParamsError`` with the
+    server's ``input_error_code`` data; a thread this process has not resumed is
+    ``InvalidRequestError``. The scripted turn after the refusal still plays."""
+    script = Script.of([HttpError(503, error_type="server_overloaded")], [Text("accepted")])
+    cli = install(tmp_path, script)
+    with opened(cli, tmp_path) as codex:
+        thread = codex.thread_start()
+        with pytest.raises(CodexRpcError) as overloaded:
+            thread.run("first")
+        assert not isinstance(overloaded.value, ServerBusyError)
+        assert (overloaded.value.code, overloaded.value.data) == (-32001, None)
+        with pytest.raises(InvalidParamsError, match="Input exceeds the maximum length") as big:
+            thread.run("y" * 1048577)
+        assert big.value.data["input_error_code"] == "input_too_large"
+        assert thread.run("second").final_response == "accepted"
+    with (
+        opened(cli, tmp_path) as codex,
+        pytest.raises(InvalidRequestError, match="thread not found"),
+    ):
+        codex._client.turn_start(thread.id, "not resumed here")
+    cli.assert_all_used()
 
 
 def test_interrupt_a_stuck_turn(tmp_path: Path) -> None:

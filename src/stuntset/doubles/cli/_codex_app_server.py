@@ -41,7 +41,10 @@ from stuntset.doubles.cli._codex_run import (
     ArgumentError,
     Clock,
     Threads,
+    choose_turn,
+    input_refusal,
     parse_options,
+    scripted_refusal,
 )
 
 TYPE_CHECKING = False
@@ -114,10 +117,32 @@ Options:
 
 
 class RpcError(Exception):
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.data = data
+
+
+class _Queued:
+    """A started turn waiting to play: its thread, id, input and the scripted turn chosen
+    for it when it was started (or the error naming why none was)."""
+
+    def __init__(
+        self,
+        thread: dict[str, Any],
+        turn_id: str,
+        prompt: str,
+        items: list[Any],
+        chosen: dict[str, Any] | None,
+        error: str | None,
+    ) -> None:
+        self.thread = thread
+        self.turn_id = turn_id
+        self.prompt = prompt
+        self.items = items
+        self.chosen = chosen
+        self.error = error
 
 
 def _invalid(message: str) -> RpcError:
@@ -130,12 +155,100 @@ def _require(params: dict[str, Any], field: str) -> Any:
     return params[field]
 
 
+def _texts(items: Any) -> list[str]:
+    return [
+        str(item.get("text", ""))
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict) and item.get("type") == "text"
+    ]
+
+
 def _input_text(items: Any) -> str:
-    texts = []
-    for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict) and item.get("type") == "text":
-            texts.append(str(item.get("text", "")))
-    return "\n".join(texts)
+    return "\n".join(_texts(items))
+
+
+def _serde_found(value: Any) -> str:
+    """How serde names an unexpected JSON value in "invalid type: X, expected Y"."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean `{str(value).lower()}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value}`"
+    if isinstance(value, str):
+        return f"string {_quoted(value)}"
+    return "sequence" if isinstance(value, list) else "map"
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+#: The ``UserInput`` variants ``turn/start`` accepts, and the field each one requires.
+_INPUT_KINDS = {
+    "text": "text",
+    "image": "url",
+    "localImage": "path",
+    "audio": "url",
+    "localAudio": "path",
+    "skill": "name",
+    "mention": "name",
+}
+
+
+def _check_input(items: Any) -> None:
+    """``turn/start``'s ``input`` as serde checks it (texts observed from the real server)."""
+    if not isinstance(items, list):
+        raise _invalid(f"Invalid request: invalid type: {_serde_found(items)}, expected a sequence")
+    for item in items:
+        if not isinstance(item, dict):
+            raise _invalid(
+                f"Invalid request: invalid type: {_serde_found(item)}, expected internally "
+                f"tagged enum UserInput"
+            )
+        kind = item.get("type")
+        if "type" not in item:
+            raise _invalid("Invalid request: missing field `type`")
+        if kind not in _INPUT_KINDS:
+            expected = ", ".join(f"`{k}`" for k in _INPUT_KINDS)
+            raise _invalid(f"Invalid request: unknown variant `{kind}`, expected one of {expected}")
+        if _INPUT_KINDS[kind] not in item:
+            raise _invalid(f"Invalid request: missing field `{_INPUT_KINDS[kind]}`")
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _parse_thread_id(value: str) -> str:
+    """The thread id as a hyphenated UUID, or ``-32600`` "invalid thread id: …" worded as
+    the real server (the Rust ``uuid`` crate) words it (observed)."""
+    text = value[9:] if value.startswith("urn:uuid:") else value
+    offset = len(value) - len(text)
+    for index, char in enumerate(text):
+        if char not in _HEX and char != "-":
+            raise _invalid(
+                "invalid thread id: invalid character: expected an optional prefix of "
+                f"`urn:uuid:` followed by [0-9a-fA-F-], found `{char}` at {index + offset + 1}"
+            )
+    if "-" not in text:
+        if len(text) != 32:
+            raise _invalid(
+                f"invalid thread id: invalid length: expected length 32 for simple format, "
+                f"found {len(text)}"
+            )
+        text = f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+    groups = text.split("-")
+    if len(groups) != 5:
+        raise _invalid(f"invalid thread id: invalid group count: expected 5, found {len(groups)}")
+    for number, (group, size) in enumerate(zip(groups, (8, 4, 4, 4, 12), strict=True)):
+        if len(group) != size:
+            raise _invalid(
+                f"invalid thread id: invalid group length in group {number}: expected "
+                f"{size}, found {len(group)}"
+            )
+    return text.lower()
 
 
 class Server:
@@ -148,8 +261,10 @@ class Server:
         self.threads = Threads(rt)
         self.loaded: dict[str, dict[str, Any]] = {}
         self.settings: dict[str, dict[str, Any]] = {}
-        #: Started turns waiting to play: (thread, turn id, prompt, input items).
-        self.queue: list[tuple[dict[str, Any], str, str, Any]] = []
+        #: Started turns waiting to play.
+        self.queue: list[_Queued] = []
+        #: What to do once the request being handled is answered.
+        self.after: list[Any] = []
         self.active: Turn | None = None
         self.responses: dict[Any, dict[str, Any]] = {}
         self.waiting: set[Any] = set()
@@ -169,16 +284,19 @@ class Server:
     def respond(self, request_id: Any, result: dict[str, Any]) -> None:
         self.rt.send({"id": request_id, "result": result})
 
-    def error(self, request_id: Any, code: int, message: str) -> None:
-        self.rt.send({"error": {"code": code, "message": message}, "id": request_id})
+    def error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self.rt.send({"error": error, "id": request_id})
 
     # --- input ----------------------------------------------------------------------------
 
     def serve(self) -> None:
         while True:
             while self.queue:
-                thread, turn_id, prompt, items = self.queue.pop(0)
-                self.active = Turn(self, thread, turn_id, prompt, items)
+                queued = self.queue.pop(0)
+                self.active = Turn(self, queued)
                 try:
                     self.active.play()
                 finally:
@@ -256,9 +374,12 @@ class Server:
                     )
                 result = handler(self, params)
         except RpcError as error:
-            self.error(request_id, error.code, error.message)
+            self.after.clear()
+            self.error(request_id, error.code, error.message, error.data)
             return
         self.respond(request_id, result)
+        while self.after:
+            self.after.pop(0)()
         if method == "thread/start":
             self.notify("thread/started", {"thread": self.thread_object(result["thread"]["id"])})
 
@@ -418,16 +539,61 @@ class Server:
         return {"data": data, "nextCursor": None, "backwardsCursor": None}
 
     def turn_start(self, params: dict[str, Any]) -> dict[str, Any]:
-        _require(params, "threadId")
+        """Start a turn, in the real server's order of checks: the params' shape, the thread
+        id, the thread loaded here (``thread/resume`` first for an earlier process's), the
+        input's size, then the script (which may refuse the turn). A thread whose turn is
+        still running gets the input steered into that turn, and its id back."""
+        thread_id = _require(params, "threadId")
         items = _require(params, "input")
-        thread = self.find_thread(params)
-        turn_id = self.rt.ids(f"turn/{self.count('turns_started')}").uuid()
+        if not isinstance(thread_id, str):
+            raise _invalid(
+                f"Invalid request: invalid type: {_serde_found(thread_id)}, expected a string"
+            )
+        _check_input(items)
+        thread = self.loaded.get(_parse_thread_id(thread_id))
+        if thread is None:
+            raise _invalid(f"thread not found: {_parse_thread_id(thread_id)}")
+        prompt = _input_text(items)
+        refused = input_refusal(sum(len(t) for t in _texts(items)))
+        if refused is not None:
+            raise RpcError(*refused)
+        busy = self.busy_turn(thread["id"])
+        if busy is not None:
+            self.steer(busy, items)
+            return {"turn": turn_object(busy, [], "inProgress", None, None, None, "notLoaded")}
         if params.get("model"):
             thread["model"] = str(params["model"])
+        chosen, error = choose_turn(self.rt, prompt, thread["model"])
+        refused = scripted_refusal(chosen)
+        if refused is not None:
+            raise RpcError(*refused)
+        turn_id = self.rt.ids(f"turn/{self.count('turns_started')}").uuid()
         if params.get("approvalPolicy") or params.get("approvalsReviewer"):
             self.thread_settings(thread["id"], params)
-        self.queue.append((thread, turn_id, _input_text(items), items))
+        self.queue.append(_Queued(thread, turn_id, prompt, items, chosen, error))
         return {"turn": turn_object(turn_id, [], "inProgress", None, None, None, "notLoaded")}
+
+    def busy_turn(self, thread_id: str) -> str | None:
+        """The id of the thread's running (or queued) turn, if it has one."""
+        active = self.active
+        if active is not None and not active.ended and active.thread["id"] == thread_id:
+            return active.id
+        for queued in self.queue:
+            if queued.thread["id"] == thread_id:
+                return queued.turn_id
+        return None
+
+    def steer(self, turn_id: str, items: list[Any]) -> None:
+        """Input for a running turn: shown as its user message item once the request that
+        brought it is answered (the real server's order); a queued turn takes it with its
+        own input."""
+        active = self.active
+        if active is not None and active.id == turn_id:
+            self.after.append(lambda: active.user_message(items))
+            return
+        for queued in self.queue:
+            if queued.turn_id == turn_id:
+                queued.items = list(queued.items) + list(items)
 
     def turn_interrupt(self, params: dict[str, Any]) -> dict[str, Any]:
         _require(params, "threadId")
@@ -444,12 +610,13 @@ class Server:
     def turn_steer(self, params: dict[str, Any]) -> dict[str, Any]:
         self.find_thread(params)
         expected = _require(params, "expectedTurnId")
-        _require(params, "input")
+        items = _require(params, "input")
         active = self.active
-        if active is None:
+        if active is None or active.ended:
             raise _invalid("no active turn to steer")
         if expected != active.id:
             raise _invalid(f"expected active turn id {expected} but found {active.id}")
+        self.steer(active.id, items if isinstance(items, list) else [])
         return {"turnId": active.id}
 
     def model_list(self, params: dict[str, Any]) -> dict[str, Any]:

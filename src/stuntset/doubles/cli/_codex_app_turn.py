@@ -9,13 +9,13 @@ the user message item, each scripted item (``item/started``, its deltas, ``item/
 
 from __future__ import annotations
 
-from stuntset.doubles.cli._codex_run import choose_turn, text_of
+from stuntset.doubles.cli._codex_run import text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli._codex_app_server import Server
+    from stuntset.doubles.cli._codex_app_server import Server, _Queued
 
 __all__ = ["Interrupted", "Turn", "turn_object"]
 
@@ -69,15 +69,18 @@ def _usage_breakdown(values: list[int]) -> dict[str, int]:
 class Turn:
     """One turn of a thread: the plan's ops rendered as app-server notifications."""
 
-    def __init__(
-        self, server: Server, thread: dict[str, Any], turn_id: str, prompt: str, items: Any
-    ) -> None:
+    def __init__(self, server: Server, queued: _Queued) -> None:
         self.server = server
         self.rt = server.rt
-        self.thread = thread
-        self.id = turn_id
-        self.prompt = prompt
-        self.input_items = items if isinstance(items, list) else []
+        self.thread = queued.thread
+        self.id = turn_id = queued.turn_id
+        self.prompt = queued.prompt
+        self.input_items = queued.items
+        self.chosen = queued.chosen
+        self.choice_error = queued.error
+        #: The turn is ending (its closing notifications are being sent): nothing can be
+        #: steered into it any more.
+        self.ended = False
         self.interrupted = False
         self.item_ids = server.rt.ids(f"items/{turn_id}")
         self.started_at = server.clock.seconds()
@@ -110,6 +113,22 @@ class Turn:
     def new_id(self) -> str:
         return self.item_ids.uuid()
 
+    def user_message(self, items: list[Any]) -> None:
+        """The user's input as a ``userMessage`` item (started and completed at once); also
+        what input steered into the running turn becomes."""
+        content = [
+            {**entry, "text_elements": []} if entry.get("type") == "text" else entry
+            for entry in items
+            if isinstance(entry, dict)
+        ]
+        user = {"type": "userMessage", "id": self.new_id(), "clientId": None, "content": content}
+        clock = self.server.clock
+        for method, stamp in (("item/started", "startedAtMs"), ("item/completed", "completedAtMs")):
+            params = {"item": user, "threadId": self.thread["id"], "turnId": self.id}
+            params[stamp] = clock.ms
+            # sent as is: no stdin is handled between the two (an interrupt waits for both)
+            self.rt.send({"method": method, "params": params, "emittedAtMs": clock.tick()})
+
     # --- the turn -------------------------------------------------------------------------
 
     def play(self) -> None:
@@ -122,20 +141,10 @@ class Turn:
         turn = turn_object(self.id, [], "inProgress", None, self.started_at, None, "notLoaded")
         server.notify("turn/started", {"threadId": thread["id"], "turn": turn})
         try:
-            content = [
-                {**entry, "text_elements": []} if entry.get("type") == "text" else entry
-                for entry in self.input_items
-                if isinstance(entry, dict)
-            ]
-            user = {
-                "type": "userMessage",
-                "id": self.new_id(),
-                "clientId": None,
-                "content": content,
-            }
-            self.item("item/started", user)
-            self.item("item/completed", user)
-            chosen, error = choose_turn(self.rt, self.prompt, thread["model"])
+            self.user_message(self.input_items)
+            if self.interrupted:
+                raise Interrupted
+            chosen, error = self.chosen, self.choice_error
             thread["turns"] += 1
             if not thread["preview"]:
                 thread["preview"] = self.prompt[:200]
@@ -441,6 +450,7 @@ class Turn:
         """Usage (unless interrupted, or a failure before any usage), idle, then for a failure
         its ``error`` notification, then ``turn/completed`` — the real server's order."""
         server = self.server
+        self.ended = True
         if status == "completed" or (status == "failed" and any(self.usage)):
             last = list(self.usage)
             self.add_usage()

@@ -9,6 +9,9 @@ Runs in the fake process (built-ins only, see ``_runtime``). What codex-cli 0.16
   block. An empty prompt: "No prompt provided via stdin.", exit 1.
 * Outside a git repository without ``--skip-git-repo-check``: "Not inside a trusted
   directory and --skip-git-repo-check was not specified.", exit 1.
+* A turn the server refuses (input over 1,048,576 characters, or a scripted refusal):
+  ``thread.started``, then ``Error: turn/start: turn/start failed: <message> (code N)[,
+  data: {…}]`` on stderr, exit 1 (observed with a too-large prompt).
 * ``resume <unknown id>``: nothing on stdout, the app-server error on stderr, exit 1. A
   resumed run reports the same ``thread_id``; item ids restart at ``item_0``.
 * stdout carries only JSONL: ``thread.started``, ``turn.started``, ``item.*``, then
@@ -28,7 +31,10 @@ from stuntset.doubles.cli._codex_run import (
     Clock,
     Threads,
     choose_turn,
+    input_refusal,
     parse_options,
+    refusal_text,
+    scripted_refusal,
     text_of,
 )
 
@@ -170,8 +176,14 @@ class ExecRun:
     def play(self, prompt: str) -> None:
         rt = self.rt
         self.emit({"type": "thread.started", "thread_id": self.thread["id"]})
+        refused = input_refusal(len(prompt))
+        turn, error = (None, None) if refused else choose_turn(rt, prompt, self.model)
+        refused = refused or scripted_refusal(turn)
+        if refused is not None:
+            Threads(rt).save(self.thread)
+            rt.stderr(refusal_text("turn/start", refused))
+            rt.exit(1)
         self.emit({"type": "turn.started"})
-        turn, error = choose_turn(rt, prompt, self.model)
         self.thread["turns"] += 1
         if not self.thread["preview"]:
             self.thread["preview"] = prompt[:200]

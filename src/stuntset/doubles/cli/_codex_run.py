@@ -20,11 +20,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASE_TIME",
+    "MAX_INPUT_CHARS",
     "ArgumentError",
     "Threads",
     "choose_turn",
+    "input_refusal",
     "parse_options",
+    "refusal_text",
     "run",
+    "scripted_refusal",
 ]
 
 #: Timestamps the double reports start here (2026-01-01T00:00:00Z) and advance by the script.
@@ -319,6 +323,41 @@ def choose_turn(rt: Runtime, prompt: str, model: str) -> tuple[dict[str, Any] | 
 
     index, error = rt.state.update(take)
     return (turns[index] if index >= 0 else None), error
+
+
+#: The most text characters one user input may carry (codex-cli 0.163.0 refuses more).
+MAX_INPUT_CHARS = 1048576
+
+
+def input_refusal(chars: int) -> tuple[int, str, Any] | None:
+    """(code, message, data) when a turn's input is over ``MAX_INPUT_CHARS`` text characters,
+    as the real 0.163.0 server refuses it (observed: ``-32602`` with ``input_error_code``)."""
+    if chars <= MAX_INPUT_CHARS:
+        return None
+    data = {
+        "input_error_code": "input_too_large",
+        "max_chars": MAX_INPUT_CHARS,
+        "actual_chars": chars,
+    }
+    return -32602, f"Input exceeds the maximum length of {MAX_INPUT_CHARS} characters.", data
+
+
+def scripted_refusal(turn: dict[str, Any] | None) -> tuple[int, str, Any] | None:
+    """(code, message, data) when the chosen turn is a scripted refusal (its first op)."""
+    ops = turn["ops"] if turn is not None else ()
+    if ops and ops[0][0] == "refuse":
+        _, code, message, data = ops[0]
+        return code, message, data
+    return None
+
+
+def refusal_text(method: str, refused: tuple[int, str, Any]) -> str:
+    """How ``codex exec`` reports a refused app-server request on stderr (observed)."""
+    code, message, data = refused
+    from stuntset.doubles.cli._runtime import dumps
+
+    tail = "" if data is None else f", data: {dumps(data)}"
+    return f"Error: {method}: {method} failed: {message} (code {code}){tail}\n"
 
 
 def text_of(output: Any) -> str:

@@ -36,6 +36,13 @@ http_error, rate_limit, overloaded, auth_expired
                   what the CLI shows once its own retries are spent: exec ``error`` then
                   ``turn.failed``, exit 1; app-server ``error`` then ``turn/completed`` with
                   status ``failed`` and ``turn.error`` (``codexErrorInfo`` as Codex classifies it)
+http_error with an app-server ``error_type`` (first step of its turn only)
+                  the server refuses the turn: ``invalid_request`` (-32600), ``invalid_params``
+                  (-32602), ``method_not_found`` (-32601), ``internal_error`` (-32603) or
+                  ``server_overloaded`` (-32001, "Server overloaded; retry later.").
+                  app-server: ``turn/start`` is answered with that JSON-RPC error and no turn
+                  starts; exec: ``thread.started``, then ``Error: turn/start: turn/start
+                  failed: <message> (code N)`` on stderr, exit 1
 stream_cut        half a line, then exit (1; 0 with ``clean``)
 malformed_json    the text as a stdout line
 garbage           the bytes as given (invalid UTF-8, half line…)
@@ -53,6 +60,7 @@ import shlex
 from typing import Any
 
 from stuntset.doubles.cli._install import CliProgram
+from stuntset.errors import ScriptError
 from stuntset.script import (
     ApprovalRequest,
     AuthExpired,
@@ -79,7 +87,15 @@ from stuntset.script import (
 )
 from stuntset.script._steps import STEP_KINDS
 
-__all__ = ["CODEX", "CODEX_WIRE", "DEFAULT_MODEL", "VERSION", "CodexProgram", "classify_tool"]
+__all__ = [
+    "CODEX",
+    "CODEX_WIRE",
+    "DEFAULT_MODEL",
+    "REFUSALS",
+    "VERSION",
+    "CodexProgram",
+    "classify_tool",
+]
 
 #: The Codex CLI version the double reports (the one ``openai-codex`` 0.163.0 pins).
 VERSION = "0.163.0"
@@ -195,6 +211,18 @@ def _api_error(status: int, message: str | None, request_id: str) -> tuple[Any, 
     return ("api_error", text, {"httpConnectionFailed": {"httpStatusCode": status}}, None)
 
 
+#: ``HttpError.error_type`` values that make the codex app-server refuse the turn itself (the
+#: request that would start it) rather than relay a model API error: the JSON-RPC error code
+#: and the message used when the step gives none (the real server's, where it has one).
+REFUSALS: dict[str, tuple[int, str]] = {
+    "invalid_request": (-32600, "Invalid request"),
+    "method_not_found": (-32601, "Method not found"),
+    "invalid_params": (-32602, "Invalid params"),
+    "internal_error": (-32603, "Internal error"),
+    "server_overloaded": (-32001, "Server overloaded; retry later."),
+}
+
+
 def _op(step: Step, request_id: str) -> tuple[Any, ...] | None:
     if isinstance(step, Text):
         return ("text", step.text, step.deltas(), step.interval)
@@ -216,6 +244,9 @@ def _op(step: Step, request_id: str) -> tuple[Any, ...] | None:
     if isinstance(step, Delay):
         return ("delay", step.seconds)
     if isinstance(step, HttpError):
+        if step.error_type in REFUSALS:
+            code, default = REFUSALS[step.error_type]
+            return ("refuse", code, step.message or default, None)
         return _api_error(step.status, step.message, request_id)
     if isinstance(step, RateLimit):
         return _api_error(429, step.message, request_id)
@@ -274,6 +305,22 @@ class CodexProgram:
                 for position, step in enumerate(turn.steps)
                 if (op := _op(step, _request_id(script.seed, index, position))) is not None
             ]
+            late = [
+                position
+                for position, step in enumerate(turn.steps)
+                if position and isinstance(step, HttpError) and step.error_type in REFUSALS
+            ]
+            if late:
+                raise ScriptError(
+                    "an http_error whose error_type refuses the turn "
+                    f"({', '.join(REFUSALS)}) must be the turn's first step: the server "
+                    "refuses the request that would start the turn, before anything of it "
+                    "happens",
+                    source=script.source,
+                    turn=index,
+                    step=late[0],
+                    wire=CODEX_WIRE.name,
+                )
             turns.append(
                 {
                     "name": turn.name,

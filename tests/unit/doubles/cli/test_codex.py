@@ -169,3 +169,14 @@ def test_stuntset_cli_codex(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert '"text":"from a file"' in done.stdout
+
+
+def test_a_refusal_must_open_its_turn() -> None:
+    """The server refuses the request that would start a turn, before anything of it: a
+    refusing ``http_error`` after other steps is refused when the script is compiled."""
+    late = Script.of([Text("hi"), HttpError(400, error_type="invalid_params")])
+    with pytest.raises(ScriptError, match="must be the turn's first step") as caught:
+        CODEX.compile(late)
+    assert caught.value.step == 1
+    (turn,) = CODEX.compile(Script.of([HttpError(503, error_type="server_overloaded")]))["turns"]
+    assert turn["ops"] == [("refuse", -32001, "Server overloaded; retry later.", None)]

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from stuntset import scenarios
-from stuntset.doubles.cli import install_cli
+from stuntset.doubles.cli import InstalledCli, install_cli
 from stuntset.doubles.cli._codex_app_server import KNOWN_METHODS
 from stuntset.script import (
     ApprovalRequest,
+    HttpError,
     InputRequest,
     RateLimit,
     Reasoning,
@@ -43,6 +44,13 @@ def talk(
     cli = install_cli(
         "codex", script or scenarios.build("happy_path"), bin_dir=tmp_path / "bin", time_scale=0
     )
+    return converse(cli, lines, *args)
+
+
+def converse(
+    cli: InstalledCli, lines: list[Any], *args: str
+) -> tuple[list[dict[str, Any]], str, int]:
+    """One invocation of an installed fake (its threads persist to the next)."""
     text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
     done = subprocess.run(
         [str(cli.path), *(args or ("app-server", "--listen", "stdio://"))],
@@ -139,6 +147,176 @@ def test_bad_input_gets_the_real_servers_answers(tmp_path: Path) -> None:
     assert errors["6"]["code"] == -32601
     assert stderr.count("Failed to deserialize JSONRPCMessage") == 2
     assert "Traceback" not in stderr
+
+
+def _turn_start(request_id: str, thread_id: Any, text: str = "hi") -> dict[str, Any]:
+    return {
+        "id": request_id,
+        "method": "turn/start",
+        "params": {"threadId": thread_id, "input": [{"type": "text", "text": text}]},
+    }
+
+
+def test_turn_start_is_refused_where_the_real_server_refuses_it(tmp_path: Path) -> None:
+    """Every answer below was observed from the real codex-cli 0.163.0 app-server (driven raw
+    against the stuntset Responses double): serde's texts for bad params, the Rust ``uuid``
+    crate's for a bad thread id, "thread not found" for a thread not loaded in this process
+    (checked before the input's size), and ``-32602`` with ``input_error_code`` data above
+    1,048,576 characters. No turn starts and no scripted turn is used."""
+    cli = install_cli("codex", Script.of([Text("played")]), bin_dir=tmp_path / "bin")
+    start = {"id": "2", "method": "thread/start", "params": {}}
+    out, _, _ = converse(cli, [INITIALIZE, start])
+    other_process = out[1]["result"]["thread"]["id"]  # not resumed in the next invocation
+    out, _, _ = converse(cli, [INITIALIZE, start])
+    mine = out[1]["result"]["thread"]["id"]
+    huge = "y" * 1048577
+    bad = [
+        _turn_start("a", ""),
+        _turn_start("b", "abc"),
+        _turn_start("c", "01a22b41-cfaf-7f20-b14d"),
+        _turn_start("d", "01a22b41-cfaf-7f20-b14d-6aee89b5457"),
+        _turn_start("e", "x1a22b41-cfaf-7f20-b14d-6aee89b5457c"),
+        _turn_start("f", 5),
+        _turn_start("g", "01A22B41CFAF7F20B14D6AEE89B5457C"),
+        _turn_start("h", other_process),
+        _turn_start("i", "01a22b41-cfaf-7f20-b14d-6aee89b5457c", huge),
+        _turn_start("j", mine, huge),
+        {"id": "k", "method": "turn/start", "params": {"threadId": mine, "input": "hello"}},
+        {"id": "l", "method": "turn/start", "params": {"threadId": mine, "input": [{"type": "x"}]}},
+        {
+            "id": "m",
+            "method": "turn/start",
+            "params": {"threadId": mine, "input": [{"type": "text"}]},
+        },
+    ]
+    resume = {"id": "r", "method": "thread/resume", "params": {"threadId": mine}}
+    out, stderr, code = converse(cli, [INITIALIZE, resume, *bad])
+    assert code == 0
+    errors = {m["id"]: m["error"] for m in out if "error" in m}
+    invalid = "invalid thread id: "
+    assert errors == {
+        "a": {
+            "code": -32600,
+            "message": invalid + "invalid length: expected length 32 for simple format, found 0",
+        },
+        "b": {
+            "code": -32600,
+            "message": invalid + "invalid length: expected length 32 for simple format, found 3",
+        },
+        "c": {"code": -32600, "message": invalid + "invalid group count: expected 5, found 4"},
+        "d": {
+            "code": -32600,
+            "message": invalid + "invalid group length in group 4: expected 12, found 11",
+        },
+        "e": {
+            "code": -32600,
+            "message": invalid + "invalid character: expected an optional prefix of "
+            "`urn:uuid:` followed by [0-9a-fA-F-], found `x` at 1",
+        },
+        "f": {
+            "code": -32600,
+            "message": "Invalid request: invalid type: integer `5`, expected a string",
+        },
+        "g": {"code": -32600, "message": "thread not found: 01a22b41-cfaf-7f20-b14d-6aee89b5457c"},
+        "h": {"code": -32600, "message": f"thread not found: {other_process}"},
+        "i": {"code": -32600, "message": "thread not found: 01a22b41-cfaf-7f20-b14d-6aee89b5457c"},
+        "j": {
+            "code": -32602,
+            "message": "Input exceeds the maximum length of 1048576 characters.",
+            "data": {
+                "input_error_code": "input_too_large",
+                "max_chars": 1048576,
+                "actual_chars": 1048577,
+            },
+        },
+        "k": {
+            "code": -32600,
+            "message": 'Invalid request: invalid type: string "hello", expected a sequence',
+        },
+        "l": {
+            "code": -32600,
+            "message": "Invalid request: unknown variant `x`, expected one of `text`, `image`, "
+            "`localImage`, `audio`, `localAudio`, `skill`, `mention`",
+        },
+        "m": {"code": -32600, "message": "Invalid request: missing field `text`"},
+    }
+    assert not [m for m in out if m.get("method") == "turn/started"]
+    assert "Traceback" not in stderr
+    # the refused requests used no scripted turn: the next one plays it
+    out, _, _ = converse(cli, [INITIALIZE, resume, _turn_start("n", mine)])
+    completed = [m for m in out if m.get("method") == "turn/completed"]
+    assert completed[0]["params"]["turn"]["items"][0]["text"] == "played"
+    cli.assert_all_used()
+
+
+def test_a_scripted_refusal_answers_turn_start(tmp_path: Path) -> None:
+    """``HttpError`` with an app-server ``error_type`` first in a turn: the server refuses the
+    turn itself (no notification at all), as the real one answers an overloaded ingress queue
+    (``-32001`` "Server overloaded; retry later.", no ``data``: codex-rs
+    app-server-transport) or bad params; the turn after it plays normally."""
+    script = Script.of(
+        [HttpError(503, error_type="server_overloaded")],
+        [HttpError(400, "turn refused by policy", error_type="invalid_params")],
+        [Text("accepted")],
+    )
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin")
+    start = {"id": "2", "method": "thread/start", "params": {}}
+    out, _, _ = converse(cli, [INITIALIZE, start])
+    thread_id = out[1]["result"]["thread"]["id"]
+    resume = {"id": "2", "method": "thread/resume", "params": {"threadId": thread_id}}
+    turns = [_turn_start(f"t{n}", thread_id) for n in range(3)]
+    out, _, code = converse(cli, [INITIALIZE, resume, *turns])
+    assert code == 0
+    after_start = out[2:]  # initialize, thread/resume
+    assert after_start[0] == {
+        "error": {"code": -32001, "message": "Server overloaded; retry later."},
+        "id": "t0",
+    }
+    assert after_start[1] == {
+        "error": {"code": -32602, "message": "turn refused by policy"},
+        "id": "t1",
+    }
+    assert after_start[2]["id"] == "t2"
+    assert after_start[2]["result"]["turn"]["status"] == "inProgress"
+    completed = [m for m in out if m.get("method") == "turn/completed"]
+    assert len(completed) == 1
+    assert completed[0]["params"]["turn"]["items"][0]["text"] == "accepted"
+
+
+def test_turn_start_on_a_busy_thread_steers_into_the_running_turn(tmp_path: Path) -> None:
+    """The real 0.163.0 server refuses nothing here: a ``turn/start`` while the thread's turn
+    runs answers with that turn (same id, ``startedAt`` null) and the input shows up as a
+    ``userMessage`` item of it, after the answer (observed; the schema says ``turnTrigger``
+    is "ignored when this request steers an already-active turn")."""
+    cli = install_cli(
+        "codex", Script.of([Text("waiting"), Stall()]), bin_dir=tmp_path / "bin", time_scale=0
+    )
+    session = _Session(cli.path)
+    session.request("1", "initialize", INITIALIZE["params"])
+    thread_id = session.request("2", "thread/start", {})["result"]["thread"]["id"]
+    first = session.request("3", "turn/start", _turn_start("3", thread_id)["params"])
+    turn_id = first["result"]["turn"]["id"]
+    session.until(lambda m: m.get("method") == "item/agentMessage/delta")
+    second = session.request("4", "turn/start", _turn_start("4", thread_id, "and this")["params"])
+    assert second["result"]["turn"]["id"] == turn_id
+    assert second["result"]["turn"]["startedAt"] is None
+    steered = session.until(lambda m: m.get("method") == "item/completed")
+    assert steered["params"]["turnId"] == turn_id
+    assert steered["params"]["item"]["type"] == "userMessage"
+    assert steered["params"]["item"]["content"][0]["text"] == "and this"
+    session.send(
+        {
+            "id": "5",
+            "method": "turn/interrupt",
+            "params": {"threadId": thread_id, "turnId": turn_id},
+        }
+    )
+    done = session.until(lambda m: m.get("method") == "turn/completed")
+    session.close()
+    assert done["params"]["turn"]["status"] == "interrupted"
+    assert [
+        m["params"]["turn"]["id"] for m in session.seen if m.get("method") == "turn/started"
+    ] == [turn_id]
 
 
 def test_known_methods_cover_what_the_sdk_calls() -> None:

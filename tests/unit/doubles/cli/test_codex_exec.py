@@ -13,7 +13,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
-from stuntset.script import Script, Stall, Text, ToolCall, ToolResult, Usage
+from stuntset.script import HttpError, Script, Stall, Text, ToolCall, ToolResult, Usage
 
 EXEC = ("exec", "--json", "--skip-git-repo-check")
 
@@ -264,3 +264,25 @@ def test_a_plan_updates_then_completes_with_the_turn(tmp_path: Path) -> None:
         ("item.completed", [{"text": "a", "completed": True}]),
     ]
     assert lines[-1]["type"] == "turn.completed"
+
+
+def test_a_refused_turn(tmp_path: Path) -> None:
+    """``codex exec`` runs its turn through the app-server: a refused ``turn/start`` leaves
+    ``thread.started`` alone on stdout and the JSON-RPC error on stderr, exit 1 (observed
+    with a 1,048,577-character prompt against the real 0.163.0 binary); a scripted refusal
+    reads the same."""
+    cli = install(tmp_path, Script.of([HttpError(400, "no", error_type="invalid_request")]))
+    done = run(cli, *EXEC, "-", stdin="y" * 1048577)
+    assert done.returncode == 1
+    assert [e["type"] for e in events(done)] == ["thread.started"]
+    assert done.stderr.endswith(
+        "Error: turn/start: turn/start failed: Input exceeds the maximum length of 1048576 "
+        'characters. (code -32602), data: {"input_error_code":"input_too_large",'
+        '"max_chars":1048576,"actual_chars":1048577}\n'
+    )
+    assert cli.unused_turns()  # refused before the script was asked
+    done = run(cli, *EXEC, "hi")
+    assert done.returncode == 1
+    assert [e["type"] for e in events(done)] == ["thread.started"]
+    assert done.stderr.endswith("Error: turn/start: turn/start failed: no (code -32600)\n")
+    cli.assert_all_used()
