@@ -62,33 +62,9 @@ def print_verify(paths: tuple[str, ...]) -> int:
     return 1 if problems else 0
 
 
-def print_cassette(cassette: Cassette) -> None:
+def print_cassette(cassette: Cassette, *, frames: bool = False) -> None:
+    from stuntset.cassettes.show import transcript
+
     out = console()
-    out.print(
-        f"[bold]{cassette.source}[/bold]: {len(cassette.interactions)} interaction(s), "
-        f"wires {', '.join(cassette.wires) or '-'}, recorded by {cassette.recorded_by}"
-    )
-    for interaction in cassette.interactions:
-        request, response = interaction.request, interaction.response
-        session = f" session {interaction.session}" if interaction.session else ""
-        out.print(
-            f"\n[bold]{interaction.id}[/bold] {interaction.wire}{session}: "
-            f"{request.method} {request.path} → {response.status}",
-            markup=True,
-        )
-        body = request.body if isinstance(request.body, dict) else {}
-        if "model" in body:
-            out.print(f"  model {body['model']}", markup=False)
-        if response.frames is not None:
-            first = response.frames[0].t if response.frames else 0.0
-            last = response.frames[-1].t if response.frames else 0.0
-            out.print(
-                f"  {len(response.frames)} frame(s), first after {first * 1000:.0f} ms, "
-                f"last after {last * 1000:.0f} ms",
-                markup=False,
-            )
-            for frame in response.frames:
-                label = f"{frame.event}: " if frame.event else ""
-                out.print(f"    +{frame.t * 1000:7.1f} ms  {label}{frame.data[:100]}", markup=False)
-        elif response.body is not None:
-            out.print(f"  body {str(response.body)[:200]}", markup=False)
+    for line in transcript(cassette, frames=frames):
+        out.print(line, markup=False)

@@ -80,12 +80,14 @@ def cassettes_verify(paths: tuple[str, ...]) -> None:
 
 @cassettes.command("show")
 @click.argument("path", type=click.Path(dir_okay=False))
-def cassettes_show(path: str) -> None:
-    """Print a cassette as a readable transcript: requests, streamed frames, timings."""
+@click.option("--frames", is_flag=True, help="Also list every streamed frame of HTTP responses.")
+def cassettes_show(path: str, frames: bool) -> None:
+    """Print a cassette as a readable transcript: what was asked, what came back (text, tool
+    calls, usage) and when; a recorded CLI run line by line in both directions."""
     from stuntset._cli_output import print_cassette
     from stuntset.cassettes import load_cassette
 
-    print_cassette(load_cassette(path))
+    print_cassette(load_cassette(path), frames=frames)
 
 
 @cassettes.command("diff")

@@ -58,7 +58,7 @@ def test_cli_verify_and_show(tmp_path: Path) -> None:
     result = runner.invoke(main, ["cassettes", "verify", str(tmp_path)])
     assert result.exit_code == 0
     assert "checked 1 cassette/JSONL file(s): 0 problem(s)" in result.output
-    result = runner.invoke(main, ["cassettes", "show", str(path)])
+    result = runner.invoke(main, ["cassettes", "show", "--frames", str(path)])
     assert result.exit_code == 0, result.output
     assert "i-1 anthropic.messages: POST /v1/messages → 200" in result.output
     assert "model claude-x" in result.output
