@@ -1,6 +1,6 @@
 """A semantic diff of two cassettes, interaction by interaction: what was asked (method, path,
-body fields) and what came back (status, and the response read as script steps: text, tool
-calls, usage), not a text diff of JSON."""
+body fields; for a CLI run its argv and each line the client sent) and what came back (status,
+and the response read as script steps: text, tool calls, usage), not a text diff of JSON."""
 
 from __future__ import annotations
 
@@ -33,6 +33,25 @@ def _public(step: Any) -> dict[str, Any]:
     }
 
 
+def _asked(interaction: Interaction) -> dict[str, Any]:
+    """What the request asked, field by field. For a CLI run: its argv and what the client
+    sent, without timing or the ids the client chose for its requests."""
+    body = interaction.request.body
+    if not isinstance(body, dict):
+        return {"body": body}
+    if not interaction.wire.endswith("-cli"):
+        return body
+    from stuntset.doubles.cli._replay_run import without_client_ids
+
+    sent = []
+    for line in body.get("stdin", []):
+        try:
+            sent.append(without_client_ids(json.loads(line["data"])))
+        except ValueError:
+            sent.append(line["data"])
+    return {"argv": body.get("argv"), **{f"stdin[{n}]": m for n, m in enumerate(sent)}}
+
+
 def _interaction_diff(old: Interaction, new: Interaction) -> list[str]:
     lines = []
     for label, a, b in (
@@ -42,8 +61,7 @@ def _interaction_diff(old: Interaction, new: Interaction) -> list[str]:
     ):
         if a != b:
             lines.append(f"  {label}: {a} → {b}")
-    before = old.request.body if isinstance(old.request.body, dict) else {"body": old.request.body}
-    after = new.request.body if isinstance(new.request.body, dict) else {"body": new.request.body}
+    before, after = _asked(old), _asked(new)
     for key in sorted(set(before) | set(after)):
         if before.get(key) != after.get(key):
             lines.append(f"  request.{key}: {_short(before.get(key))} → {_short(after.get(key))}")

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from stuntset.cassettes import (
     Cassette,
+    Frame,
     Interaction,
     RecordedRequest,
     RecordedResponse,
@@ -79,3 +81,42 @@ def test_the_command_exits_1_on_differences(tmp_path: Path) -> None:
     result = runner.invoke(main, ["cassettes", "diff", str(a), str(b)])
     assert result.exit_code == 1
     assert "~ interaction 1 (i-1 → i-1):" in result.output
+
+
+def claude_run(prompt: str, answer: str, request_id: str, t: float) -> Interaction:
+    stdin = [
+        {"type": "control_request", "request_id": request_id, "request": {"subtype": "initialize"}},
+        {"type": "user", "message": {"role": "user", "content": prompt}},
+    ]
+    frames = [
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": answer}]}},
+        {"type": "result", "subtype": "success", "usage": {}},
+    ]
+    return Interaction(
+        id="i-1",
+        wire="claude-cli",
+        request=RecordedRequest(
+            method="EXEC",
+            path="claude",
+            body={
+                "argv": ["--output-format", "stream-json"],
+                "stdin": [{"t": t, "data": json.dumps(m)} for m in stdin],
+            },
+        ),
+        response=RecordedResponse(
+            status=0, frames=[Frame(t=t, data=json.dumps(m)) for m in frames]
+        ),
+    )
+
+
+def test_cli_runs_differ_by_what_was_sent_and_said_not_by_timing_or_request_ids() -> None:
+    old = Cassette(interactions=[claude_run("hi", "Hello!", "req_1_aaaa", 0.1)])
+    same = Cassette(interactions=[claude_run("hi", "Hello!", "req_1_bbbb", 0.2)])
+    assert diff_cassettes(old, same) == []
+    new = Cassette(interactions=[claude_run("hello", "Hi!", "req_1_cccc", 0.1)])
+    assert diff_cassettes(old, new) == [
+        "~ interaction 1 (i-1 → i-1):",
+        '  request.stdin[1]: {"message": {"content": "hi", "role": "user"}, "type": "user"} → '
+        '{"message": {"content": "hello", "role": "user"}, "type": "user"}',
+        '  response step 0: text {"text": "Hello!"} → text {"text": "Hi!"}',
+    ]
