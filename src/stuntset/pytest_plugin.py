@@ -353,21 +353,17 @@ def cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
 @pytest.fixture
 def event_snapshot(request: pytest.FixtureRequest) -> Any:
     """``event_snapshot(events)`` compares with ``snapshots/<module>/<test>.jsonl`` beside the
-    test; ``--stuntset-mode=refresh`` rewrites it (never in CI)."""
+    test; ``event_snapshot.log(event_log, session_id)`` the persisted log of a session;
+    ``--stuntset-mode=refresh`` rewrites them (never in CI)."""
     from stuntset.cassettes.session import default_path, mode_from
-    from stuntset.cassettes.snapshot import check_events_snapshot
+    from stuntset.cassettes.snapshot import EventSnapshot
 
-    update = mode_from(request.config.getoption("--stuntset-mode")) == "refresh"
     cassette_path = default_path(request.node.path, request.node.name)
-    path = (
+    base = (
         cassette_path.parent.parent.parent
         / "snapshots"
         / cassette_path.parent.name
-        / cassette_path.name
+        / cassette_path.stem
     )
-
-    def check(events: Any) -> None:
-        __tracebackhide__ = True
-        check_events_snapshot(list(events), path, update=update)
-
-    return check
+    update = mode_from(request.config.getoption("--stuntset-mode")) == "refresh"
+    return EventSnapshot(base, update=update)

@@ -1,8 +1,11 @@
-"""The snapshot tier: a run's normalized events (or any event list, such as a replayed
-session's persisted log) compared with a committed expectation in JSON Lines.
+"""The snapshot tier: a run's normalized events, and the persisted log of a replayed session
+(each stored event with the ``seq`` the store gave it), compared with a committed expectation
+in JSON Lines.
 
 The expectation is written only when asked (``update=True``: ``--stuntset-mode=refresh``
-locally), never in CI; a difference is shown event by event.
+locally), never in CI; a difference is shown event by event. ``EventSnapshot`` is the
+``event_snapshot`` fixture: ``event_snapshot(events)`` and ``event_snapshot.log(log, session)``,
+each with an optional ``name`` when a test keeps more than one snapshot.
 """
 
 from __future__ import annotations
@@ -11,11 +14,15 @@ import os
 from collections.abc import Sequence
 from itertools import zip_longest
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stuntset.errors import HarnessFailure, UsageError
 from stuntset.events import Event, decode_lines, encode, encode_lines
 
-__all__ = ["SnapshotMismatch", "check_events_snapshot"]
+if TYPE_CHECKING:
+    from stuntset.log import EventLog
+
+__all__ = ["EventSnapshot", "SnapshotMismatch", "check_events_snapshot"]
 
 
 class SnapshotMismatch(HarnessFailure):
@@ -54,3 +61,37 @@ def check_events_snapshot(
             f"({len(expected)} expected, {len(events)} got):\n{shown}\n"
             f"If the change is intended, update with --stuntset-mode=refresh and review the diff."
         )
+
+
+class EventSnapshot:
+    """Snapshots of one test, kept as ``<base>.jsonl`` (``<base>.<name>.jsonl`` when named)."""
+
+    def __init__(self, base: str | os.PathLike[str], *, update: bool = False) -> None:
+        self.base = Path(base)
+        self.update = update
+
+    def path(self, name: str | None = None) -> Path:
+        """Where the snapshot called ``name`` (default: the test's own) is kept."""
+        if name is None:
+            return self.base.with_name(f"{self.base.name}.jsonl")
+        if not name or "/" in name or name.startswith("."):
+            raise UsageError(f"snapshot name {name!r}: use a plain file-name part")
+        return self.base.with_name(f"{self.base.name}.{name}.jsonl")
+
+    def __call__(self, events: Sequence[Event], *, name: str | None = None) -> None:
+        """Compare ``events`` with the committed snapshot (or rewrite it when refreshing)."""
+        __tracebackhide__ = True
+        check_events_snapshot(list(events), self.path(name), update=self.update)
+
+    def log(self, log: EventLog, session_id: str, *, name: str | None = None) -> None:
+        """Compare what ``log`` persisted for ``session_id`` — every stored event with its
+        ``seq`` — with the snapshot ``name`` (default: ``log-<session_id>``)."""
+        __tracebackhide__ = True
+        stored = log.read(session_id)
+        if not stored:
+            raise SnapshotMismatch(
+                f"the log holds no events for session {session_id!r} "
+                f"(sessions: {', '.join(log.sessions()) or 'none'})"
+            )
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id)
+        self(stored, name=name or f"log-{safe}")

@@ -6,9 +6,10 @@ import anyio
 import pytest
 
 from stuntset import drive, scenarios
-from stuntset.cassettes.snapshot import SnapshotMismatch, check_events_snapshot
+from stuntset.cassettes.snapshot import EventSnapshot, SnapshotMismatch, check_events_snapshot
 from stuntset.errors import UsageError
 from stuntset.events import Event
+from stuntset.log import SqliteEventLog
 from stuntset.providers import ScriptedProvider
 from stuntset.seams import deterministic
 
@@ -70,14 +71,52 @@ import anyio
 from stuntset import drive, scenarios
 from stuntset.providers import ScriptedProvider
 
-def test_turn(event_snapshot):
+def test_turn(event_snapshot, event_log):
     async def main():
         return await drive(ScriptedProvider(scenarios.build("tool_use")).start("go"))
-    event_snapshot(anyio.run(main))
+    events = anyio.run(main)
+    event_snapshot(events)
+    event_log.append("s-1", events)
+    event_snapshot.log(event_log, "s-1")
 """
     )
     quiet = ("-p", "no:hypothesispytest", "-p", "no:cacheprovider")
     pytester.runpytest(*quiet).assert_outcomes(failed=1)
     pytester.runpytest(*quiet, "--stuntset-mode=refresh").assert_outcomes(passed=1)
     assert (pytester.path / "snapshots" / "test_z" / "test_turn.jsonl").exists()
+    assert (pytester.path / "snapshots" / "test_z" / "test_turn.log-s-1.jsonl").exists()
     pytester.runpytest(*quiet).assert_outcomes(passed=1)
+
+
+def test_the_persisted_log_is_snapshotted_with_its_seqs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    log = SqliteEventLog(tmp_path / "log.db")
+    try:
+        log.append("s-1", play("tool_use"))
+        EventSnapshot(tmp_path / "snaps" / "test_it", update=True).log(log, "s-1")
+        stored = tmp_path / "snaps" / "test_it.log-s-1.jsonl"
+        assert b'"seq":1' in stored.read_bytes().splitlines()[0]
+        snapshot = EventSnapshot(tmp_path / "snaps" / "test_it")
+        snapshot.log(log, "s-1")
+        log.rollback("s-1", 3)
+        log.append("s-1", play("tool_use")[3:])  # the same events again, under new seqs
+        snapshot.log(log, "s-1")
+        log.rollback("s-1", 2)
+        with pytest.raises(SnapshotMismatch, match=r"event #2:\n    expected .*\"seq\":3"):
+            snapshot.log(log, "s-1")
+        with pytest.raises(
+            SnapshotMismatch, match=r"no events for session 'nope' \(sessions: s-1\)"
+        ):
+            snapshot.log(log, "nope")
+    finally:
+        log.close()
+
+
+def test_named_snapshots_sit_beside_the_tests_own(tmp_path: Path) -> None:
+    snapshot = EventSnapshot(tmp_path / "test_a_1.5_")
+    assert snapshot.path() == tmp_path / "test_a_1.5_.jsonl"
+    assert snapshot.path("second") == tmp_path / "test_a_1.5_.second.jsonl"
+    with pytest.raises(UsageError, match=r"snapshot name '\.\./x'"):
+        snapshot.path("../x")
