@@ -4,8 +4,12 @@
 env values) and refuses to write bytes that still look like a secret;
 ``load_cassette`` reads one back with errors naming file, line and field;
 ``verify`` scans a tree for cassettes and JSONL files holding secrets.
+``install_cli_recorder`` tees a real agent CLI into a cassette; ``install_cli_replay`` installs
+a fake that plays it back.
 """
 
+from stuntset.cassettes.cli_record import install_cli_recorder
+from stuntset.cassettes.cli_replay import ReplayedCli, install_cli_replay
 from stuntset.cassettes.format import (
     FORMAT,
     VERSION,
@@ -35,9 +39,12 @@ __all__ = [
     "Interaction",
     "RecordedRequest",
     "RecordedResponse",
+    "ReplayedCli",
     "Scrubber",
     "SecretFound",
     "dumps_cassette",
+    "install_cli_recorder",
+    "install_cli_replay",
     "is_cassette",
     "load_cassette",
     "loads_cassette",
