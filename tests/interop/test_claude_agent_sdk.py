@@ -44,7 +44,7 @@ from claude_agent_sdk import (  # noqa: E402
 from stuntset import scenarios  # noqa: E402
 from stuntset.doubles.cli import InstalledCli, install_cli  # noqa: E402
 from stuntset.errors import ScriptExhausted  # noqa: E402
-from stuntset.script import Garbage, Script, Text  # noqa: E402
+from stuntset.script import Garbage, Script, Text, Usage  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -434,6 +434,32 @@ async def test_bypass_permissions_in_a_declared_sandbox(tmp_path: Path) -> None:
     messages = await collect("hi", opts)
     init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
     assert init.data["permissionMode"] == "bypassPermissions"
+    assert messages[-1].subtype == "success"
+
+
+async def test_max_budget_usd_raises_result_error(tmp_path: Path) -> None:
+    """The bundled Claude Code 2.1.332 through this SDK with ``max_budget_usd=0.001`` and a
+    response costing more (observed): the ``ResultMessage`` (``error_max_budget_usd``), then
+    ``ResultError("Claude Code returned an error result: Reached maximum budget ($0.001)")``
+    with ``terminal_reason == "budget_exhausted"``, ``result is None``, exit code 1."""
+    script = Script.of([Text("one"), Usage(input_tokens=1000, output_tokens=100, cost=0.006)])
+    cli = install_cli("claude", script, bin_dir=tmp_path / "bin")
+    seen, error = await collect_until_error("hi", options(cli, max_budget_usd=0.001))
+    assert texts(seen) == ["one"]
+    assert isinstance(seen[-1], ResultMessage)
+    assert seen[-1].subtype == "error_max_budget_usd"
+    assert isinstance(error, ResultError)
+    assert str(error) == (
+        "Claude Code returned an error result: Reached maximum budget ($0.001) (exit code: 1)"
+    )
+    assert (error.subtype, error.terminal_reason, error.result, error.exit_code) == (
+        "error_max_budget_usd",
+        "budget_exhausted",
+        None,
+        1,
+    )
+    within = install_cli("claude", script, bin_dir=tmp_path)
+    messages = await collect("hi", options(within, max_budget_usd=0.01))
     assert messages[-1].subtype == "success"
 
 

@@ -13,6 +13,8 @@ real CLI's (commander.js) text and exit code 1, observed with the bundled binary
     Error: When using --print, --output-format=stream-json requires --verbose
     Error: --input-format=stream-json requires output-format=stream-json.
     Error processing --setting-sources: Invalid setting source: x. Valid options are: …
+    error: option '--max-budget-usd <amount>' argument '0' is invalid. --max-budget-usd must
+    be a number greater than 0
     --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons
 """
 
@@ -22,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["OPTIONS", "ArgumentError", "check_root", "parse"]
+__all__ = ["OPTIONS", "ArgumentError", "check_root", "js_number", "js_string", "parse"]
 
 #: name → (canonical key, arity, metavar, choices). Arity: 0 a switch, 1 a value, "?" an
 #: optional value, "+" one or more values (commander's ``<x...>``: taken up to the next
@@ -140,6 +142,38 @@ def _did_you_mean(flag: str) -> str:
     return f"\n(Did you mean --{similar[0]}?)" if similar else ""
 
 
+def js_number(text: str) -> float | None:
+    """JavaScript's ``Number(text)`` for decimal text (blank is 0); ``None`` for its NaN."""
+    text = text.strip()
+    if not text:
+        return 0.0
+    if text.lstrip("+-") == "Infinity":
+        return float(text.replace("Infinity", "inf"))
+    if text.lower().lstrip("+-") in ("inf", "infinity", "nan") or "_" in text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def js_string(number: float) -> str:
+    """JavaScript's ``String(number)``: ``1``, ``0.01``, ``0.00001``, ``1e-7``, ``1e+21``."""
+    if number == int(number) and abs(number) < 1e21:
+        return str(int(number))
+    mantissa, _, exponent = repr(number).partition("e")
+    if not exponent:
+        return mantissa
+    power = int(exponent)
+    if -7 < power < 21:
+        sign = "-" if mantissa.startswith("-") else ""
+        digits = mantissa.lstrip("-").replace(".", "")
+        if power < 0:
+            return f"{sign}0.{'0' * (-power - 1)}{digits}"
+        return f"{sign}{digits.ljust(power + 1, '0')}"
+    return f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
+
+
 def _label(name: str) -> str:
     metavar, long_name = OPTIONS[name][2], OPTIONS[name][4]
     return f"{long_name} {metavar}".strip()
@@ -193,13 +227,17 @@ def parse(argv: list[str]) -> dict[str, Any]:
                     f"Allowed choices are {allowed}."
                 )
             if arity == "n":
-                try:
-                    float(value)
-                except ValueError:
+                number = js_number(value)
+                if key == "max_budget_usd" and not (number is not None and number > 0):
+                    raise ArgumentError(
+                        f"error: option '{_label(name)}' argument '{value}' is invalid. "
+                        f"--max-budget-usd must be a number greater than 0"
+                    )
+                if number is None:
                     raise ArgumentError(
                         f"error: option '{_label(name)}' argument '{value}' is invalid. "
                         f"must be a number"
-                    ) from None
+                    )
         if arity == "+":
             options.setdefault(key, []).extend(values)
         else:

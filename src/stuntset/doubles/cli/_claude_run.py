@@ -22,6 +22,11 @@ SDK's code and the bundled CLI):
   the scripted result: the tool result is the deny message, as an error.
 * ``PreToolUse`` / ``PostToolUse`` / ``UserPromptSubmit`` / ``Stop`` hooks registered in
   ``initialize`` get ``hook_callback`` requests; a ``PreToolUse`` answer can allow or deny.
+* ``--max-budget-usd``: once the cost the script reported (``Usage.cost``, summed over the
+  process's turns) reaches the budget at the end of a model response, the turn ends with an
+  ``error_max_budget_usd`` result (``errors: ["Reached maximum budget ($<budget>)"]``,
+  ``terminal_reason: "budget_exhausted"``, no ``result`` text); a later turn gets that result
+  at once, without using a scripted turn.
 * ``--resume=<id>`` continues a session an earlier invocation of the same double recorded
   (state beside the double); an unknown id gets the CLI's error result before ``initialize``
   is answered, then exit 1. ``--continue`` picks the latest session.
@@ -128,6 +133,11 @@ class Session:
         )
         max_turns = options.get("max_turns")
         self.max_turns = int(float(max_turns)) if isinstance(max_turns, str) else 0
+        budget = options.get("max_budget_usd")
+        #: ``--max-budget-usd``: checked against ``spent``, the cost of every turn this process
+        #: played (the real CLI's budget spans its whole session, not one turn).
+        self.budget: float | None = float(budget) if isinstance(budget, str) else None
+        self.spent = 0.0
         self.report_state = rt.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1"
         self.streaming = options.get("output_format") == "stream-json"
         self.cwd = rt.cwd
@@ -395,13 +405,17 @@ class Session:
         from stuntset.doubles.cli._claude_turn import TurnRun, choose_turn
 
         prompt, has_results = _prompt_of(message)
-        index, turn, error = choose_turn(self, prompt, has_results)
+        over_budget = self.budget is not None and self.spent >= self.budget
+        if over_budget:  # no request goes to the model: no scripted turn is used
+            index, turn, error = -1, None, None
+        else:
+            index, turn, error = choose_turn(self, prompt, has_results)
         self.turns_in_session += 1
         ids = self.rt.ids(f"{self.session_id}/{self.turns_in_session}")
         self.running = True
         self.interrupted = False
         try:
-            TurnRun(self, ids, prompt, index, turn, error).play()
+            TurnRun(self, ids, prompt, index, turn, error).play(over_budget=over_budget)
         finally:
             self.running = False
             self.interrupted = False

@@ -9,6 +9,7 @@ Ids and durations come from the script's seed and the script itself, never the c
 
 from __future__ import annotations
 
+from stuntset.doubles.cli._claude_args import js_string
 from stuntset.doubles.cli._claude_run import _INTERRUPTED, _Abort, _usage
 from stuntset.doubles.cli._runtime import dumps
 
@@ -119,6 +120,7 @@ class TurnRun:
         self.output_tokens = 0
         self.cost = 0.0
         self.delay_ms = 0.0
+        self.stop_reason: str | None = None
 
     # --- framing helpers ------------------------------------------------------------------
 
@@ -166,6 +168,7 @@ class TurnRun:
         if self.message_id is None:
             return
         stop = "tool_use" if self.message_has_tool else "end_turn"
+        self.stop_reason = stop
         self.event(
             {
                 "type": "message_delta",
@@ -175,6 +178,9 @@ class TurnRun:
         )
         self.event({"type": "message_stop"})
         self.message_id = None
+        budget = self.s.budget
+        if budget is not None and self.s.spent >= budget:
+            raise _OverBudget
 
     def block_out(
         self,
@@ -214,11 +220,13 @@ class TurnRun:
 
     # --- the turn -------------------------------------------------------------------------
 
-    def play(self) -> None:
+    def play(self, *, over_budget: bool = False) -> None:
         s = self.s
         try:
             s.state_changed("running", self.ids)
             self.emit(self.init_message())
+            if over_budget:
+                raise _OverBudget
             self.hooks("UserPromptSubmit", None, {"prompt": self.prompt})
             if self.turn is None:
                 s.rt.stderr(f"stuntset: {self.error}\n")
@@ -245,6 +253,17 @@ class TurnRun:
                 }
             )
             self.finish_error("error_during_execution", [], terminal_reason="aborted_streaming")
+        except _OverBudget:
+            # Observed (2.1.332): checked after every model response (cost >= budget), and
+            # before a turn starts; the result has no ``result`` text.
+            self.finish_error(
+                "error_max_budget_usd",
+                [f"Reached maximum budget (${js_string(s.budget or 0.0)})"],
+                terminal_reason="budget_exhausted",
+                stop_reason=self.stop_reason,
+                total_cost_usd=self.cost,
+                usage=_usage(self.input_tokens, self.output_tokens),
+            )
         except _MaxTurns:
             self.finish_error(
                 "error_max_turns",
@@ -298,6 +317,7 @@ class TurnRun:
             self.input_tokens += input_tokens
             self.output_tokens += output_tokens
             self.cost += cost or 0.0
+            self.s.spent += cost or 0.0
         elif kind == "delay":
             self.pause(op[1])
         else:
@@ -569,3 +589,7 @@ class TurnRun:
 
 class _MaxTurns(Exception):
     """``--max-turns`` reached."""
+
+
+class _OverBudget(Exception):
+    """``--max-budget-usd`` spent."""

@@ -14,7 +14,9 @@ tool_result       a ``user`` message with the ``tool_result`` block (the tool "r
 approval_request  ``can_use_tool`` (``--permission-prompt-tool stdio``); a deny skips the
                   scripted result; without a prompt tool the tool is denied, as headless
 input_request     Claude Code's ``AskUserQuestion`` tool, answered through ``can_use_tool``
-usage             the result's ``usage`` / ``total_cost_usd``
+usage             the result's ``usage`` / ``total_cost_usd``; its ``cost`` is what
+                  ``--max-budget-usd`` counts (checked when a model response ends, as the
+                  real CLI checks: place the step after the response that should overspend)
 delay             a real pause, times ``time_scale``
 http_error, rate_limit, overloaded, auth_expired
                   what the CLI shows once its own retries are spent: a synthetic

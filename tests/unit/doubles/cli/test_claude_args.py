@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from stuntset.doubles.cli._claude_args import ArgumentError, check_root, parse, split_list
+from stuntset.doubles.cli._claude_args import (
+    ArgumentError,
+    check_root,
+    js_string,
+    parse,
+    split_list,
+)
 
 BASE = ["--output-format", "stream-json", "--verbose"]
 
@@ -155,3 +161,22 @@ def test_root_may_skip_permissions_in_a_declared_sandbox() -> None:
     check_root(parse([*BASE, "--permission-mode", "plan"]), {}, 0)
     with pytest.raises(ArgumentError):
         check_root(parse(BASE), {}, 0, default_mode="bypassPermissions")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", " "])
+def test_a_budget_must_be_positive(value: str) -> None:
+    """Observed: commander's text with the CLI's own reason, exit 1."""
+    with pytest.raises(ArgumentError) as caught:
+        parse([*BASE, "--max-budget-usd", value])
+    assert str(caught.value) == (
+        f"error: option '--max-budget-usd <amount>' argument '{value}' is invalid. "
+        "--max-budget-usd must be a number greater than 0"
+    )
+    assert parse([*BASE, "--max-budget-usd", "1e-3"])["max_budget_usd"] == "1e-3"
+
+
+def test_numbers_read_as_javascript_prints_them() -> None:
+    """The budget in "Reached maximum budget ($1e-7)" is JavaScript's ``String(n)``."""
+    cases = {1e-7: "1e-7", 0.01: "0.01", 1.0: "1", 1e-5: "0.00001", 2e16: "20000000000000000"}
+    assert {n: js_string(n) for n in cases} == cases
+    assert js_string(1e21) == "1e+21"

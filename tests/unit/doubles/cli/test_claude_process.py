@@ -16,7 +16,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
-from stuntset.script import ApprovalRequest, Script, Text, ToolCall, ToolResult
+from stuntset.script import ApprovalRequest, Script, Text, ToolCall, ToolResult, Usage
 
 STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 INIT = {"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize"}}
@@ -429,4 +429,47 @@ def test_dangerously_skip_permissions_is_bypass_mode(happy: InstalledCli) -> Non
     )
     init = next(m for m in done.messages if m.get("subtype") == "init")
     assert init["permissionMode"] == "bypassPermissions"
+    assert done.returncode == 0
+
+
+def test_max_budget_ends_the_turn_after_the_response_that_spent_it(tmp_path: Path) -> None:
+    """Claude Code 2.1.332 against the model double (observed): after each model response,
+    cost >= budget ends the turn -- before the tool the response asked for runs --
+    with ``{"subtype": "error_max_budget_usd", "is_error": true, "errors": ["Reached maximum
+    budget ($0.005)"], "terminal_reason": "budget_exhausted", "stop_reason": "tool_use"}`` and
+    no ``result`` text; the next prompt gets the same result at once (no model request);
+    exit 1."""
+    script = Script.of(
+        [
+            Text("Running it."),
+            ToolCall("Bash", {"command": "echo hi"}),
+            Usage(input_tokens=1000, output_tokens=100, cost=0.006),
+            ToolResult("hi"),
+            Text("done"),
+        ],
+        [Text("never played")],
+    )
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    done = run(cli, lines(user("go"), user("again")), *STREAM, "--max-budget-usd", "0.005")
+    results = [m for m in done.messages if m["type"] == "result"]
+    assert [m["type"] for m in done.messages] == [
+        "system", "assistant", "assistant", "result", "system", "result"
+    ]  # fmt: skip
+    for result, stop_reason in zip(results, ["tool_use", None], strict=True):
+        assert result["subtype"] == "error_max_budget_usd"
+        assert result["is_error"] is True
+        assert result["errors"] == ["Reached maximum budget ($0.005)"]
+        assert result["terminal_reason"] == "budget_exhausted"
+        assert result["stop_reason"] == stop_reason
+        assert "result" not in result
+    assert results[0]["total_cost_usd"] == 0.006
+    assert done.returncode == 1
+    assert [index for index, _ in cli.unused_turns()] == [1]
+
+
+def test_a_turn_within_budget_succeeds(tmp_path: Path) -> None:
+    script = Script.of([Text("cheap"), Usage(input_tokens=10, output_tokens=5, cost=0.004)])
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    done = run(cli, lines(user("go")), *STREAM, "--max-budget-usd", "0.005")
+    assert done.messages[-1]["subtype"] == "success"
     assert done.returncode == 0
