@@ -34,11 +34,13 @@ from openai_codex import (  # noqa: E402
 )
 from openai_codex.client import CodexClient  # noqa: E402
 from openai_codex.generated.v2_all import (  # noqa: E402
+    AccountRateLimitsUpdatedNotification,
     AgentMessageDeltaNotification,
     CommandExecutionThreadItem,
     ItemCompletedNotification,
     ReasoningSummaryTextDeltaNotification,
     ThreadReadResponse,
+    ThreadReadStateChangedNotification,
     TurnCompletedNotification,
     TurnStatus,
 )
@@ -211,6 +213,33 @@ def test_every_notification_and_response_validates_against_the_sdk_models(tmp_pa
         "ok\n",
         0,
     )
+
+
+def test_rate_limits_and_read_state_reach_the_sdk_typed(tmp_path: Path) -> None:
+    """The two notifications the real 0.163.0 server sends as a turn ends (observed raw):
+    ``account/rateLimits/updated`` (limit "codex", nothing else known without rate-limit
+    headers) and ``thread/readState/changed`` (first unread: the thread's first turn). Neither
+    names a turn, so the SDK routes them to its global queue, as the generated models."""
+    cli = install(tmp_path, "multi_turn", {"turns": 2})
+    with opened(cli, tmp_path) as codex:
+        thread = codex.thread_start()
+        first = thread.run("first")
+        thread.run("second")
+        rates: list[AccountRateLimitsUpdatedNotification] = []
+        states: list[ThreadReadStateChangedNotification] = []
+        while len(rates) < 2 or len(states) < 2:  # all were routed before turn/completed
+            payload = codex._client.next_notification().payload
+            if isinstance(payload, AccountRateLimitsUpdatedNotification):
+                rates.append(payload)
+            elif isinstance(payload, ThreadReadStateChangedNotification):
+                states.append(payload)
+            else:
+                assert not isinstance(payload, UnknownNotification), payload
+    assert [r.rate_limits.limit_id for r in rates] == ["codex", "codex"]
+    assert rates[0].rate_limits.primary is None
+    assert [s.thread_id for s in states] == [thread.id, thread.id]
+    unread = [s.read_state.first_unread for s in states]
+    assert [u.root.turn_id for u in unread if u is not None] == [first.id, first.id]
 
 
 def test_multi_turn_usage_is_the_thread_total(tmp_path: Path) -> None:

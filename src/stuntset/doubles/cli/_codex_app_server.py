@@ -17,8 +17,11 @@ generated models):
   ``account/read``.
 * ``turn/start`` → ``{"turn": {… "status": "inProgress"}}``, then ``thread/status/changed``
   (active), ``turn/started``, the user message item, the scripted items with their deltas,
-  ``thread/tokenUsage/updated``, ``thread/status/changed`` (idle) and ``turn/completed``
-  (``completed`` | ``failed`` with ``turn.error`` | ``interrupted``).
+  ``thread/tokenUsage/updated`` and ``account/rateLimits/updated``,
+  ``thread/readState/changed`` (a durable thread), ``thread/status/changed`` (idle) and
+  ``turn/completed`` (``completed`` | ``failed`` with ``turn.error`` | ``interrupted``).
+  Refused (``-32600``/``-32602``, see ``turn_start``) where the real one refuses it; on a
+  thread whose turn runs, the input is steered into that turn.
 * ``turn/interrupt`` (the active turn; another id: "expected active turn id X but found Y")
   answers ``{}`` and ends the turn as ``interrupted``; ``turn/steer`` is accepted.
 * Approvals are server-initiated requests answered by the client:

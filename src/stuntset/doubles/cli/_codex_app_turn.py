@@ -4,7 +4,8 @@ Runs in the fake process (built-ins only, see ``_runtime``), driven by ``_codex_
 ``Server`` (its JSON-RPC loop, clock, ids, threads and server → client requests). Order and
 shapes as codex-cli 0.163.0 writes them: ``thread/status/changed`` (active), ``turn/started``,
 the user message item, each scripted item (``item/started``, its deltas, ``item/completed``),
-``thread/tokenUsage/updated``, ``thread/status/changed`` (idle), ``turn/completed``.
+``thread/tokenUsage/updated``, ``account/rateLimits/updated``, ``thread/readState/changed``,
+``thread/status/changed`` (idle), ``turn/completed``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,21 @@ if TYPE_CHECKING:
 __all__ = ["Interrupted", "Turn", "turn_object"]
 
 _CONTEXT_WINDOW = 258400
+
+#: What ``account/rateLimits/updated`` carries after each model response when the provider
+#: sends no rate-limit headers (observed from codex-cli 0.163.0 against a Responses server).
+_RATE_LIMITS = {
+    "limitId": "codex",
+    "limitName": None,
+    "normalModelSlug": None,
+    "primary": None,
+    "secondary": None,
+    "credits": None,
+    "individualLimit": None,
+    "spendControlReached": None,
+    "planType": None,
+    "rateLimitReachedType": None,
+}
 
 
 class Interrupted(Exception):
@@ -447,8 +463,10 @@ class Turn:
         self.usage = [0, 0, 0, 0]
 
     def finish(self, status: str, error: dict[str, Any] | None) -> None:
-        """Usage (unless interrupted, or a failure before any usage), idle, then for a failure
-        its ``error`` notification, then ``turn/completed`` — the real server's order."""
+        """The real server's closing order: usage and the account's rate limits (unless
+        interrupted, or a failure before any usage), the thread's read state (a completed or
+        interrupted turn), idle, then for a failure its ``error`` notification and the read
+        state, then ``turn/completed``."""
         server = self.server
         self.ended = True
         if status == "completed" or (status == "failed" and any(self.usage)):
@@ -460,6 +478,9 @@ class Turn:
                 "modelContextWindow": _CONTEXT_WINDOW,
             }
             self.notify("thread/tokenUsage/updated", tokenUsage=usage)
+            server.notify("account/rateLimits/updated", {"rateLimits": dict(_RATE_LIMITS)})
+        if error is None:
+            self.read_state()
         server.notify(
             "thread/status/changed", {"threadId": self.thread["id"], "status": {"type": "idle"}}
         )
@@ -473,6 +494,7 @@ class Turn:
                     "turnId": self.id,
                 },
             )
+            self.read_state()
         failed = status == "failed"
         turn = turn_object(
             self.id,
@@ -490,6 +512,19 @@ class Turn:
         server.threads.save(self.thread)
         server.notify("turn/completed", {"threadId": self.thread["id"], "turn": turn})
         self.rt.exit_code = 1 if failed else 0
+
+    def read_state(self) -> None:
+        """``thread/readState/changed`` as a turn of a durable thread ends: its first unread
+        position is the thread's first ended turn (nothing here marks it read), with a new
+        opaque revision. An ephemeral thread has none (observed, codex-cli 0.163.0)."""
+        thread = self.thread
+        if thread.get("ephemeral"):
+            return
+        first = thread.setdefault("first_unread", self.id)
+        read_state = {"firstUnread": {"type": "turn", "turnId": first}, "revision": self.new_id()}
+        self.server.notify(
+            "thread/readState/changed", {"threadId": thread["id"], "readState": read_state}
+        )
 
     def fail(self, message: str, info: Any, details: str | None) -> None:
         error = {

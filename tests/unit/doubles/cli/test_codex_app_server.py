@@ -108,12 +108,107 @@ def test_turn_notifications_in_the_real_order(tmp_path: Path) -> None:
         "item/agentMessage/delta",
         "item/completed",
         "thread/tokenUsage/updated",
+        "account/rateLimits/updated",
+        "thread/readState/changed",
         "thread/status/changed",
         "turn/completed",
     ]
     stamps = [m["emittedAtMs"] for m in after[1:]]
     assert stamps == sorted(stamps)
     assert after[-1]["params"]["turn"]["status"] == "completed"
+
+
+def _closing(seen: list[dict[str, Any]]) -> list[str]:
+    """The turn-closing notifications among ``seen``, in order."""
+    wanted = (
+        "thread/tokenUsage/updated",
+        "account/rateLimits/updated",
+        "thread/readState/changed",
+        "thread/status/changed",
+        "error",
+        "turn/completed",
+    )
+    return [
+        m["method"]
+        for m in seen
+        if m.get("method") in wanted
+        and m.get("params", {}).get("status", {}).get("type") != "active"
+    ]
+
+
+def test_rate_limits_and_read_state_as_turns_end(tmp_path: Path) -> None:
+    """As observed from the real codex-cli 0.163.0 app-server (against a Responses server that
+    sends no rate-limit headers): after a model response's ``thread/tokenUsage/updated`` comes
+    ``account/rateLimits/updated`` with ``limitId`` "codex" and every other field null; every
+    ended turn of a durable thread — completed, failed (after its ``error``) or interrupted —
+    sends ``thread/readState/changed`` whose ``firstUnread`` stays the thread's first ended
+    turn, also in a later process, with a new ``revision``; an ephemeral thread sends none."""
+    script = Script.of(
+        [RateLimit()], [Text("ok"), Usage(1, 1)], [Text("waiting"), Stall()], [Text("eph")]
+    )
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
+    session = _Session(cli.path)
+    session.request("1", "initialize", INITIALIZE["params"])
+    thread_id = session.request("2", "thread/start", {})["result"]["thread"]["id"]
+    for number in range(2):
+        session.request(f"t{number}", "turn/start", _turn_start("", thread_id)["params"])
+        session.until(lambda m: m.get("method") == "turn/completed")
+    session.close()
+    assert _closing(session.seen) == [
+        "thread/status/changed",
+        "error",
+        "thread/readState/changed",
+        "turn/completed",
+        "thread/tokenUsage/updated",
+        "account/rateLimits/updated",
+        "thread/readState/changed",
+        "thread/status/changed",
+        "turn/completed",
+    ]
+    rate = next(m for m in session.seen if m.get("method") == "account/rateLimits/updated")
+    assert rate["params"] == {
+        "rateLimits": {
+            "limitId": "codex",
+            "limitName": None,
+            "normalModelSlug": None,
+            "primary": None,
+            "secondary": None,
+            "credits": None,
+            "individualLimit": None,
+            "spendControlReached": None,
+            "planType": None,
+            "rateLimitReachedType": None,
+        }
+    }
+    failed = next(m for m in session.seen if m.get("method") == "turn/completed")
+    first = {"type": "turn", "turnId": failed["params"]["turn"]["id"]}
+    states = [m for m in session.seen if m.get("method") == "thread/readState/changed"]
+
+    session = _Session(cli.path)  # a later process: the thread is resumed, then interrupted
+    session.request("1", "initialize", INITIALIZE["params"])
+    session.request("r", "thread/resume", {"threadId": thread_id})
+    turn = session.request("t2", "turn/start", _turn_start("", thread_id)["params"])
+    session.until(lambda m: m.get("method") == "item/agentMessage/delta")
+    interrupt = {"threadId": thread_id, "turnId": turn["result"]["turn"]["id"]}
+    session.send({"id": "i", "method": "turn/interrupt", "params": interrupt})
+    session.until(lambda m: m.get("method") == "turn/completed")
+    ephemeral = session.request("e", "thread/start", {"ephemeral": True})["result"]["thread"]
+    session.request("t3", "turn/start", _turn_start("", ephemeral["id"])["params"])
+    session.until(lambda m: m.get("method") == "turn/completed" and m["params"]["turn"]["items"])
+    session.close()
+    assert _closing(session.seen) == [
+        "thread/readState/changed",  # the interrupted turn (the fake's stall reports no usage)
+        "thread/status/changed",
+        "turn/completed",
+        "thread/tokenUsage/updated",  # the ephemeral thread's turn: no read state
+        "account/rateLimits/updated",
+        "thread/status/changed",
+        "turn/completed",
+    ]
+    states += [m for m in session.seen if m.get("method") == "thread/readState/changed"]
+    assert [m["params"]["threadId"] for m in states] == [thread_id] * 3
+    assert [m["params"]["readState"]["firstUnread"] for m in states] == [first] * 3
+    assert len({m["params"]["readState"]["revision"] for m in states}) == 3
 
 
 def test_bad_input_gets_the_real_servers_answers(tmp_path: Path) -> None:
@@ -528,6 +623,8 @@ def test_every_message_validates_against_the_real_protocol_schema(
         "turn/plan/updated",
         "error",
         "thread/tokenUsage/updated",
+        "account/rateLimits/updated",
+        "thread/readState/changed",
     } <= checked
     assert set(_RESPONSES) <= checked
     statuses = [
