@@ -5,6 +5,7 @@ or raises (its own exception types) — and that nothing hangs."""
 from __future__ import annotations
 
 import gc
+import json
 import os
 import shutil
 import sys
@@ -24,6 +25,7 @@ from claude_agent_sdk import (  # noqa: E402
     ClaudeSDKClient,
     CLIJSONDecodeError,
     CLINotFoundError,
+    HookEventMessage,
     HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
@@ -77,6 +79,9 @@ async def collect_until_error(prompt: str, opts: ClaudeAgentOptions) -> tuple[li
         except Exception as error:
             return seen, error
     return seen, None
+
+
+ECHO_HOOK = {"type": "command", "command": "echo checked"}
 
 
 def texts(messages: list[Any]) -> list[str]:
@@ -339,6 +344,59 @@ async def test_hooks_are_called_before_the_tool(tmp_path: Path) -> None:
     assert data["tool_name"] == "read_file"
     assert data["tool_input"] == {"path": "a.txt"}
     assert messages[-1].result == "The file says: hello from a.txt"
+
+
+async def test_settings_hooks_surface_as_hook_event_messages(tmp_path: Path) -> None:
+    """Observed with the bundled Claude Code 2.1.332 through this SDK: command hooks from
+    ``settings`` write ``hook_started``/``hook_response`` system messages with
+    ``include_hook_events``, which the SDK yields as ``HookEventMessage``; hooks registered
+    through ``hooks=`` (``hook_callback``) write none."""
+    cli = install(tmp_path, "tool_use")
+    settings = {"hooks": {"PreToolUse": [{"matcher": "read_file", "hooks": [ECHO_HOOK]}]}}
+    callback_calls: list[str] = []
+
+    async def pre_tool(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        callback_calls.append(data["hook_event_name"])
+        return {}
+
+    hooks: Any = {"PreToolUse": [HookMatcher(matcher="read_file", hooks=[pre_tool])]}  # type: ignore[list-item]
+    opts = options(
+        cli,
+        settings=json.dumps(settings),
+        include_hook_events=True,
+        hooks=hooks,
+        allowed_tools=["read_file"],
+    )
+    messages = await collect("read", opts)
+    events = [m for m in messages if isinstance(m, HookEventMessage)]
+    assert [(m.subtype, m.hook_event_name) for m in events] == [
+        ("hook_started", "PreToolUse"),
+        ("hook_response", "PreToolUse"),
+    ]
+    assert events[1].data["stdout"] == "checked\n"
+    assert events[1].data["outcome"] == "success"
+    assert events[1].data["hook_name"] == "PreToolUse:read_file"
+    assert callback_calls == ["PreToolUse"]
+    assert messages[-1].result == "The file says: hello from a.txt"
+
+
+async def test_a_settings_hook_exiting_2_denies_the_tool(tmp_path: Path) -> None:
+    cli = install(tmp_path, "tool_use")
+    deny = {"type": "command", "command": "echo not that file >&2; exit 2"}
+    settings = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [deny]}]}}
+    opts = options(cli, settings=json.dumps(settings), include_hook_events=True)
+    messages = await collect("read", opts)
+    (response,) = [
+        m for m in messages if isinstance(m, HookEventMessage) and m.subtype == "hook_response"
+    ]
+    assert (response.data["exit_code"], response.data["outcome"]) == (2, "error")
+    (result,) = [m for m in messages if isinstance(m, UserMessage)]
+    block = result.content[0]
+    assert isinstance(block, ToolResultBlock)
+    assert block.is_error is True
+    assert block.content == (
+        "PreToolUse:read_file hook error: [echo not that file >&2; exit 2]: not that file\n"
+    )
 
 
 async def test_interrupt_a_stuck_turn(tmp_path: Path) -> None:

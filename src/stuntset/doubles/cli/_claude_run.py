@@ -22,6 +22,8 @@ SDK's code and the bundled CLI):
   the scripted result: the tool result is the deny message, as an error.
 * ``PreToolUse`` / ``PostToolUse`` / ``UserPromptSubmit`` / ``Stop`` hooks registered in
   ``initialize`` get ``hook_callback`` requests; a ``PreToolUse`` answer can allow or deny.
+  The command hooks of ``--settings`` run for real, before them, and write ``hook_started`` /
+  ``hook_response`` messages with ``--include-hook-events`` (``_claude_hooks``).
 * ``--max-budget-usd``: once the cost the script reported (``Usage.cost``, summed over the
   process's turns) reaches the budget at the end of a model response, the turn ends with an
   ``error_max_budget_usd`` result (``errors: ["Reached maximum budget ($<budget>)"]``,
@@ -147,6 +149,8 @@ class Session:
         self.responses: dict[str, dict[str, Any]] = {}
         self.waiting: set[str] = set()
         self.hooks: dict[str, Any] = {}
+        #: The ``hooks`` of ``--settings`` (``_claude_hooks.CommandHooks``), if any.
+        self.command_hooks: Any = None
         self.running = False
         self.interrupted = False
         self.collected: list[dict[str, Any]] = []
@@ -445,9 +449,16 @@ def run(rt: Runtime) -> None:
             "or --output-format stream-json\n"
         )
         rt.exit(1)
+    settings: dict[str, Any] = {}
     try:
-        check_root(options, rt.env, posix.getuid())
-    except ArgumentError as error:
+        if isinstance(options.get("settings"), str):
+            from stuntset.doubles.cli._claude_hooks import load_settings
+
+            settings = load_settings(options["settings"], rt.cwd)
+        permissions = settings.get("permissions")
+        default_mode = permissions.get("defaultMode") if isinstance(permissions, dict) else None
+        check_root(options, rt.env, posix.getuid(), default_mode)
+    except Exception as error:  # ArgumentError, SettingsError: the CLI's one line
         rt.stderr(f"{error}\n")
         rt.exit(1)
         return
@@ -456,6 +467,23 @@ def run(rt: Runtime) -> None:
         rt.sleep(startup_delay, scaled=False)
     session = Session(rt, options)
     session.open()
+    if settings.get("hooks"):
+        from stuntset.doubles.cli._claude_hooks import CommandHooks
+
+        include = bool(options.get("include_hook_events"))
+        session.command_hooks = CommandHooks(rt, settings["hooks"], include)
+        resumed = options.get("resume") or options.get("continue")
+        source = "resume" if resumed else "startup"
+        hook_input = {
+            "session_id": session.session_id,
+            "transcript_path": "",
+            "cwd": session.cwd,
+            "hook_event_name": "SessionStart",
+            "source": source,
+        }
+        ids = rt.ids(f"{session.session_id}/session-start")
+        name = f"SessionStart:{source}"
+        session.command_hooks.run("SessionStart", name, hook_input, None, ids, session.send)
     if options.get("input_format") == "stream-json":
         session.serve()
         return

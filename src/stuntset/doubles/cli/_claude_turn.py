@@ -121,6 +121,7 @@ class TurnRun:
         self.cost = 0.0
         self.delay_ms = 0.0
         self.stop_reason: str | None = None
+        self.hook_denial = ""
 
     # --- framing helpers ------------------------------------------------------------------
 
@@ -224,10 +225,11 @@ class TurnRun:
         s = self.s
         try:
             s.state_changed("running", self.ids)
+            if not over_budget:  # observed: UserPromptSubmit hooks run before system/init
+                self.hooks("UserPromptSubmit", None, {"prompt": self.prompt})
             self.emit(self.init_message())
             if over_budget:
                 raise _OverBudget
-            self.hooks("UserPromptSubmit", None, {"prompt": self.prompt})
             if self.turn is None:
                 s.rt.stderr(f"stuntset: {self.error}\n")
                 self.finish_error("error_during_execution", [str(self.error)])
@@ -370,7 +372,7 @@ class TurnRun:
         call = self.calls.get(call_id, {"name": "unknown", "input": {}})
         content = _content(output)
         extra = {"input": call["input"], "output": output}
-        self.tool_message(call_id, content, is_error, extra)
+        # observed: PostToolUse hooks run (and write their events) before the tool's result
         self.hooks(
             "PostToolUse",
             call["name"],
@@ -381,6 +383,7 @@ class TurnRun:
                 "tool_use_id": call_id,
             },
         )
+        self.tool_message(call_id, content, is_error, extra)
 
     def deny(self, call_id: str, message: str) -> None:
         call = self.calls[call_id]
@@ -401,7 +404,7 @@ class TurnRun:
             {"tool_name": name, "tool_input": call["input"], "tool_use_id": call_id},
         )
         if decision == "deny":
-            self.deny(call_id, f"Hook PreToolUse denied this tool ({name})")
+            self.deny(call_id, self.hook_denial or f"Hook PreToolUse denied this tool ({name})")
             return False
         if not ask or decision == "allow":
             return True
@@ -479,8 +482,28 @@ class TurnRun:
         self.tool_message(call_id, text, False, {"questions": [question], "answers": answers})
 
     def hooks(self, event: str, tool: str | None, payload: dict[str, Any]) -> str | None:
-        """Run the SDK's hooks for ``event``; a PreToolUse permission decision if any."""
+        """Run the settings' command hooks, then the SDK's hooks, for ``event``; a PreToolUse
+        permission decision if any (a command hook's deny text in ``hook_denial``)."""
         decision = None
+        self.hook_denial = ""
+        if self.s.command_hooks is not None:
+            from stuntset.doubles.cli._claude_hooks import pre_tool_decision
+
+            hook_input = {
+                "session_id": self.s.session_id,
+                "transcript_path": "",
+                "cwd": self.s.cwd,
+                "permission_mode": self.s.permission_mode,
+                "hook_event_name": event,
+                **payload,
+            }
+            name = event if tool is None else f"{event}:{tool}"
+            results = self.s.command_hooks.run(event, name, hook_input, tool, self.ids, self.s.send)
+            if event == "PreToolUse" and tool is not None:
+                wanted, self.hook_denial = pre_tool_decision(tool, results)
+                if wanted == "deny":
+                    return "deny"
+                decision = wanted or None
         for matcher in self.s.hooks.get(event) or ():
             pattern = matcher.get("matcher") if isinstance(matcher, dict) else None
             if (

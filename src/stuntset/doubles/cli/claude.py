@@ -159,6 +159,7 @@ class ClaudeProgram:
         "stuntset.doubles.cli._claude_run",
         "stuntset.doubles.cli._claude_turn",
         "stuntset.doubles.cli._claude_faults",
+        "stuntset.doubles.cli._claude_hooks",
     )
     wire = CLAUDE_WIRE
     journal_env: tuple[str, ...] = (

@@ -473,3 +473,101 @@ def test_a_turn_within_budget_succeeds(tmp_path: Path) -> None:
     done = run(cli, lines(user("go")), *STREAM, "--max-budget-usd", "0.005")
     assert done.messages[-1]["subtype"] == "success"
     assert done.returncode == 0
+
+
+def _hooks(**events: list[str]) -> str:
+    """``--settings`` JSON with one command hook per command (matcher ``*``)."""
+    return json.dumps(
+        {
+            "hooks": {
+                event: [{"matcher": "*", "hooks": [{"type": "command", "command": c}]}]
+                for event, commands in events.items()
+                for c in commands
+            }
+        }
+    )
+
+
+TOOL_TURN = Script.of(
+    [Text("Running it."), ToolCall("Bash", {"command": "echo hi"}), ToolResult("hi"), Text("ok")]
+)
+
+
+def test_settings_command_hooks_write_hook_events(tmp_path: Path) -> None:
+    """Shapes and order observed with Claude Code 2.1.332 (``-p --settings <hooks>
+    --include-hook-events``): SessionStart's pair first, UserPromptSubmit's before
+    ``system/init``, PreToolUse's and PostToolUse's before the tool's result, Stop's before
+    the result; each ``hook_started`` then ``hook_response`` with the hook's output and exit
+    code. The hook reads its input as JSON on stdin."""
+    cli = install_cli("claude", TOOL_TURN, bin_dir=tmp_path)
+    settings = _hooks(
+        SessionStart=["echo ss"],
+        UserPromptSubmit=["echo up >&2"],
+        PreToolUse=[f"cat > {tmp_path}/input.json"],
+        PostToolUse=["echo post"],
+        Stop=["true"],
+    )
+    flags = ["--settings", settings, "--include-hook-events", "--allowedTools", "Bash"]
+    done = run(cli, lines(user("go")), *STREAM, *flags)
+    seen = [m.get("subtype") or m["type"] for m in done.messages]
+    assert seen == [
+        "hook_started", "hook_response", "hook_started", "hook_response", "init",
+        "assistant", "assistant", "hook_started", "hook_response", "hook_started",
+        "hook_response", "user", "assistant", "hook_started", "hook_response", "success",
+    ]  # fmt: skip
+    started, response = done.messages[7:9]
+    assert started == {
+        "type": "system",
+        "subtype": "hook_started",
+        "hook_id": response["hook_id"],
+        "hook_name": "PreToolUse:Bash",
+        "hook_event": "PreToolUse",
+        "uuid": started["uuid"],
+        "session_id": done.messages[4]["session_id"],
+    }
+    assert (response["exit_code"], response["outcome"], response["stdout"]) == (0, "success", "")
+    assert done.messages[0]["hook_name"] == "SessionStart:startup"
+    up = done.messages[3]
+    assert (up["hook_name"], up["stderr"], up["output"]) == ("UserPromptSubmit", "up\n", "up\n")
+    hook_input = json.loads((tmp_path / "input.json").read_text())
+    assert hook_input["hook_event_name"] == "PreToolUse"
+    assert hook_input["tool_input"] == {"command": "echo hi"}
+    assert done.messages[-1]["result"] == "ok"
+
+
+def test_only_session_start_hook_events_without_the_flag(tmp_path: Path) -> None:
+    """Observed: without ``--include-hook-events`` the hooks still run, and only
+    SessionStart's events are written."""
+    cli = install_cli("claude", TOOL_TURN, bin_dir=tmp_path)
+    settings = _hooks(SessionStart=["echo ss"], PreToolUse=[f"touch {tmp_path}/ran"])
+    done = run(cli, lines(user("go")), *STREAM, "--settings", settings, "--allowedTools", "Bash")
+    hook_events = [m["hook_event"] for m in done.messages if "hook_event" in m]
+    assert hook_events == ["SessionStart", "SessionStart"]
+    assert (tmp_path / "ran").exists()
+
+
+def test_a_pre_tool_use_hook_exiting_2_denies_the_tool(tmp_path: Path) -> None:
+    """Observed: ``outcome: "error"``, ``exit_code: 2``, and the tool's result is the error
+    ``PreToolUse:Bash hook error: [<command>]: <stderr>``; exit 1 is a non-blocking error."""
+    cli = install_cli("claude", TOOL_TURN, bin_dir=tmp_path)
+    settings = _hooks(PreToolUse=["echo nope >&2; exit 2"])
+    flags = ["--settings", settings, "--include-hook-events", "--allowedTools", "Bash"]
+    done = run(cli, lines(user("go")), *STREAM, *flags)
+    response = next(m for m in done.messages if m.get("subtype") == "hook_response")
+    assert (response["exit_code"], response["outcome"], response["stderr"]) == (
+        2,
+        "error",
+        "nope\n",
+    )
+    (result,) = [m for m in done.messages if m["type"] == "user"]
+    block = result["message"]["content"][0]
+    assert block["content"] == "PreToolUse:Bash hook error: [echo nope >&2; exit 2]: nope\n"
+    assert block["is_error"] is True
+    assert done.messages[-1]["permission_denials"][0]["tool_name"] == "Bash"
+
+
+def test_a_settings_path_that_is_not_there(happy: InstalledCli, tmp_path: Path) -> None:
+    """Observed: text that is not JSON is a path, resolved against the working directory."""
+    done = run(happy, lines(user("hi")), *STREAM, "--settings", "nope.json")
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr == f"Error: Settings file not found: {os.getcwd()}/nope.json\n".encode()
