@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import threading
+from typing import Any
 
 import click
 
@@ -152,20 +154,51 @@ def cassettes_to_script(path: str, output: str | None) -> None:
 def record_command(upstream: str, output: str, port: int) -> None:
     """Record traffic through a proxy: point the client at the printed URL, then Ctrl-C (or
     SIGTERM) to write the (scrubbed) cassette."""
-    import signal
-    import threading
-
     from stuntset.cassettes.record import record
 
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
+    stop = _until_signalled()
     with record(upstream, output, port=port) as recording:
         click.echo(recording.url, nl=True)
         sys.stdout.flush()
         stop.wait()
         count = len(recording.proxy.interactions)
     click.echo(f"wrote {output}: {count} interaction(s)", err=True)
+
+
+@cassettes.command("serve")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
+@click.option(
+    "--pace",
+    type=click.Choice(["none", "recorded", "scaled"]),
+    default="none",
+    show_default=True,
+    help="Keep the recorded timing (recorded), scale it (scaled), or drop it.",
+)
+@click.option("--scale", default=1.0, show_default=True, help="Timing factor for --pace scaled.")
+def cassettes_serve(path: str, port: int, pace: Any, scale: float) -> None:
+    """Serve a cassette on a port for clients in other processes (a real agent CLI, a Node
+    client) until Ctrl-C or SIGTERM; then fail (exit 1) on mismatches and unplayed
+    interactions."""
+    from stuntset.cassettes.replay_server import replay_server
+
+    stop = _until_signalled()
+    with replay_server(path, pace=pace, scale=scale, port=port) as server:
+        click.echo(server.url, nl=True)
+        sys.stdout.flush()
+        stop.wait()
+    server.replayer.verify()
+    click.echo(f"played all {len(server.replayer.played)} interaction(s) of {path}", err=True)
+
+
+def _until_signalled() -> threading.Event:
+    """An event set by SIGINT or SIGTERM (the way to end a foreground server)."""
+    import signal
+
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    return stop
 
 
 @main.command()

@@ -316,8 +316,9 @@ def pytest_addoption_cassettes(parser: pytest.Parser) -> None:
 def pytest_configure_cassettes(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "cassette(path=None, *, upstream=None, allow_unused=False): configure the cassette "
-        "fixture (default path: cassettes/<module>/<test>.jsonl beside the test file)",
+        "cassette(path=None, *, upstream=None, allow_unused=False, pace='none', scale=1.0): "
+        "configure the cassette fixture (default path: cassettes/<module>/<test>.jsonl beside "
+        "the test file; pace: none, recorded or scaled)",
     )
 
 

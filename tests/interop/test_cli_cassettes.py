@@ -22,6 +22,7 @@ from stuntset.cassettes import load_cassette, verify_tree
 from stuntset.cassettes.cli_record import install_cli_recorder
 from stuntset.cassettes.cli_replay import install_cli_replay
 from stuntset.cassettes.replay import CassetteMismatch
+from stuntset.cassettes.session import CassetteSession
 from stuntset.doubles.cli import install_cli
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
@@ -196,3 +197,48 @@ def test_codex_exec_json_replays_as_the_typescript_sdk_reads_it(tmp_path: Path) 
     assert run(replay.path) == recorded
     assert [event["type"] for event in recorded][-1] == "turn.completed"
     replay.verify()
+
+
+@pytest.mark.real_time
+@pytest.mark.skipif(
+    not BUNDLED_CLAUDE.exists(), reason="this claude-agent-sdk wheel bundles no CLI"
+)
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_the_real_claudes_model_traffic_is_recorded_and_served_back(tmp_path: Path) -> None:
+    """The other half: the real program's HTTP calls recorded through the cassette session's
+    proxy, then answered by the session's loopback replay server — the real ``claude`` runs
+    its whole turn against a cassette, with no model double left."""
+    (tmp_path / "a.txt").write_text("hello from a.txt\n")
+    cassette = tmp_path / "cassettes" / "test_it.jsonl"
+
+    async def run(base_url: str) -> list[Any]:
+        env = {
+            "ANTHROPIC_BASE_URL": base_url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "HOME": str(tmp_path / "home"),
+            "CLAUDE_CONFIG_DIR": str(tmp_path / "home" / ".claude"),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
+        options = ClaudeAgentOptions(
+            cli_path=str(BUNDLED_CLAUDE), env=env, cwd=str(tmp_path), model="claude-sonnet-4-5"
+        )
+        return [message async for message in query(prompt="read a.txt", options=options)]
+
+    with stuntset.serve(scenarios.build("tool_use")) as stand_in:
+        recording = CassetteSession(cassette, mode="refresh", upstream=stand_in.url("anthropic"))
+        recorded = await run(recording.server_url())
+        recording.close()
+    replaying = CassetteSession(cassette)
+    replayed = await run(replaying.server_url())
+    replaying.close()  # every recorded call was asked for again, and matched
+    await anyio.lowlevel.checkpoint()
+
+    texts = [
+        [block.text for block in m.content if hasattr(block, "text")]
+        for m in replayed
+        if type(m).__name__ == "AssistantMessage"
+    ]
+    assert texts == [["Let me look at that file."], [], ["The file says: hello from a.txt"]]
+    assert [type(m).__name__ for m in replayed] == [type(m).__name__ for m in recorded]
+    assert load_cassette(cassette).wires == ["anthropic-messages"]

@@ -28,16 +28,14 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from stuntset.cassettes.format import Cassette, CassetteError, Interaction, load_cassette
-from stuntset.cassettes.replay import CassetteMismatch, UnusedInteractions
+from stuntset.cassettes.replay import CassetteMismatch, Pace, UnusedInteractions
 from stuntset.doubles.cli._install import InstalledExecutable, prepare_state, write_launcher
 from stuntset.errors import UsageError
 
 __all__ = ["Pace", "ReplayedCli", "install_cli_replay", "timeline"]
-
-Pace = Literal["none", "recorded", "scaled"]
 _RUNTIME = "stuntset.doubles.cli._replay_run"
 
 

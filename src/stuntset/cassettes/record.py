@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from stuntset.cassettes._loopback import serving
 from stuntset.cassettes.format import (
     Cassette,
     Frame,
@@ -179,28 +180,8 @@ def record(
     port: int = 0,
 ) -> Iterator[Recording]:
     """Run a recording proxy for ``upstream``; on a clean exit write the cassette to ``path``."""
-    import uvicorn
-
-    from stuntset.doubles.model.serve import _listening_socket, _Server
-
     proxy = RecordingProxy(upstream)
-    sock = _listening_socket(host, port)
-    bound_host, bound_port = sock.getsockname()[:2]
-    ready = threading.Event()
-    config = uvicorn.Config(
-        proxy, http="httptools", lifespan="off", log_config=None, access_log=False
-    )
-    server = _Server(config, ready)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="stuntset-recorder", daemon=True
-    )
-    thread.start()
-    ready.wait()
-    try:
-        yield Recording(proxy, f"http://{bound_host}:{bound_port}")
-    finally:
-        server.should_exit = True
-        thread.join()
-        sock.close()
+    with serving(proxy, host=host, port=port, name="stuntset-recorder") as url:
+        yield Recording(proxy, url)
     if path is not None:
         write_cassette(path, proxy.cassette(), scrubber=scrubber)

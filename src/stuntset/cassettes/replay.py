@@ -101,6 +101,8 @@ class Replayer:
         self._cursor = [0] * len(self._sessions)
         self._lock = threading.Lock()
         self.played: list[Interaction] = []
+        #: What requests met that the cassette does not have (``verify()`` raises the first).
+        self.mismatches: list[str] = []
 
     def match(self, method: str, path: str, body: Any) -> Interaction:
         """The recorded interaction for this request (it is then consumed)."""
@@ -114,7 +116,9 @@ class Replayer:
                     self._cursor[index] += 1
                     self.played.append(session[position])
                     return session[position]
-            raise CassetteMismatch(self._mismatch(method, path, body))
+            message = self._mismatch(method, path, body)
+            self.mismatches.append(message)
+            raise CassetteMismatch(message)
 
     def _mismatch(self, method: str, path: str, body: Any) -> str:
         candidates = [
@@ -142,9 +146,13 @@ class Replayer:
             return [i for index, s in enumerate(self._sessions) for i in s[self._cursor[index] :]]
 
     def verify(self, *, allow_unused: bool | Collection[str] = False) -> None:
-        """``UnusedInteractions`` if recorded interactions were never played (``allow_unused``:
-        True, or the ids that may stay unplayed)."""
+        """``CassetteMismatch`` if a request matched nothing (even if the client swallowed the
+        error); ``UnusedInteractions`` if recorded interactions were never played
+        (``allow_unused``: True, or the ids that may stay unplayed)."""
         __tracebackhide__ = True
+        if self.mismatches:
+            more = len(self.mismatches) - 1
+            raise CassetteMismatch(self.mismatches[0] + (f"\n(and {more} more)" if more else ""))
         if allow_unused is True:
             return
         allowed = set(allow_unused or ())
@@ -158,14 +166,16 @@ class Replayer:
 
     # --- transport ----------------------------------------------------------------------------
 
-    def _respond(
-        self, request: Any, body: bytes
+    def respond(
+        self, method: str, path: str, body: bytes
     ) -> tuple[Interaction, list[tuple[float, bytes]] | bytes]:
+        """The recorded interaction for a request and what to send: the SSE frames with their
+        offsets, or the whole body."""
         try:
             parsed = json.loads(body) if body else None
         except json.JSONDecodeError:
             parsed = body.decode("utf-8", errors="replace")
-        interaction = self.match(request.method, request.url.path, parsed)
+        interaction = self.match(method, path, parsed)
         if interaction.response.frames is not None:
             return interaction, list(_sse(interaction))
         payload = interaction.response.body
@@ -178,12 +188,14 @@ class Replayer:
         )
         return interaction, raw
 
-    def _headers(self, interaction: Interaction, streamed: bool) -> dict[str, str]:
+    def headers(self, interaction: Interaction, streamed: bool) -> dict[str, str]:
+        """The recorded response headers (with a content type)."""
         headers = dict(interaction.response.headers)
         headers.setdefault("content-type", "text/event-stream" if streamed else "application/json")
         return headers
 
-    def _delays(self, frames: list[tuple[float, bytes]]) -> Iterator[tuple[float, bytes]]:
+    def delays(self, frames: list[tuple[float, bytes]]) -> Iterator[tuple[float, bytes]]:
+        """Each frame with the pause before it (none unless the pace keeps time)."""
         last = 0.0
         for offset, data in frames:
             yield (max(0.0, offset - last) * self.scale if self.pace != "none" else 0.0), data
@@ -201,23 +213,25 @@ class ReplayTransport:
 
     def handle_request(self, request: Any) -> Any:
         library = sys.modules[type(request).__module__.partition(".")[0]]
-        interaction, content = self.replayer._respond(request, request.read())
+        interaction, content = self.replayer.respond(
+            request.method, request.url.path, request.read()
+        )
         if isinstance(content, bytes):
             return library.Response(
                 interaction.response.status,
-                headers=self.replayer._headers(interaction, False),
+                headers=self.replayer.headers(interaction, False),
                 content=content,
             )
 
         def stream() -> Iterator[bytes]:
-            for delay, data in self.replayer._delays(content):
+            for delay, data in self.replayer.delays(content):
                 if delay:
                     time.sleep(delay)
                 yield data
 
         return library.Response(
             interaction.response.status,
-            headers=self.replayer._headers(interaction, True),
+            headers=self.replayer.headers(interaction, True),
             content=stream(),
         )
 
@@ -225,23 +239,25 @@ class ReplayTransport:
         import anyio
 
         library = sys.modules[type(request).__module__.partition(".")[0]]
-        interaction, content = self.replayer._respond(request, await request.aread())
+        interaction, content = self.replayer.respond(
+            request.method, request.url.path, await request.aread()
+        )
         if isinstance(content, bytes):
             return library.Response(
                 interaction.response.status,
-                headers=self.replayer._headers(interaction, False),
+                headers=self.replayer.headers(interaction, False),
                 content=content,
             )
 
         async def stream() -> AsyncIterator[bytes]:
-            for delay, data in self.replayer._delays(content):
+            for delay, data in self.replayer.delays(content):
                 if delay:
                     await anyio.sleep(delay)
                 yield data
 
         return library.Response(
             interaction.response.status,
-            headers=self.replayer._headers(interaction, True),
+            headers=self.replayer.headers(interaction, True),
             content=stream(),
         )
 

@@ -35,7 +35,8 @@ from stuntset.cassettes.replay import Replayer
 from stuntset.errors import UsageError
 
 if TYPE_CHECKING:
-    from stuntset.cassettes.cli_replay import Pace, ReplayedCli
+    from stuntset.cassettes.cli_replay import ReplayedCli
+    from stuntset.cassettes.replay import Pace
 
 __all__ = ["MODES", "CassetteSession", "Mode", "default_path", "mode_from"]
 
@@ -76,8 +77,13 @@ class CassetteSession:
         mode: Mode = "replay",
         upstream: str | None = None,
         allow_unused: bool | Collection[str] = False,
+        pace: Pace = "none",
+        scale: float = 1.0,
     ) -> None:
         self.path = Path(path)
+        self.pace: Pace = pace
+        self.scale = scale
+        self._server_url: str | None = None
         self.upstream = upstream
         self.allow_unused = allow_unused
         self.requested: Mode = mode
@@ -94,7 +100,7 @@ class CassetteSession:
         self.mode: Mode = mode
         if mode == "replay":
             if self.path.exists():
-                self.replayer = Replayer(load_cassette(self.path))
+                self.replayer = Replayer(load_cassette(self.path), pace=pace, scale=scale)
             else:
                 self._http_error = (
                     f"no cassette at {self.path}: record it once with --stuntset-mode=record "
@@ -129,6 +135,20 @@ class CassetteSession:
             return self.upstream
         return REPLAY_BASE + "/v1"
 
+    def server_url(self) -> str:
+        """A base URL for clients in *other* processes (a real agent CLI, a non-Python client):
+        replaying, a loopback server on this session's cassette (any prefix: ``/v1`` for
+        OpenAI clients, none for Anthropic's); recording, the proxy; ``off``, the upstream."""
+        self._http()
+        if self.replayer is None:
+            return self.base_url
+        if self._server_url is None:
+            from stuntset.cassettes.replay_server import replay_server
+
+            server = self._stack.enter_context(replay_server(self.replayer))
+            self._server_url = server.url
+        return self._server_url
+
     def http_client(self, *, asynchronous: bool = False, library: str = "httpx2") -> Any:
         """An ``httpx2`` (or ``httpx``) client for the client library: replaying, it carries the
         cassette's transport; otherwise a plain client."""
@@ -158,14 +178,14 @@ class CassetteSession:
         name: str,
         real: str | os.PathLike[str] | None = None,
         *,
-        pace: Pace = "none",
-        scale: float = 1.0,
+        pace: Pace | None = None,
+        scale: float | None = None,
         ignore_args: Collection[str] = (),
     ) -> Path:
         """The executable to give the client in place of the real CLI ``name``.
 
-        Replaying: a fake that plays ``cli_path(name)`` (``pace``, ``scale`` and
-        ``ignore_args`` as for ``install_cli_replay``). Recording: the real program (``real``,
+        Replaying: a fake that plays ``cli_path(name)`` (``ignore_args`` as for
+        ``install_cli_replay``; ``pace`` and ``scale`` default to the session's). Recording: the real program (``real``,
         else ``name`` on PATH) behind a tee that records every run; the transcript is written
         only if the test passes. ``off``: the real program itself.
         """
@@ -185,8 +205,8 @@ class CassetteSession:
                 name,
                 cassette,
                 bin_dir=self._directory() / name,
-                pace=pace,
-                scale=scale,
+                pace=self.pace if pace is None else pace,
+                scale=self.scale if scale is None else scale,
                 ignore_args=ignore_args,
             )
             self._replayed.append(replayed)

@@ -186,12 +186,12 @@ def test_recorded_pace_is_kept_on_request() -> None:
     )
     delays = [
         d
-        for d, _ in Replayer(Cassette(interactions=[interaction]), pace="scaled", scale=2)._delays(
+        for d, _ in Replayer(Cassette(interactions=[interaction]), pace="scaled", scale=2).delays(
             [(0.0, b""), (0.05, b"")]
         )
     ]
     assert delays == [0.0, 0.1]
-    assert [d for d, _ in Replayer(Cassette(), pace="none")._delays([(0.0, b""), (0.05, b"")])] == [
+    assert [d for d, _ in Replayer(Cassette(), pace="none").delays([(0.0, b""), (0.05, b"")])] == [
         0.0,
         0.0,
     ]

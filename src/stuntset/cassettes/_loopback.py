@@ -1,0 +1,47 @@
+"""An ASGI app on ``127.0.0.1:<free port>`` for the length of a ``with`` block: what the
+recording proxy and the replay server run on (uvicorn with httptools in a thread, on a
+``TCP_NODELAY`` listening socket, as the model double's loopback server)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["serving"]
+
+
+@contextmanager
+def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str) -> Iterator[str]:
+    """Serve ``app`` until the block ends; yields ``http://host:port``."""
+    import uvicorn
+
+    from stuntset.doubles.model.serve import _listening_socket, _Server
+
+    sock = _listening_socket(host, port)
+    bound_host, bound_port = sock.getsockname()[:2]
+    ready = threading.Event()
+    config = uvicorn.Config(
+        app,
+        http="httptools",
+        loop="asyncio",
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=1,
+    )
+    server = _Server(config, ready)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name=f"{name}:{bound_port}", daemon=True
+    )
+    thread.start()
+    ready.wait(30)
+    try:
+        if not server.started:
+            raise RuntimeError(f"stuntset: {name} could not start on {host}:{port}")
+        yield f"http://{bound_host}:{bound_port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
