@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -334,7 +334,9 @@ def write_cassette(
             f"after scrubbing ({listed}). Extend the Scrubber (extra_values / extra_patterns)."
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    # not mkstemp (always 0600): a new file whose mode the umask decides, like any other
+    temp = str(target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp"))
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)

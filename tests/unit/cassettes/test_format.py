@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -172,6 +174,12 @@ def test_write_is_atomic_scrubbed_and_discoverable(tmp_path: Path) -> None:
     assert "<scrubbed:openai-key>" in stored.request.body["messages"][0]["content"]
     assert is_cassette(path)
     assert [p.name for p in path.parent.iterdir()] == ["c.jsonl"]
+    umask = os.umask(0o022)
+    try:
+        again = write_cassette(tmp_path / "deep" / "d.jsonl", Cassette(interactions=[interaction]))
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(again.stat().st_mode) == 0o644  # a normal file, not mkstemp's 0600
 
 
 def test_a_secret_the_scrubber_cannot_see_stops_the_write(tmp_path: Path) -> None:
