@@ -7,8 +7,9 @@ claude (stream-json)   ``assistant`` text / thinking / tool_use blocks → ``Tex
                        ``Reasoning`` / ``ToolCall``; a ``user`` tool_result → ``ToolResult``
                        (not for a call the client denied: the fake makes that one itself);
                        ``can_use_tool`` → ``ApprovalRequest``, for ``AskUserQuestion`` →
-                       ``InputRequest``; the ``result`` → ``Usage`` (and ``HttpError`` for an
-                       API error); each ``result`` ends a turn
+                       ``InputRequest``; the ``result`` → ``Usage`` (its cost: the process's
+                       running ``total_cost_usd`` less the earlier turns'), and ``HttpError``
+                       for an API error; each ``result`` ends a turn
 codex exec (JSONL)     ``item.started`` / ``item.completed``: ``agent_message`` / ``reasoning`` → ``Text`` /
                        ``Reasoning``; command, MCP, file-change, web-search and plan items →
                        ``ToolCall`` + ``ToolResult``; ``turn.completed`` → ``Usage`` (the
@@ -113,6 +114,7 @@ def _claude_turns(interaction: Interaction) -> list[Turn]:
     steps: list[Step] = []
     questions: dict[str, str] = {}  # AskUserQuestion tool_use id → the question
     skip: set[str] = set()  # tool_use ids whose result the fake makes itself (a denial)
+    spent = [0.0]  # the process's running total_cost_usd so far
     for message, bad in _messages(interaction):
         if bad is not None:  # a fault ends the turn it happens in
             turns.append(Turn(steps=(*steps, bad)))
@@ -155,7 +157,7 @@ def _claude_turns(interaction: Interaction) -> list[Turn]:
             if message.get("request_id") in denied:
                 skip.add(request.get("tool_use_id"))
         elif kind == "result":
-            turns.append(Turn(steps=tuple(steps + _claude_result(message))))
+            turns.append(Turn(steps=tuple(steps + _claude_result(message, spent))))
             steps = []
     if steps:
         turns.append(Turn(steps=tuple(_unfinished(steps, interaction))))
@@ -177,10 +179,12 @@ def _claude_block(block: dict[str, Any], questions: dict[str, str]) -> Step | No
     return None
 
 
-def _claude_result(message: dict[str, Any]) -> list[Step]:
+def _claude_result(message: dict[str, Any], spent: list[float]) -> list[Step]:
     steps: list[Step] = []
     usage = message.get("usage") or {}
-    cost = message.get("total_cost_usd")
+    total = float(message.get("total_cost_usd") or 0.0)
+    cost = round(total - spent[0], 10)
+    spent[0] = total
     tokens = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
     if any(tokens) or cost:
         steps.append(Usage(input_tokens=tokens[0], output_tokens=tokens[1], cost=cost or None))

@@ -36,6 +36,7 @@ from stuntset.script import (
     Stall,
     StreamCut,
     Text,
+    Usage,
     kind_of,
     loads_script,
 )
@@ -232,3 +233,13 @@ def test_how_a_run_ended_becomes_the_fault_that_ends_its_turn() -> None:
 def test_an_unknown_cli_transcript_is_refused_by_name() -> None:
     with pytest.raises(CassetteError, match="i-1: a gemini-cli transcript cannot be read"):
         script_from_cassette(Cassette(interactions=[_run("gemini-cli", [])]))
+
+
+def test_claudes_running_cost_becomes_each_turns_share() -> None:
+    def result(total: float) -> str:
+        usage = {"input_tokens": 3, "output_tokens": 1}
+        return json.dumps({"type": "result", "total_cost_usd": total, "usage": usage})
+
+    cassette = Cassette(interactions=[_run("claude-cli", [result(0.006), result(0.012)])])
+    costs = [turn.steps[-1] for turn in script_from_cassette(cassette).turns]
+    assert costs == [Usage(3, 1, cost=0.006), Usage(3, 1, cost=0.006)]

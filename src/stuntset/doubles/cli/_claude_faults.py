@@ -63,7 +63,7 @@ def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool:
                 "num_turns": max(1, run.api_messages),
                 "result": prose,
                 "stop_reason": "stop_sequence",
-                "total_cost_usd": run.cost,
+                "total_cost_usd": s.spent,
                 "usage": _usage(run.input_tokens, run.output_tokens),
                 "modelUsage": {},
                 "permission_denials": run.denials,

@@ -118,7 +118,6 @@ class TurnRun:
         self.denials: list[dict[str, Any]] = []
         self.input_tokens = 0
         self.output_tokens = 0
-        self.cost = 0.0
         self.delay_ms = 0.0
         self.stop_reason: str | None = None
         self.hook_denial = ""
@@ -263,7 +262,7 @@ class TurnRun:
                 [f"Reached maximum budget (${js_string(s.budget or 0.0)})"],
                 terminal_reason="budget_exhausted",
                 stop_reason=self.stop_reason,
-                total_cost_usd=self.cost,
+                total_cost_usd=s.spent,
                 usage=_usage(self.input_tokens, self.output_tokens),
             )
         except _MaxTurns:
@@ -318,7 +317,6 @@ class TurnRun:
             _, input_tokens, output_tokens, cost = op
             self.input_tokens += input_tokens
             self.output_tokens += output_tokens
-            self.cost += cost or 0.0
             self.s.spent += cost or 0.0
         elif kind == "delay":
             self.pause(op[1])
@@ -574,7 +572,7 @@ class TurnRun:
                 "cacheReadInputTokens": 0,
                 "cacheCreationInputTokens": 0,
                 "webSearchRequests": 0,
-                "costUSD": self.cost,
+                "costUSD": s.spent,
                 "contextWindow": 200000,
             }
         }
@@ -588,7 +586,9 @@ class TurnRun:
                 "num_turns": max(1, self.api_messages),
                 "result": self.final_text,
                 "stop_reason": "end_turn",
-                "total_cost_usd": self.cost,
+                # Observed (2.1.332): total_cost_usd and modelUsage's cost are the process's
+                # running total; usage is this turn's
+                "total_cost_usd": s.spent,
                 "usage": _usage(self.input_tokens, self.output_tokens),
                 "modelUsage": model_usage,
                 "permission_denials": self.denials,

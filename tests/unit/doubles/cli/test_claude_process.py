@@ -571,3 +571,18 @@ def test_a_settings_path_that_is_not_there(happy: InstalledCli, tmp_path: Path) 
     done = run(happy, lines(user("hi")), *STREAM, "--settings", "nope.json")
     assert (done.returncode, done.stdout) == (1, b"")
     assert done.stderr == f"Error: Settings file not found: {os.getcwd()}/nope.json\n".encode()
+
+
+def test_total_cost_is_the_processs_running_total_usage_is_the_turns(tmp_path: Path) -> None:
+    """Observed (2.1.332, two prompts in one stream-json process at $0.006 each): the second
+    result says total_cost_usd 0.012 and modelUsage costUSD 0.012; usage is that turn's."""
+    script = Script.of(
+        [Text("one"), Usage(input_tokens=10, output_tokens=5, cost=0.006)],
+        [Text("two"), Usage(input_tokens=20, output_tokens=7, cost=0.006)],
+    )
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    done = run(cli, lines(user("go"), user("again")), *STREAM)
+    results = [m for m in done.messages if m["type"] == "result"]
+    assert [r["total_cost_usd"] for r in results] == [0.006, 0.012]
+    assert [r["usage"]["input_tokens"] for r in results] == [10, 20]
+    assert [next(iter(r["modelUsage"].values()))["costUSD"] for r in results] == [0.006, 0.012]
