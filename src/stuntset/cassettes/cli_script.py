@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Iterator
 from typing import Any
 
 from stuntset.cassettes.format import CassetteError, Interaction
@@ -56,18 +57,40 @@ from stuntset.script import (
 __all__ = ["cli_turns"]
 
 
-def _messages(interaction: Interaction) -> list[tuple[Any, Step | None]]:
-    """Each stdout line parsed (``(message, None)``), or the step a bad line stands for."""
-    out: list[tuple[Any, Step | None]] = []
-    for frame in interaction.response.frames or []:
-        if frame.event == "partial":
-            out.append((None, StreamCut(clean=interaction.response.status == 0)))
-            continue
-        try:
-            out.append((json.loads(frame.data), None))
-        except ValueError:
-            out.append((None, MalformedJson(frame.data)))
-    return out
+class _Turns:
+    """Steps gathered into turns as a run is read."""
+
+    def __init__(self, interaction: Interaction) -> None:
+        self.interaction = interaction
+        self.turns: list[Turn] = []
+        self.steps: list[Step] = []
+
+    def end(self, *last: Step) -> None:
+        """End the current turn (with ``last`` steps)."""
+        self.turns.append(Turn(steps=(*self.steps, *last)))
+        self.steps = []
+
+    def messages(self) -> Iterator[Any]:
+        """Each stdout line parsed; a line that is not JSON, or cut, ends its turn with the
+        fault it stands for."""
+        status = self.interaction.response.status
+        for frame in self.interaction.response.frames or []:
+            if frame.event == "partial":
+                self.end(StreamCut(clean=status == 0))
+                continue
+            try:
+                message = json.loads(frame.data)
+            except ValueError:
+                self.end(MalformedJson(frame.data))
+                continue
+            yield message
+
+    def result(self) -> list[Turn]:
+        """The turns, the last one ended as the run ended if it was still open."""
+        if self.steps:
+            status = self.interaction.response.status
+            self.end(Exit(code=status) if status > 0 else StreamCut(clean=True))
+        return self.turns
 
 
 def _stdin(interaction: Interaction) -> list[Any]:
@@ -79,14 +102,6 @@ def _stdin(interaction: Interaction) -> list[Any]:
         except (ValueError, KeyError, TypeError):
             continue
     return out
-
-
-def _unfinished(steps: list[Step], interaction: Interaction) -> list[Step]:
-    """The steps of a turn the run ended in the middle of, with how it ended."""
-    status = interaction.response.status
-    if status > 0:
-        return [*steps, Exit(code=status)]
-    return [*steps, StreamCut(clean=True)]
 
 
 def _text_of(content: Any) -> Any:
@@ -110,16 +125,12 @@ def _claude_turns(interaction: Interaction) -> list[Turn]:
         and isinstance(m.get("response"), dict)
         and (m["response"].get("response") or {}).get("behavior") == "deny"
     }
-    turns: list[Turn] = []
-    steps: list[Step] = []
+    turns = _Turns(interaction)
     questions: dict[str, str] = {}  # AskUserQuestion tool_use id → the question
     skip: set[str] = set()  # tool_use ids whose result the fake makes itself (a denial)
     spent = [0.0]  # the process's running total_cost_usd so far
-    for message, bad in _messages(interaction):
-        if bad is not None:  # a fault ends the turn it happens in
-            turns.append(Turn(steps=(*steps, bad)))
-            steps = []
-            continue
+    for message in turns.messages():
+        steps = turns.steps
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "assistant":
             for block in message.get("message", {}).get("content", []):
@@ -157,11 +168,8 @@ def _claude_turns(interaction: Interaction) -> list[Turn]:
             if message.get("request_id") in denied:
                 skip.add(request.get("tool_use_id"))
         elif kind == "result":
-            turns.append(Turn(steps=tuple(steps + _claude_result(message, spent))))
-            steps = []
-    if steps:
-        turns.append(Turn(steps=tuple(_unfinished(steps, interaction))))
-    return turns
+            turns.end(*_claude_result(message, spent))
+    return turns.result()
 
 
 def _claude_block(block: dict[str, Any], questions: dict[str, str]) -> Step | None:
@@ -305,44 +313,33 @@ class _Usage:
 
 
 def _codex_exec_turns(interaction: Interaction) -> list[Turn]:
-    turns: list[Turn] = []
-    steps: list[Step] = []
+    turns = _Turns(interaction)
     usage = _Usage()
     items = _Items()
-    for message, bad in _messages(interaction):
-        if bad is not None:  # a fault ends the turn it happens in
-            turns.append(Turn(steps=(*steps, bad)))
-            steps = []
-            continue
+    for message in turns.messages():
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "item.started":
-            items.start(message.get("item") or {}, steps)
+            items.start(message.get("item") or {}, turns.steps)
         elif kind == "item.completed":
-            items.complete(message.get("item") or {}, steps)
+            items.complete(message.get("item") or {}, turns.steps)
         elif kind == "turn.completed":
             used = message.get("usage") or {}
-            total = int(used.get("input_tokens") or 0), int(used.get("output_tokens") or 0)
-            turns.append(Turn(steps=tuple(steps + usage.step(total))))
-            steps = []
+            turns.end(
+                *usage.step(
+                    (int(used.get("input_tokens") or 0), int(used.get("output_tokens") or 0))
+                )
+            )
         elif kind == "turn.failed":
-            error = (message.get("error") or {}).get("message", "")
-            turns.append(Turn(steps=(*steps, _error_step(str(error)))))
-            steps = []
-    if steps:
-        turns.append(Turn(steps=tuple(_unfinished(steps, interaction))))
-    return turns
+            turns.end(_error_step(str((message.get("error") or {}).get("message", ""))))
+    return turns.result()
 
 
 def _codex_app_server_turns(interaction: Interaction) -> list[Turn]:
-    turns: list[Turn] = []
-    steps: list[Step] = []
+    turns = _Turns(interaction)
     usage: list[Step] = []
     items = _Items()
-    for message, bad in _messages(interaction):
-        if bad is not None:  # a fault ends the turn it happens in
-            turns.append(Turn(steps=(*steps, bad)))
-            steps = []
-            continue
+    for message in turns.messages():
+        steps = turns.steps
         if not isinstance(message, dict) or "method" not in message:
             continue  # a response to one of the client's requests
         method, params = message["method"], message.get("params") or {}
@@ -363,16 +360,14 @@ def _codex_app_server_turns(interaction: Interaction) -> list[Turn]:
         elif method == "turn/completed":
             turn = params.get("turn") or {}
             status = turn.get("status")
+            ending: list[Step] = []  # a fault last: it ends the turn
             if status == "failed":
-                error = (turn.get("error") or {}).get("message", "")
-                steps.append(_error_step(str(error)))
+                ending = [_error_step(str((turn.get("error") or {}).get("message", "")))]
             elif status == "interrupted":
-                steps.append(Stall())
-            turns.append(Turn(steps=tuple(steps + usage)))
-            steps, usage = [], []
-    if steps:
-        turns.append(Turn(steps=tuple(_unfinished(steps, interaction))))
-    return turns
+                ending = [Stall()]
+            turns.end(*usage, *ending)
+            usage = []
+    return turns.result()
 
 
 def cli_turns(interaction: Interaction) -> list[Turn]:

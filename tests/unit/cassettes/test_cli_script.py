@@ -228,6 +228,16 @@ def test_how_a_run_ended_becomes_the_fault_that_ends_its_turn() -> None:
     )
     app = Cassette(interactions=[_run("codex-cli", [interrupted], argv=["app-server"])])
     assert [list(t.steps) for t in script_from_cassette(app).turns] == [[Stall()]]
+    used = {"tokenUsage": {"last": {"inputTokens": 4, "outputTokens": 1}}}
+    failed_turn = {"turn": {"status": "failed", "error": {"message": "429 Too Many Requests"}}}
+    lines = [
+        json.dumps({"method": "thread/tokenUsage/updated", "params": used}),
+        json.dumps({"method": "turn/completed", "params": failed_turn}),
+    ]
+    app = Cassette(interactions=[_run("codex-cli", lines, argv=["app-server"])])
+    assert [list(t.steps) for t in script_from_cassette(app).turns] == [
+        [Usage(4, 1), HttpError(429, message="429 Too Many Requests")]  # the fault last
+    ]
 
 
 def test_an_unknown_cli_transcript_is_refused_by_name() -> None:
