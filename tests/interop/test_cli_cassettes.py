@@ -39,6 +39,26 @@ from claude_agent_sdk import (  # noqa: E402
 from openai_codex import Codex, CodexConfig  # noqa: E402
 
 BUNDLED_CLAUDE = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+needs_bundled_claude = pytest.mark.skipif(
+    not BUNDLED_CLAUDE.exists(), reason="this claude-agent-sdk wheel bundles no CLI"
+)
+
+
+async def real_claude(cli_path: Path, base_url: str, tmp_path: Path) -> list[Any]:
+    """``query("read a.txt")`` through ``cli_path`` (the real claude, or a stand-in for it),
+    talking to the Anthropic API at ``base_url``, in a home of its own under ``tmp_path``."""
+    (tmp_path / "a.txt").write_text("hello from a.txt\n")
+    env = {
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "HOME": str(tmp_path / "home"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "home" / ".claude"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    options = ClaudeAgentOptions(
+        cli_path=str(cli_path), env=env, cwd=str(tmp_path), model="claude-sonnet-4-5"
+    )
+    return [message async for message in query(prompt="read a.txt", options=options)]
 
 
 async def allow(name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
@@ -103,35 +123,18 @@ async def test_another_prompt_fails_the_sdk_and_verify_says_why(tmp_path: Path) 
 
 
 @pytest.mark.real_time
-@pytest.mark.skipif(
-    not BUNDLED_CLAUDE.exists(), reason="this claude-agent-sdk wheel bundles no CLI"
-)
+@needs_bundled_claude
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.anyio
 async def test_the_real_claude_recorded_against_the_model_double_replays(tmp_path: Path) -> None:
-    (tmp_path / "a.txt").write_text("hello from a.txt\n")
-    home = tmp_path / "home"
     cassette = tmp_path / "claude.jsonl"
     with stuntset.serve(scenarios.build("tool_use")) as stand_in:
-        env = {
-            "ANTHROPIC_BASE_URL": stand_in.url("anthropic"),
-            "ANTHROPIC_API_KEY": "test-key",
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        }
-
-        async def run(cli_path: Path) -> list[Any]:
-            options = ClaudeAgentOptions(
-                cli_path=str(cli_path), env=env, cwd=str(tmp_path), model="claude-sonnet-4-5"
-            )
-            return [message async for message in query(prompt="read a.txt", options=options)]
-
+        url = stand_in.url("anthropic")
         recorder = install_cli_recorder("claude", BUNDLED_CLAUDE, cassette, bin_dir=tmp_path / "r")
-        recorded = await run(recorder)
+        recorded = await real_claude(recorder, url, tmp_path)
         assert stand_in.requests  # the real program spoke to the double
     replay = install_cli_replay("claude", cassette, bin_dir=tmp_path / "replay")
-    replayed = await run(replay.path)  # the double is gone: only the cassette answers
+    replayed = await real_claude(replay.path, url, tmp_path)  # only the cassette answers
     await anyio.lowlevel.checkpoint()
 
     assert replayed == recorded
@@ -200,37 +203,20 @@ def test_codex_exec_json_replays_as_the_typescript_sdk_reads_it(tmp_path: Path) 
 
 
 @pytest.mark.real_time
-@pytest.mark.skipif(
-    not BUNDLED_CLAUDE.exists(), reason="this claude-agent-sdk wheel bundles no CLI"
-)
+@needs_bundled_claude
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.anyio
 async def test_the_real_claudes_model_traffic_is_recorded_and_served_back(tmp_path: Path) -> None:
     """The other half: the real program's HTTP calls recorded through the cassette session's
     proxy, then answered by the session's loopback replay server — the real ``claude`` runs
     its whole turn against a cassette, with no model double left."""
-    (tmp_path / "a.txt").write_text("hello from a.txt\n")
     cassette = tmp_path / "cassettes" / "test_it.jsonl"
-
-    async def run(base_url: str) -> list[Any]:
-        env = {
-            "ANTHROPIC_BASE_URL": base_url,
-            "ANTHROPIC_API_KEY": "test-key",
-            "HOME": str(tmp_path / "home"),
-            "CLAUDE_CONFIG_DIR": str(tmp_path / "home" / ".claude"),
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        }
-        options = ClaudeAgentOptions(
-            cli_path=str(BUNDLED_CLAUDE), env=env, cwd=str(tmp_path), model="claude-sonnet-4-5"
-        )
-        return [message async for message in query(prompt="read a.txt", options=options)]
-
     with stuntset.serve(scenarios.build("tool_use")) as stand_in:
         recording = CassetteSession(cassette, mode="refresh", upstream=stand_in.url("anthropic"))
-        recorded = await run(recording.server_url())
+        recorded = await real_claude(BUNDLED_CLAUDE, recording.server_url(), tmp_path)
         recording.close()
     replaying = CassetteSession(cassette)
-    replayed = await run(replaying.server_url())
+    replayed = await real_claude(BUNDLED_CLAUDE, replaying.server_url(), tmp_path)
     replaying.close()  # every recorded call was asked for again, and matched
     await anyio.lowlevel.checkpoint()
 

@@ -9,7 +9,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["serving"]
+__all__ = ["read_body", "serving"]
+
+
+async def read_body(receive: Any) -> bytes:
+    """The whole request body of an ASGI ``http`` request."""
+    body = b""
+    while True:
+        message = await receive()
+        body += bytes(message.get("body", b""))
+        if not message.get("more_body"):
+            return body
 
 
 @contextmanager

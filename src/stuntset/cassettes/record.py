@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from stuntset.cassettes._loopback import serving
+from stuntset.cassettes._loopback import read_body, serving
 from stuntset.cassettes.format import (
     Cassette,
     Frame,
@@ -83,12 +83,7 @@ class RecordingProxy:
             return
         import httpx2
 
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         path = scope["path"]
         query = scope.get("query_string", b"").decode()
         headers = {

@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from stuntset.cassettes._loopback import serving
+from stuntset.cassettes._loopback import read_body, serving
 from stuntset.cassettes.format import Cassette, load_cassette
 from stuntset.cassettes.record import Receive, Scope, Send
 from stuntset.cassettes.replay import CassetteMismatch, Pace, Replayer
@@ -41,12 +41,7 @@ class ReplayApp:
             return
         import anyio
 
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         try:
             interaction, content = self.replayer.respond(scope["method"], scope["path"], body)
         except CassetteMismatch as mismatch:
