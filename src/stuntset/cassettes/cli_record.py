@@ -109,6 +109,9 @@ def main(name: str, real: str, cassette: str, argv: list[str]) -> int:
     code = process.wait()
     pumps[1].join(timeout=5.0)  # the child is gone: its stderr ends now (unless it forked)
     pumps[0].join(timeout=1.0)  # stdin may stay open after the child is gone: do not wait
+    process.stdout.close()
+    if not pumps[1].is_alive():
+        process.stderr.close()
     _append(
         Path(cassette),
         Interaction(

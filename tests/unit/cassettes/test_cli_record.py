@@ -3,7 +3,11 @@ unmodified claude-agent-sdk, and the cassette holds both directions with timing.
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import signal
+import sys
 from pathlib import Path
 
 import anyio
@@ -11,7 +15,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.cassettes import load_cassette, verify_tree
-from stuntset.cassettes.cli_record import install_cli_recorder
+from stuntset.cassettes.cli_record import install_cli_recorder, main
 from stuntset.doubles.cli import install_cli
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
@@ -51,3 +55,53 @@ async def test_a_claude_session_is_recorded_through_the_tee(tmp_path: Path) -> N
     assert [frame.t for frame in frames] == sorted(frame.t for frame in frames)
     assert verify_tree(cassette.parent) == (1, [])
     assert len(real.invocations) == 1
+
+
+def test_the_tee_keeps_argv_cwd_stdin_and_its_close_stderr_a_cut_line_and_the_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorder's own process, run in this one: a "real" program that shouts its input,
+    warns on stderr, ends without a newline and exits 3."""
+    real = tmp_path / "real"
+    real.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        "for line in sys.stdin:\n"
+        "    sys.stdout.write(line.upper()); sys.stdout.flush()\n"
+        "sys.stderr.write('careful\\n')\n"
+        "sys.stdout.write('half')\n"
+        "sys.exit(3)\n"
+    )
+    real.chmod(0o755)
+    streams = {
+        name: io.TextIOWrapper(io.BytesIO(data)) for name, data in
+        (("stdin", b"one\ntwo\n"), ("stdout", b""), ("stderr", b""))
+    }  # fmt: skip
+    for name, stream in streams.items():
+        monkeypatch.setattr(sys, name, stream)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    cassette = tmp_path / "run.jsonl"
+    try:
+        status = main("shout", str(real), str(cassette), ["--loud"])
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    assert status == 3
+    assert streams["stdout"].buffer.getvalue() == b"ONE\nTWO\nhalf"  # passed through as is
+    assert streams["stderr"].buffer.getvalue() == b"careful\n"
+    (run,) = load_cassette(cassette).interactions
+    body = run.request.body
+    assert (run.wire, body["argv"], body["cwd"]) == ("shout-cli", ["--loud"], os.getcwd())
+    assert [line["data"] for line in body["stdin"]] == ["one", "two"]
+    assert body["stdin_closed"] >= body["stdin"][-1]["t"]
+    frames = run.response.frames
+    assert frames is not None
+    assert [(f.data, f.event) for f in frames] == [
+        ("ONE", None),
+        ("TWO", None),
+        ("half", "partial"),
+    ]
+    assert [line["data"] for line in run.response.body["stderr"]] == ["careful\n"]
+    assert run.response.status == 3
+    main("shout", str(real), str(cassette), [])  # a second run appends, numbered
+    assert [i.id for i in load_cassette(cassette).interactions] == ["i-1", "i-2"]
