@@ -218,6 +218,17 @@ def fake_claude(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
+def provider_conformance() -> Any:
+    """``provider_conformance(make_provider, **options)`` checks the providers
+    ``make_provider(script)`` builds against every conformance invariant over the scenario
+    catalog; returns the report, raises ``ConformanceFailure`` naming the first broken one.
+    (One test per invariant × scenario instead: ``stuntset.checks.conformance_test``.)"""
+    from stuntset.checks import check_provider_conformance
+
+    return check_provider_conformance
+
+
+@pytest.fixture
 def event_log(tmp_path: Any, _stuntset_seams: Any) -> Iterator[Any]:
     """A fresh ``stuntset.log.SqliteEventLog`` in a file under ``tmp_path`` (WAL, synchronous
     NORMAL), closed at teardown. Call ``event_log.release_file()`` before touching the file."""

@@ -215,3 +215,24 @@ def test_fixtures_expose_the_seams(pytester: pytest.Pytester) -> None:
         "    assert stuntset_ids.new('x') == 'x-1'\n"
     )
     run(pytester).assert_outcomes(passed=1)
+
+
+CONFORMANCE = """
+from stuntset.providers import ScriptedProvider, StuckProvider
+
+FAST = {"stall_after": 0.05, "timeout": 2.0}
+
+def test_the_scripted_provider_conforms(provider_conformance):
+    report = provider_conformance(ScriptedProvider, **FAST)
+    assert report.outcomes()["happy_path"].terminal == "run.completed"
+
+def test_a_provider_that_never_finishes_does_not(provider_conformance):
+    provider_conformance(lambda script: StuckProvider(), scenarios=["happy_path"], **FAST)
+"""
+
+
+def test_the_provider_conformance_fixture_passes_and_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_conf=CONFORMANCE)
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*ConformanceFailure*terminates*"])
