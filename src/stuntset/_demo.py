@@ -125,3 +125,12 @@ def _daemon_rows() -> list[DemoRow]:
 
 
 SECTIONS.append(_daemon_rows)
+
+
+def _cassette_rows() -> list[DemoRow]:
+    from stuntset.cassettes._demo import cassette_rows
+
+    return cassette_rows()
+
+
+SECTIONS.append(_cassette_rows)

@@ -1,0 +1,112 @@
+"""The demo section of the cassettes: a few scenarios recorded from the doubles and replayed —
+an OpenAI chat stream through the recording proxy and the replay transport (byte for byte),
+and a ``claude`` session through the CLI tee and the replaying fake (message for message,
+with the client's own request ids)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import cast
+
+import httpx2
+
+from stuntset import scenarios
+from stuntset._demo import DemoRow
+from stuntset.cassettes.cli_record import install_cli_recorder
+from stuntset.cassettes.cli_replay import install_cli_replay
+from stuntset.cassettes.format import load_cassette
+from stuntset.cassettes.record import record
+from stuntset.cassettes.replay import Replayer
+from stuntset.doubles.cli import install_cli
+from stuntset.doubles.model import serve
+from stuntset.errors import HarnessFailure
+
+__all__ = ["cassette_rows"]
+
+#: Streamed answers, one request each (a tool round trip needs a client that runs tools).
+HTTP_SCENARIOS = ("happy_path", "long_stream", "multi_turn")
+CLI_SCENARIOS = ("happy_path", "needs_approval", "multi_turn")
+
+_ASK = {
+    "model": "gpt-demo",
+    "stream": True,
+    "messages": [{"role": "user", "content": "demo"}],
+}
+
+
+def _chat_bodies(client: httpx2.Client, requests: int) -> list[bytes]:
+    return [client.post("/chat/completions", json=_ASK).content for _ in range(requests)]
+
+
+def _http_row(name: str, directory: Path) -> DemoRow:
+    script = scenarios.build(name)
+    path = directory / f"{name}.jsonl"
+    requests = sum(turn.times for turn in script.turns)
+    with (
+        serve(script) as upstream,
+        record(upstream.url("openai"), path) as recording,
+        httpx2.Client(base_url=recording.url) as client,
+    ):
+        recorded = _chat_bodies(client, requests)
+    replayer = Replayer(load_cassette(path))
+    transport = cast(httpx2.BaseTransport, replayer.transport())
+    with httpx2.Client(transport=transport, base_url="http://replay/v1") as client:
+        replayed = _chat_bodies(client, requests)
+    frames = sum(len(i.response.frames or []) for i in replayer.cassette.interactions)
+    try:
+        replayer.verify()
+        ok = replayed == recorded
+        detail = "" if ok else "the replayed bytes differ from the recorded ones"
+    except HarnessFailure as failure:
+        ok, detail = False, str(failure)
+    outcome = f"{frames} frames recorded, replayed byte for byte"
+    return DemoRow("cassette (openai chat)", name, requests, frames, outcome, ok, detail)
+
+
+def _claude_session(path: str, prompts: int, init_id: str) -> list[dict[str, object]]:
+    from stuntset.doubles.cli._demo import _Client
+
+    client = _Client(path)
+    client.send(
+        {"type": "control_request", "request_id": init_id, "request": {"subtype": "initialize"}}
+    )
+    client.read()
+    for index in range(prompts):
+        client.turn(f"prompt {index}", stall=False, last=False)
+    client.close()
+    return client.messages
+
+
+def _cli_row(name: str, directory: Path) -> DemoRow:
+    script = scenarios.build(name)
+    real = install_cli("claude", script, bin_dir=directory / name / "real", time_scale=0.0)
+    cassette = directory / f"{name}.claude.jsonl"
+    tee = install_cli_recorder("claude", real.path, cassette, bin_dir=directory / name / "tee")
+    prompts = sum(turn.times for turn in script.turns)
+    recorded = _claude_session(str(tee), prompts, "init-recorded")
+    replay = install_cli_replay("claude", cassette, bin_dir=directory / name / "replay")
+    replayed = _claude_session(str(replay.path), prompts, "init-replayed")
+    answer = replayed[0].get("response") if replayed else None
+    readdressed = isinstance(answer, dict) and answer.get("request_id") == "init-replayed"
+    expected = [
+        json.loads(json.dumps(m).replace("init-recorded", "init-replayed")) for m in recorded
+    ]
+    try:
+        replay.verify()
+        ok = replayed == expected and readdressed
+        detail = "" if ok else "the replayed session differs from the recorded one"
+    except HarnessFailure as failure:
+        ok, detail = False, str(failure)
+    outcome = "replayed message for message, to this client's request ids"
+    return DemoRow("cassette (claude cli)", name, prompts, len(replayed), outcome, ok, detail)
+
+
+def cassette_rows() -> list[DemoRow]:
+    """Record-then-replay rows: model wire and agent CLI."""
+    with tempfile.TemporaryDirectory(prefix="stuntset-demo-cassettes-") as directory:
+        root = Path(directory)
+        rows = [_http_row(name, root) for name in HTTP_SCENARIOS]
+        rows += [_cli_row(name, root) for name in CLI_SCENARIOS]
+    return rows
