@@ -88,7 +88,7 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
-from stuntset.providers._queue import EventQueue
+from stuntset.providers._queue import EventQueue, QueuedRun
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
 
@@ -235,7 +235,7 @@ class _Request:
         self.answered = anyio.Event()
 
 
-class ClaudeCodeRun:
+class ClaudeCodeRun(QueuedRun):
     """One Claude Code turn. Its CLI session lives in a task of its own; events flow to the
     iterator through a queue, so nothing the consumer does blocks the CLI."""
 
@@ -264,22 +264,6 @@ class ClaudeCodeRun:
         self._open: dict[str, tuple[str, str]] = {}  # "text"/"thinking" → (item id, text so far)
         self._tools_open: set[str] = set()
         self._synthetic: str | None = None
-
-    @property
-    def run_id(self) -> str:
-        return self._run_id
-
-    @property
-    def session_id(self) -> str:
-        return self._session_id
-
-    @property
-    def open_requests(self) -> dict[str, str]:
-        """Requests waiting for ``respond()``: request id → ``"approval"`` or ``"input"``."""
-        return {rid: r.kind for rid, r in self._requests.items() if r.answer is None}
-
-    def __aiter__(self) -> ClaudeCodeRun:
-        return self
 
     # --- events out ---
 

@@ -81,7 +81,7 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
-from stuntset.providers._queue import EventQueue
+from stuntset.providers._queue import EventQueue, QueuedRun
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
 
@@ -344,7 +344,7 @@ class _Request:
         self.answered = threading.Event()
 
 
-class CodexRun:
+class CodexRun(QueuedRun):
     """One Codex turn. Its app-server process is driven by a thread of its own; events flow
     to the iterator through a queue, so nothing the consumer does blocks the process."""
 
@@ -376,22 +376,6 @@ class CodexRun:
         self._texts: dict[str, tuple[str, str]] = {}  # item id → ("text"/"reasoning", so far)
         self._tools_open: set[str] = set()
         self._usage: tuple[int, int] | None = None
-
-    @property
-    def run_id(self) -> str:
-        return self._run_id
-
-    @property
-    def session_id(self) -> str:
-        return self._session_id
-
-    @property
-    def open_requests(self) -> dict[str, str]:
-        """Requests waiting for ``respond()``: request id → ``"approval"`` or ``"input"``."""
-        return {rid: r.kind for rid, r in self._requests.items() if r.answer is None}
-
-    def __aiter__(self) -> CodexRun:
-        return self
 
     # --- events out (built and queued on the event loop) ---
 
