@@ -380,6 +380,32 @@ async def test_settings_hooks_surface_as_hook_event_messages(tmp_path: Path) -> 
     assert messages[-1].result == "The file says: hello from a.txt"
 
 
+async def test_a_user_prompt_submit_hook_exiting_2_blocks_the_prompt(tmp_path: Path) -> None:
+    """Observed with the bundled Claude Code 2.1.332: a blocked prompt reaches no model; the
+    SDK yields the ``informational`` warning as a ``SystemMessage`` and a successful
+    ``ResultMessage`` with zero turns whose result says why."""
+    cli = install(tmp_path, "happy_path")
+    block = {"type": "command", "command": "echo not today >&2; exit 2"}
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [block]}]}}
+    messages = await collect("hi", options(cli, settings=json.dumps(settings)))
+    assert [type(m).__name__ for m in messages] == [
+        "SystemMessage",
+        "SystemMessage",
+        "ResultMessage",
+    ]
+    warning, result = messages[1], messages[2]
+    assert isinstance(warning, SystemMessage)
+    assert warning.subtype == "informational"
+    assert warning.data["prompt_submit_outcome"]["reason"] == "not today"
+    assert isinstance(result, ResultMessage)
+    assert (result.is_error, result.num_turns) == (False, 0)
+    assert result.result == (
+        "UserPromptSubmit operation blocked by hook:\n[echo not today >&2; exit 2]: not today\n"
+        "\n\nOriginal prompt: hi"
+    )
+    assert [i for i, _ in cli.unused_turns()] == [0]  # no model request was made
+
+
 async def test_a_settings_hook_exiting_2_denies_the_tool(tmp_path: Path) -> None:
     cli = install(tmp_path, "tool_use")
     deny = {"type": "command", "command": "echo not that file >&2; exit 2"}

@@ -29,10 +29,17 @@ Claude Code 2.1.332 against the model double:
   {"permissionDecision": "deny", "permissionDecisionReason": R}}`` denies it with
   ``PreToolUse:<tool> hook error: R``; ``"allow"`` skips the permission check. Another exit
   code is a non-blocking error: the tool runs.
+* ``UserPromptSubmit`` exit 2 blocks the prompt: no model request; after ``system/init`` a
+  ``system``/``informational`` message (``level: warning``, ``prevent_continuation: true``,
+  ``prompt_submit_outcome: {"kind": "blocked_by_hook", "prompt_kept": false, "reason":
+  <stderr stripped, only if any>}``) whose ``content`` is also the result's ``result``:
+  ``UserPromptSubmit operation blocked by hook:\n[<command>]: <stderr, or "No stderr
+  output">\n\nOriginal prompt: <prompt>``; then a ``success`` result with ``num_turns: 0``, no
+  ``terminal_reason``, exit 0.
 
 Not simulated: regex matchers (``|``-separated names and ``*`` are), hook ``timeout``, the
 ``prompt``/``agent``/``http`` hook types, hooks from settings files on disk, a blocking
-``UserPromptSubmit`` or ``Stop`` (exit 2), ``hook_progress``.
+``Stop`` (exit 2), ``hook_progress``.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ if TYPE_CHECKING:
 
     from stuntset.doubles.cli._runtime import Ids, Runtime
 
-__all__ = ["CommandHooks", "SettingsError", "load_settings"]
+__all__ = ["CommandHooks", "SettingsError", "load_settings", "pre_tool_decision", "prompt_block"]
 
 
 class SettingsError(Exception):
@@ -220,3 +227,25 @@ def pre_tool_decision(tool: str, results: list[tuple[str, int, str, str]]) -> tu
         if wanted == "allow":
             decision = "allow"
     return decision, ""
+
+
+def prompt_block(prompt: str, results: list[tuple[str, int, str, str]]) -> dict[str, Any] | None:
+    """The ``informational`` message of a ``UserPromptSubmit`` hook that blocked the prompt
+    (exit 2), without its uuid and session; ``None`` if none did."""
+    for command, code, _stdout, stderr in results:
+        if code != 2:
+            continue
+        said = stderr or "No stderr output"
+        outcome: dict[str, Any] = {"kind": "blocked_by_hook", "prompt_kept": False}
+        if stderr.strip():
+            outcome["reason"] = stderr.strip()
+        return {
+            "type": "system",
+            "subtype": "informational",
+            "content": f"UserPromptSubmit operation blocked by hook:\n[{command}]: {said}\n\n"
+            f"Original prompt: {prompt}",
+            "level": "warning",
+            "prevent_continuation": True,
+            "prompt_submit_outcome": outcome,
+        }
+    return None

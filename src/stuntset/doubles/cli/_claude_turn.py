@@ -121,6 +121,8 @@ class TurnRun:
         self.delay_ms = 0.0
         self.stop_reason: str | None = None
         self.hook_denial = ""
+        #: the ``informational`` message of a UserPromptSubmit hook that blocked the prompt
+        self.prompt_blocked: dict[str, Any] | None = None
 
     # --- framing helpers ------------------------------------------------------------------
 
@@ -227,6 +229,9 @@ class TurnRun:
             if not over_budget:  # observed: UserPromptSubmit hooks run before system/init
                 self.hooks("UserPromptSubmit", None, {"prompt": self.prompt})
             self.emit(self.init_message())
+            if self.prompt_blocked is not None:
+                self.finish_blocked(self.prompt_blocked)
+                return
             if over_budget:
                 raise _OverBudget
             if self.turn is None:
@@ -497,6 +502,10 @@ class TurnRun:
             }
             name = event if tool is None else f"{event}:{tool}"
             results = self.s.command_hooks.run(event, name, hook_input, tool, self.ids, self.s.send)
+            if event == "UserPromptSubmit":
+                from stuntset.doubles.cli._claude_hooks import prompt_block
+
+                self.prompt_blocked = prompt_block(self.prompt, results)
             if event == "PreToolUse" and tool is not None:
                 wanted, self.hook_denial = pre_tool_decision(tool, results)
                 if wanted == "deny":
@@ -593,6 +602,37 @@ class TurnRun:
                 "modelUsage": model_usage,
                 "permission_denials": self.denials,
                 "terminal_reason": "completed",
+            },
+            final=True,
+        )
+        s.rt.exit_code = 0
+        s.state_changed("idle", self.ids)
+
+    def finish_blocked(self, informational: dict[str, Any]) -> None:
+        """A prompt a hook blocked: no model request (the scripted turn is given back)."""
+        s = self.s
+        if self.index >= 0:
+
+            def give_back(state: dict[str, Any]) -> None:
+                state["left"][self.index] += 1
+
+            s.rt.state.update(give_back)
+        self.emit(dict(informational))
+        duration, _ = self.durations()
+        self.emit(
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "duration_ms": duration,
+                "duration_api_ms": 0,
+                "num_turns": 0,
+                "result": informational["content"],
+                "stop_reason": None,
+                "total_cost_usd": s.spent,
+                "usage": _usage(0, 0),
+                "modelUsage": {},
+                "permission_denials": [],
             },
             final=True,
         )

@@ -566,6 +566,52 @@ def test_a_pre_tool_use_hook_exiting_2_denies_the_tool(tmp_path: Path) -> None:
     assert done.messages[-1]["permission_denials"][0]["tool_name"] == "Bash"
 
 
+def test_a_user_prompt_submit_hook_exiting_2_blocks_the_prompt(tmp_path: Path) -> None:
+    """Observed (2.1.332, ``-p hi --settings`` with a UserPromptSubmit hook ``echo
+    blocked-by-policy >&2; exit 2``): no model request; ``system/init``, then an
+    ``informational`` warning whose content is also the result, then a ``success`` result with
+    ``num_turns: 0``; exit 0. Without stderr the text says ``No stderr output``."""
+    cli = install_cli("claude", Script.of([Text("served later")]), bin_dir=tmp_path)
+    settings = _hooks(UserPromptSubmit=["grep -q blockme && echo policy >&2 && exit 2; exit 0"])
+    done = run(cli, lines(user("blockme"), user("fine")), *STREAM, "--settings", settings)
+    seen = [m.get("subtype") or m["type"] for m in done.messages]
+    assert seen == ["init", "informational", "success", "init", "assistant", "success"]
+    informational, blocked = done.messages[1:3]
+    assert informational["content"] == (
+        "UserPromptSubmit operation blocked by hook:\n"
+        "[grep -q blockme && echo policy >&2 && exit 2; exit 0]: policy\n\n\n"
+        "Original prompt: blockme"
+    )
+    assert informational["level"] == "warning"
+    assert informational["prevent_continuation"] is True
+    assert informational["prompt_submit_outcome"] == {
+        "kind": "blocked_by_hook",
+        "prompt_kept": False,
+        "reason": "policy",
+    }
+    assert (blocked["result"], blocked["num_turns"], blocked["is_error"]) == (
+        informational["content"],
+        0,
+        False,
+    )
+    assert "terminal_reason" not in blocked
+    assert done.messages[-1]["result"] == "served later"  # the blocked prompt used no turn
+    assert done.returncode == 0
+    cli.assert_all_used()
+
+
+def test_a_blocking_hook_without_stderr_says_so(tmp_path: Path) -> None:
+    cli = install_cli("claude", Script.of([Text("never")]), bin_dir=tmp_path)
+    settings = _hooks(UserPromptSubmit=["exit 2"])
+    done = run(cli, lines(user("hi")), *STREAM, "--settings", settings)
+    assert done.messages[-1]["result"] == (
+        "UserPromptSubmit operation blocked by hook:\n[exit 2]: No stderr output\n\n"
+        "Original prompt: hi"
+    )
+    assert "reason" not in done.messages[1]["prompt_submit_outcome"]
+    assert [i for i, _ in cli.unused_turns()] == [0]
+
+
 def test_a_settings_path_that_is_not_there(happy: InstalledCli, tmp_path: Path) -> None:
     """Observed: text that is not JSON is a path, resolved against the working directory."""
     done = run(happy, lines(user("hi")), *STREAM, "--settings", "nope.json")
