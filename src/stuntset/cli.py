@@ -165,6 +165,38 @@ def record_command(upstream: str, output: str, port: int) -> None:
     click.echo(f"wrote {output}: {count} interaction(s)", err=True)
 
 
+@cassettes.command("tee")
+@click.argument("name")
+@click.option(
+    "--output", "-o", required=True, type=click.Path(dir_okay=False), help="Cassette to add to."
+)
+@click.option(
+    "--real",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="The real program (default: NAME on PATH).",
+)
+@click.option(
+    "--bin-dir",
+    type=click.Path(file_okay=False),
+    default=".stuntset-tee",
+    show_default=True,
+    help="Where to write the recording executable NAME.",
+)
+def cassettes_tee(name: str, output: str, real: str | None, bin_dir: str) -> None:
+    """Record an agent CLI by hand: writes an executable NAME that runs the real program and
+    adds every run (argv, stdin, stdout, stderr, exit) to the cassette. Point the SDK at the
+    printed path (cli_path=, codex_bin=) or put its folder first on PATH."""
+    import shutil
+
+    from stuntset.cassettes.cli_record import install_cli_recorder
+
+    program = real or shutil.which(name)
+    if program is None:
+        raise UsageError(f"no {name!r} on PATH: pass --real /path/to/{name}")
+    click.echo(install_cli_recorder(name, program, output, bin_dir=bin_dir))
+
+
 @cassettes.command("serve")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")

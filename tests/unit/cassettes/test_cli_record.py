@@ -7,15 +7,18 @@ import io
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from click.testing import CliRunner
 
 from stuntset import scenarios
 from stuntset.cassettes import load_cassette, verify_tree
 from stuntset.cassettes.cli_record import install_cli_recorder, main
+from stuntset.cli import main as command
 from stuntset.doubles.cli import install_cli
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
@@ -105,3 +108,22 @@ def test_the_tee_keeps_argv_cwd_stdin_and_its_close_stderr_a_cut_line_and_the_st
     assert run.response.status == 3
     main("shout", str(real), str(cassette), [])  # a second run appends, numbered
     assert [i.id for i in load_cassette(cassette).interactions] == ["i-1", "i-2"]
+
+
+def test_the_tee_command_writes_a_recorder_for_a_real_program(tmp_path: Path) -> None:
+    real = tmp_path / "echo-back"
+    real.write_text(f"#!{sys.executable}\nimport sys\nprint(sys.stdin.read().upper(), end='')\n")
+    real.chmod(0o755)
+    cassette = tmp_path / "runs.jsonl"
+    arguments = ["cassettes", "tee", "echo-back", "-o", str(cassette), "--real", str(real)]
+    result = CliRunner().invoke(command, [*arguments, "--bin-dir", str(tmp_path / "bin")])
+    assert result.exit_code == 0, result.output
+    tee = Path(result.output.strip())
+    assert tee == tmp_path / "bin" / "echo-back"
+    done = subprocess.run([str(tee), "-x"], input=b"hi\n", capture_output=True, check=True)
+    assert done.stdout == b"HI\n"
+    (run,) = load_cassette(cassette).interactions
+    assert run.request.body["argv"] == ["-x"]
+    missing = CliRunner().invoke(command, ["cassettes", "tee", "no-such-cli-here", "-o", "x"])
+    assert missing.exit_code == 2
+    assert "no 'no-such-cli-here' on PATH: pass --real" in missing.output
