@@ -37,9 +37,14 @@ Claude Code 2.1.332 against the model double:
   output">\n\nOriginal prompt: <prompt>``; then a ``success`` result with ``num_turns: 0``, no
   ``terminal_reason``, exit 0.
 
+* ``Stop`` exit 2 makes the model go on: a synthetic ``user`` message (``isSynthetic: true``)
+  whose text is ``Stop hook feedback:\n[<command>]: <stderr, or "No stderr output">``, a
+  ``system``/``notification`` (``key: stop-hook-error``), then another model response (the
+  next scripted turn) and the Stop hooks again, with ``stop_hook_active: true``; the result
+  counts every response (``num_turns``) and its text is the last one's.
+
 Not simulated: regex matchers (``|``-separated names and ``*`` are), hook ``timeout``, the
-``prompt``/``agent``/``http`` hook types, hooks from settings files on disk, a blocking
-``Stop`` (exit 2), ``hook_progress``.
+``prompt``/``agent``/``http`` hook types, hooks from settings files on disk, ``hook_progress``.
 """
 
 from __future__ import annotations
@@ -54,7 +59,14 @@ if TYPE_CHECKING:
 
     from stuntset.doubles.cli._runtime import Ids, Runtime
 
-__all__ = ["CommandHooks", "SettingsError", "load_settings", "pre_tool_decision", "prompt_block"]
+__all__ = [
+    "CommandHooks",
+    "SettingsError",
+    "load_settings",
+    "pre_tool_decision",
+    "prompt_block",
+    "stop_feedback",
+]
 
 
 class SettingsError(Exception):
@@ -248,4 +260,12 @@ def prompt_block(prompt: str, results: list[tuple[str, int, str, str]]) -> dict[
             "prevent_continuation": True,
             "prompt_submit_outcome": outcome,
         }
+    return None
+
+
+def stop_feedback(results: list[tuple[str, int, str, str]]) -> str | None:
+    """What the model is told when a ``Stop`` hook exited 2 (``None``: none did)."""
+    for command, code, _stdout, stderr in results:
+        if code == 2:
+            return f"Stop hook feedback:\n[{command}]: {stderr or 'No stderr output'}"
     return None

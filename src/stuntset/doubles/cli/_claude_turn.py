@@ -9,9 +9,14 @@ Ids and durations come from the script's seed and the script itself, never the c
 
 from __future__ import annotations
 
+import time
+
 from stuntset.doubles.cli._claude_args import js_string
 from stuntset.doubles.cli._claude_run import _INTERRUPTED, _Abort, _usage
 from stuntset.doubles.cli._runtime import dumps
+
+#: Timestamps the double writes start here (2026-01-01T00:00:00Z) and advance by the script.
+_BASE_TIME = 1767225600
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,6 +128,9 @@ class TurnRun:
         self.hook_denial = ""
         #: the ``informational`` message of a UserPromptSubmit hook that blocked the prompt
         self.prompt_blocked: dict[str, Any] | None = None
+        #: what a Stop hook that exited 2 said (the model is asked again with it)
+        self.stop_feedback: str | None = None
+        self.stop_hook_active = False
 
     # --- framing helpers ------------------------------------------------------------------
 
@@ -238,11 +246,13 @@ class TurnRun:
                 s.rt.stderr(f"stuntset: {self.error}\n")
                 self.finish_error("error_during_execution", [str(self.error)])
                 return
-            for op in self.turn["ops"]:
-                if self.op(op):
-                    return
-            self.close_message()
-            self.hooks("Stop", None, {"stop_hook_active": False})
+            turn: dict[str, Any] | None = self.turn
+            while turn is not None:
+                for op in turn["ops"]:
+                    if self.op(op):
+                        return
+                self.close_message()
+                turn = self.stop_hooks()
             self.finish()
         except _Abort:
             self.s.interrupted = False
@@ -270,6 +280,9 @@ class TurnRun:
                 total_cost_usd=s.spent,
                 usage=_usage(self.input_tokens, self.output_tokens),
             )
+        except _NoTurn as no_turn:
+            s.rt.stderr(f"stuntset: {no_turn}\n")
+            self.finish_error("error_during_execution", [str(no_turn)])
         except _MaxTurns:
             self.finish_error(
                 "error_max_turns",
@@ -489,6 +502,7 @@ class TurnRun:
         permission decision if any (a command hook's deny text in ``hook_denial``)."""
         decision = None
         self.hook_denial = ""
+        self.stop_feedback = None
         if self.s.command_hooks is not None:
             from stuntset.doubles.cli._claude_hooks import pre_tool_decision
 
@@ -506,6 +520,10 @@ class TurnRun:
                 from stuntset.doubles.cli._claude_hooks import prompt_block
 
                 self.prompt_blocked = prompt_block(self.prompt, results)
+            if event == "Stop":
+                from stuntset.doubles.cli._claude_hooks import stop_feedback
+
+                self.stop_feedback = stop_feedback(results)
             if event == "PreToolUse" and tool is not None:
                 wanted, self.hook_denial = pre_tool_decision(tool, results)
                 if wanted == "deny":
@@ -608,6 +626,40 @@ class TurnRun:
         s.rt.exit_code = 0
         s.state_changed("idle", self.ids)
 
+    def stop_hooks(self) -> dict[str, Any] | None:
+        """Run the Stop hooks; if one exited 2, hand its feedback to the model as the CLI does
+        and return the scripted turn that answers it (``None``: the turn is over)."""
+        self.hooks("Stop", None, {"stop_hook_active": self.stop_hook_active})
+        feedback = self.stop_feedback
+        if feedback is None:
+            return None
+        self.stop_hook_active = True
+        # Observed (2.1.332): a synthetic user message, then a notification, then the model
+        # is called again with the feedback (inside a system-reminder).
+        stamp = _BASE_TIME + self.delay_ms / 1000
+        self.emit(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [{"type": "text", "text": feedback}]},
+                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stamp))
+                + f".{int(stamp * 1000) % 1000:03d}Z",
+                "isSynthetic": True,
+            }
+        )
+        self.emit(
+            {
+                "type": "system",
+                "subtype": "notification",
+                "key": "stop-hook-error",
+                "text": "stop hook problem \u00b7 ctrl+o to see",
+                "priority": "immediate",
+            }
+        )
+        self.index, turn, error = choose_turn(self.s, feedback, False)
+        if turn is None:
+            raise _NoTurn(str(error))
+        return turn
+
     def finish_blocked(self, informational: dict[str, Any]) -> None:
         """A prompt a hook blocked: no model request (the scripted turn is given back)."""
         s = self.s
@@ -652,6 +704,10 @@ class TurnRun:
 
 class _MaxTurns(Exception):
     """``--max-turns`` reached."""
+
+
+class _NoTurn(Exception):
+    """The model was asked again (a Stop hook's feedback) and the script has no turn for it."""
 
 
 class _OverBudget(Exception):

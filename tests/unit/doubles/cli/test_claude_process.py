@@ -612,6 +612,46 @@ def test_a_blocking_hook_without_stderr_says_so(tmp_path: Path) -> None:
     assert [i for i, _ in cli.unused_turns()] == [0]
 
 
+def test_a_stop_hook_exiting_2_makes_the_model_go_on(tmp_path: Path) -> None:
+    """Observed (2.1.332, a Stop hook that exits 2 once): a synthetic user message with the
+    hook's feedback, a ``stop-hook-error`` notification, a second model response, the Stop
+    hooks again (now ``stop_hook_active``); one result over both responses."""
+    script = Script.of(
+        [Text("first answer"), Usage(input_tokens=10, output_tokens=2)],
+        [Text("second answer"), Usage(input_tokens=20, output_tokens=3)],
+    )
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    once = tmp_path / "once"
+    hook = f"cat >> {tmp_path}/inputs; [ -f {once} ] && exit 0; touch {once}; echo more >&2; exit 2"
+    done = run(cli, lines(user("hi")), *STREAM, "--settings", _hooks(Stop=[hook]))
+    seen = [m.get("subtype") or m["type"] for m in done.messages]
+    assert seen == ["init", "assistant", "user", "notification", "assistant", "success"]
+    feedback = done.messages[2]
+    assert feedback["message"]["content"] == [
+        {"type": "text", "text": f"Stop hook feedback:\n[{hook}]: more\n"}
+    ]
+    assert feedback["isSynthetic"] is True
+    assert feedback["timestamp"] == "2026-01-01T00:00:00.000Z"
+    assert done.messages[3]["key"] == "stop-hook-error"
+    result = done.messages[-1]
+    assert (result["result"], result["num_turns"]) == ("second answer", 2)
+    assert (result["usage"]["input_tokens"], result["usage"]["output_tokens"]) == (30, 5)
+    inputs = [json.loads(line) for line in (tmp_path / "inputs").read_text().splitlines()]
+    assert [i["stop_hook_active"] for i in inputs] == [False, True]
+    cli.assert_all_used()
+
+
+def test_a_stop_hook_that_never_lets_go_runs_out_of_script(tmp_path: Path) -> None:
+    cli = install_cli("claude", Script.of([Text("only")]), bin_dir=tmp_path)
+    done = run(cli, lines(user("hi")), *STREAM, "--settings", _hooks(Stop=["exit 2"]))
+    assert done.messages[2]["message"]["content"][0]["text"] == (
+        "Stop hook feedback:\n[exit 2]: No stderr output"
+    )
+    assert done.messages[-1]["subtype"] == "error_during_execution"
+    assert "has no turn for request #2" in done.stderr.decode()
+    assert done.returncode == 1
+
+
 def test_a_settings_path_that_is_not_there(happy: InstalledCli, tmp_path: Path) -> None:
     """Observed: text that is not JSON is a path, resolved against the working directory."""
     done = run(happy, lines(user("hi")), *STREAM, "--settings", "nope.json")
