@@ -12,7 +12,13 @@ from collections.abc import Sequence
 
 from stuntset.errors import UsageError
 from stuntset.events import Event, with_seq
-from stuntset.log.base import check_append_args, check_cursor, stale_cursor
+from stuntset.log.base import (
+    check_append_args,
+    check_cursor,
+    check_epoch,
+    stale_cursor,
+    stale_resume,
+)
 from stuntset.log.subscription import LogSubscription, Notifier
 
 __all__ = ["MemoryEventLog"]
@@ -56,11 +62,21 @@ class MemoryEventLog:
             self._notifier.notify(session_id)
         return stored
 
-    def read(self, session_id: str, after: int = 0, limit: int | None = None) -> list[Event]:
+    def read(
+        self,
+        session_id: str,
+        after: int = 0,
+        limit: int | None = None,
+        *,
+        epoch: int | None = None,
+    ) -> list[Event]:
         after = check_cursor(after, name="after", where="MemoryEventLog.read")
+        epoch = check_epoch(epoch, where="MemoryEventLog.read")
         with self._lock:
             self._check_open("read")
             session = self._sessions.get(session_id)
+            if epoch is not None:
+                self._check_resume(session_id, session, after, epoch)
             events = session.events if session is not None else []
             end = len(events) if limit is None else min(len(events), after + limit)
             return events[after:end]
@@ -71,15 +87,38 @@ class MemoryEventLog:
             session = self._sessions.get(session_id)
             return len(session.events) if session is not None else 0
 
-    def subscribe(self, session_id: str, after: int = 0) -> LogSubscription:
+    def epoch(self, session_id: str) -> int:
+        with self._lock:
+            self._check_open("epoch")
+            session = self._sessions.get(session_id)
+            return session.epoch if session is not None else 0
+
+    @staticmethod
+    def _check_resume(
+        session_id: str, session: _Session | None, after: int, epoch: int | None
+    ) -> None:
+        """Raise ``StaleCursor`` if ``(epoch, after)`` no longer names a position (see base)."""
+        if session is None:
+            current, low, head = 0, None, 0
+        else:
+            current, head = session.epoch, len(session.events)
+            since = epoch if epoch is not None else current
+            low = min((to for started, to in session.rollbacks if started > since), default=None)
+        stale = stale_resume(session_id, after, epoch, current=current, low=low, head=head)
+        if stale is not None:
+            raise stale
+
+    def subscribe(
+        self, session_id: str, after: int = 0, *, epoch: int | None = None
+    ) -> LogSubscription:
         after = check_cursor(after, name="after", where="MemoryEventLog.subscribe")
+        epoch = check_epoch(epoch, where="MemoryEventLog.subscribe")
         with self._lock:
             self._check_open("subscribe")
             session = self._sessions.get(session_id)
-            head = len(session.events) if session is not None else 0
-            epoch = session.epoch if session is not None else 0
-        if after > head:
-            raise stale_cursor(session_id, after, head, rolled_back=False)
+            self._check_resume(session_id, session, after, epoch)
+            if epoch is None:
+                epoch = session.epoch if session is not None else 0
         return LogSubscription(self, self._notifier, session_id, after=after, epoch=epoch)
 
     def poll(self, session_id: str, after: int, epoch: int, limit: int) -> tuple[list[Event], int]:
@@ -100,15 +139,15 @@ class MemoryEventLog:
         to_seq = check_cursor(to_seq, name="to_seq", where="MemoryEventLog.rollback")
         with self._lock:
             self._check_open("rollback")
-            session = self._sessions.setdefault(session_id, _Session())
-            head = len(session.events)
+            session = self._sessions.get(session_id)
+            head = len(session.events) if session is not None else 0
             if to_seq > head:
                 raise UsageError(
                     f"MemoryEventLog.rollback: session {session_id!r} has head {head}; "
                     f"cannot roll back forward to {to_seq}"
                 )
             dropped = head - to_seq
-            if dropped:
+            if session is not None and dropped:
                 del session.events[to_seq:]
                 session.epoch += 1
                 session.rollbacks.append((session.epoch, to_seq))

@@ -37,7 +37,13 @@ import msgspec
 
 from stuntset.errors import UsageError
 from stuntset.events import Event, encode, type_of, with_seq
-from stuntset.log.base import check_append_args, check_cursor, stale_cursor
+from stuntset.log.base import (
+    check_append_args,
+    check_cursor,
+    check_epoch,
+    stale_cursor,
+    stale_resume,
+)
 from stuntset.log.subscription import LogSubscription, Notifier
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "SqliteEventLog", "Synchronous"]
@@ -201,36 +207,74 @@ class SqliteEventLog:
         self._notifier.notify(session_id)
         return stored
 
-    def read(self, session_id: str, after: int = 0, limit: int | None = None) -> list[Event]:
+    def read(
+        self,
+        session_id: str,
+        after: int = 0,
+        limit: int | None = None,
+        *,
+        epoch: int | None = None,
+    ) -> list[Event]:
         after = check_cursor(after, name="after", where="SqliteEventLog.read")
+        epoch = check_epoch(epoch, where="SqliteEventLog.read")
         with self._lock:
             conn = self._open("read")
-            rows = conn.execute(_READ, (session_id, after, -1 if limit is None else limit))
-            return _decode_rows(rows.fetchall())
+            if epoch is None:
+                rows = conn.execute(_READ, (session_id, after, -1 if limit is None else limit))
+                return _decode_rows(rows.fetchall())
+            conn.execute("BEGIN")  # one snapshot for the cursor check and the rows
+            try:
+                self._check_resume(conn, session_id, after, epoch)
+                rows = conn.execute(_READ, (session_id, after, -1 if limit is None else limit))
+                found = rows.fetchall()
+            finally:
+                conn.execute("COMMIT")
+        return _decode_rows(found)
 
     def head(self, session_id: str) -> int:
         with self._lock:
             conn = self._open("head")
             return int(conn.execute(_HEAD, (session_id,)).fetchone()[0] or 0)
 
-    def subscribe(self, session_id: str, after: int = 0) -> LogSubscription:
+    def epoch(self, session_id: str) -> int:
+        with self._lock:
+            conn = self._open("epoch")
+            return int(conn.execute(_EPOCH, (session_id,)).fetchone()[0] or 0)
+
+    @staticmethod
+    def _check_resume(
+        conn: sqlite3.Connection, session_id: str, after: int, epoch: int | None
+    ) -> int:
+        """Raise ``StaleCursor`` if ``(epoch, after)`` no longer names a position (see base);
+        return the session's epoch. Call inside a transaction (one snapshot)."""
+        head = conn.execute(_HEAD, (session_id,)).fetchone()[0] or 0
+        current = conn.execute(_EPOCH, (session_id,)).fetchone()[0] or 0
+        low = None
+        if epoch is not None and epoch < current:
+            low = conn.execute(_LOW, (session_id, epoch)).fetchone()[0]
+        stale = stale_resume(session_id, after, epoch, current=current, low=low, head=head)
+        if stale is not None:
+            raise stale
+        return int(current)
+
+    def subscribe(
+        self, session_id: str, after: int = 0, *, epoch: int | None = None
+    ) -> LogSubscription:
         after = check_cursor(after, name="after", where="SqliteEventLog.subscribe")
+        epoch = check_epoch(epoch, where="SqliteEventLog.subscribe")
         with self._lock:
             conn = self._open("subscribe")
             conn.execute("BEGIN")
             try:
-                head = conn.execute(_HEAD, (session_id,)).fetchone()[0] or 0
-                epoch = conn.execute(_EPOCH, (session_id,)).fetchone()[0] or 0
+                current = self._check_resume(conn, session_id, after, epoch)
             finally:
                 conn.execute("COMMIT")
-        if after > head:
-            raise stale_cursor(session_id, after, head, rolled_back=False)
         return LogSubscription(
             self,
             self._notifier,
             session_id,
             after=after,
-            epoch=epoch,
+            epoch=current if epoch is None else epoch,
             poll_interval=self._poll_interval,
         )
 

@@ -163,6 +163,15 @@ class LogSubscription:
         """The ``seq`` of the last event delivered (the ``after`` to resume from)."""
         return self._cursor
 
+    @property
+    def epoch(self) -> int:
+        """The session epoch ``cursor`` belongs to (the ``epoch`` to resume with).
+
+        The epoch of the read that returned the last event delivered, or later, once a read
+        confirmed that no rollback since went below the cursor.
+        """
+        return self._epoch
+
     def __aiter__(self) -> LogSubscription:
         return self
 
@@ -216,4 +225,7 @@ class LogSubscription:
         await self.aclose()
 
     def __repr__(self) -> str:
-        return f"<LogSubscription session={self._session_id!r} cursor={self._cursor}>"
+        return (
+            f"<LogSubscription session={self._session_id!r} cursor={self._cursor} "
+            f"epoch={self._epoch}>"
+        )

@@ -16,7 +16,7 @@ import anyio
 import pytest
 from _log_helpers import deltas, seqs, texts
 
-from stuntset.errors import UsageError
+from stuntset.errors import StaleCursor, UsageError
 from stuntset.events import MessageDelta, ToolStarted
 from stuntset.log import SqliteEventLog
 
@@ -243,3 +243,19 @@ async def test_a_subscriber_sees_appends_made_through_another_log_object(
     finally:
         reader.close()
         writer.close()
+
+
+def test_the_epoch_survives_reopening_and_is_shared_by_log_objects_on_one_file(
+    tmp_path: Path,
+) -> None:
+    with SqliteEventLog(tmp_path / "log.db") as first, SqliteEventLog(tmp_path / "log.db") as other:
+        first.append("s1", deltas(5))
+        other.rollback("s1", 2)  # e.g. the test's out-of-band log beside a daemon's
+        first.append("s1", deltas(3, tag="new"))
+        assert (first.epoch("s1"), other.epoch("s1")) == (1, 1)
+        with pytest.raises(StaleCursor) as info:
+            first.read("s1", after=5, epoch=0)
+        assert info.value.resume_at == 2
+    with SqliteEventLog(tmp_path / "log.db") as reopened:
+        assert reopened.epoch("s1") == 1
+        assert texts(reopened.read("s1", after=2, epoch=0)) == ["new0 ", "new1 ", "new2 "]

@@ -108,6 +108,11 @@ def test_sessions_lists_every_session(log: EventLog) -> None:
     assert log.sessions() == ["a", "b"]
 
 
+def test_a_rollback_that_drops_nothing_creates_no_session(log: EventLog) -> None:
+    assert log.rollback("never-written", 0) == 0
+    assert log.sessions() == []
+
+
 def test_a_closed_log_refuses_work_and_closing_twice_is_harmless(log: EventLog) -> None:
     log.append("s1", deltas(1))
     log.close()
