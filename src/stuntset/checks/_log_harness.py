@@ -45,6 +45,12 @@ INVARIANTS = {
         "projections field by field, then the events themselves"
     ),
     "rollback-detected": "a subscriber whose cursor a rollback passed gets StaleCursor",
+    "stale-resume-detected": (
+        "epoch() counts the rollbacks that dropped events, and a subscriber's (epoch, cursor) "
+        "is a resume point: resuming with it (subscribe or read) after a rollback below the "
+        "cursor while away raises StaleCursor with resume_at = the lowest such rollback's "
+        "seq, from which it resumes seamlessly; without such a rollback it resumes as is"
+    ),
 }
 
 
@@ -59,11 +65,12 @@ class Subscriber:
         self.delivered: list[Event] = []
         self.projector = Projector()
         self.resumed = start > 0  # the next event is the first after (re)subscribing mid-log
+        self.epoch = 0  # the epoch its cursor belongs to (as its subscription reports)
         self.subscription: Subscription | None = None
         self.stale = False  # a rollback passed its cursor: it must get StaleCursor
 
     def __repr__(self) -> str:
-        return f"{self.name}({self.session_id}, cursor={self.cursor})"
+        return f"{self.name}({self.session_id}, cursor={self.cursor}, epoch={self.epoch})"
 
 
 async def _next(subscription: Subscription, timeout: float) -> Event:
@@ -79,6 +86,7 @@ class LogHarness:
     ) -> None:
         self.timeout = timeout
         self.model: dict[str, list[Event]] = {}
+        self.rollbacks: dict[str, list[tuple[int, int]]] = {}  # (epoch it began, to_seq)
         self.subscribers: list[Subscriber] = []
         self.steps: deque[str] = deque(maxlen=25)
         self._names = iter(range(1, 1_000_000))
@@ -191,6 +199,9 @@ class LogHarness:
         model = self.model.setdefault(session_id, [])
         self.step(f"rollback({session_id!r}, to_seq={to_seq}) from head {len(model)}")
         self.log.rollback(session_id, to_seq)
+        if to_seq < len(model):
+            rollbacks = self.rollbacks.setdefault(session_id, [])
+            rollbacks.append((len(rollbacks) + 1, to_seq))
         del model[to_seq:]
         for sub in self.subscribers:
             if sub.session_id == session_id and sub.cursor > to_seq:
@@ -198,10 +209,22 @@ class LogHarness:
 
     # --- subscriptions -------------------------------------------------------------------
 
-    def subscribe(self, session_id: str, after: int) -> Subscriber:
+    def epoch(self, session_id: str) -> int:
+        """The session's epoch in the model: how many rollbacks dropped events."""
+        return len(self.rollbacks.get(session_id, []))
+
+    def resume_at(self, session_id: str, epoch: int, cursor: int) -> int | None:
+        """Where a client at ``(epoch, cursor)`` must resume, or ``None`` if it may as is."""
+        since = [to for began, to in self.rollbacks.get(session_id, []) if began > epoch]
+        return min(since) if since and min(since) < cursor else None
+
+    def subscribe(self, session_id: str, after: int, *, with_epoch: bool = False) -> Subscriber:
+        """A new subscriber from ``after`` (passing the session's epoch if ``with_epoch``)."""
         sub = Subscriber(f"sub{next(self._names)}", session_id, after)
-        self.step(f"{sub.name} = subscribe({session_id!r}, after={after})")
-        sub.subscription = self.log.subscribe(session_id, after=after)
+        sub.epoch = self.epoch(session_id)
+        epoch = sub.epoch if with_epoch else None
+        self.step(f"{sub.name} = subscribe({session_id!r}, after={after}, epoch={epoch})")
+        sub.subscription = self.log.subscribe(session_id, after=after, epoch=epoch)
         self.subscribers.append(sub)
         return sub
 
@@ -212,9 +235,62 @@ class LogHarness:
             sub.subscription = None
 
     def resume(self, sub: Subscriber) -> None:
-        """Subscribe again from the last seq ``sub`` saw."""
+        """Subscribe again from the last ``(epoch, seq)`` ``sub`` saw (read first, the same).
+
+        If a rollback while it was away went below its cursor, both must raise StaleCursor
+        naming the model's resume point; the subscriber then drops what it received after
+        that point and resumes from there.
+        """
         self.step(f"resume {sub}")
-        sub.subscription = self.log.subscribe(sub.session_id, after=sub.cursor)
+        expected = self.resume_at(sub.session_id, sub.epoch, sub.cursor)
+        for call in ("read", "subscribe"):
+            try:
+                if call == "read":
+                    read = self.log.read(sub.session_id, after=sub.cursor, epoch=sub.epoch)
+                    if read != self.model.get(sub.session_id, [])[sub.cursor :]:
+                        self.fail(
+                            "stale-resume-detected",
+                            f"read(after={sub.cursor}, epoch={sub.epoch}) for {sub} gave seqs "
+                            f"{_seqs([e.seq for e in read])}, not the events after its cursor",
+                        )
+                else:
+                    sub.subscription = self.log.subscribe(
+                        sub.session_id, after=sub.cursor, epoch=sub.epoch
+                    )
+            except StaleCursor as stale:
+                if expected is None or stale.resume_at != expected:
+                    self.fail(
+                        "stale-resume-detected",
+                        f"{call}(after={sub.cursor}, epoch={sub.epoch}) for {sub} raised "
+                        f"StaleCursor(resume_at={stale.resume_at}); expected "
+                        f"{'none' if expected is None else f'resume_at={expected}'}: {stale}",
+                    )
+                continue
+            if expected is not None:
+                self.fail(
+                    "stale-resume-detected",
+                    f"{sub} resumed with {call}(after={sub.cursor}, epoch={sub.epoch}) though a "
+                    f"rollback to seq {expected} went below its cursor while it was away; "
+                    "expected StaleCursor",
+                )
+        if expected is not None:
+            self.step(f"rebuild {sub} from seq {expected}")
+            sub.delivered = [e for e in sub.delivered if (e.seq or 0) <= expected]
+            sub.start = min(sub.start, expected)
+            sub.cursor = expected
+            sub.projector = Projector()
+            for event in sub.delivered:
+                sub.projector.feed(event)
+            sub.stale = False
+            try:
+                sub.subscription = self.log.subscribe(
+                    sub.session_id, after=expected, epoch=sub.epoch
+                )
+            except StaleCursor as stale:
+                self.fail(
+                    "stale-resume-detected",
+                    f"resuming {sub} at the resume_at={expected} it was given raised: {stale}",
+                )
         sub.resumed = True
 
     def forget(self, sub: Subscriber) -> None:
@@ -249,15 +325,21 @@ class LogHarness:
         sub.cursor = seq
         sub.delivered.append(event)
         sub.projector.feed(event)
+        assert sub.subscription is not None
+        sub.epoch = sub.subscription.epoch
+        current = self.epoch(sub.session_id)
+        if sub.epoch > current or self.resume_at(sub.session_id, sub.epoch, seq) is not None:
+            self.fail(
+                "stale-resume-detected",
+                f"{sub} received seq {seq} at epoch {sub.epoch} by its subscription, but the "
+                f"log's epoch is {current} with rollbacks {self.rollbacks.get(sub.session_id)} "
+                "(epoch, to_seq): that pair is no resume point for what it received",
+            )
 
     def pull(self, sub: Subscriber, count: int | None = None) -> None:
         """Receive ``count`` events (all that are stored after the cursor by default)."""
         if sub.subscription is None:
-            if sub.stale:  # rolled back while away: a plain seq cannot tell; start over
-                self.step(f"forget {sub} (rolled back below its cursor while disconnected)")
-                self.subscribers.remove(sub)
-                return
-            self.resume(sub)
+            self.resume(sub)  # told by its epoch if a rollback passed it while away
         assert sub.subscription is not None
         if sub.stale:
             self.step(f"pull {sub} (stale: a rollback passed its cursor)")
@@ -351,6 +433,12 @@ class LogHarness:
                 self.fail(
                     "seq-gapless",
                     f"head({session_id!r}) is {self.log.head(session_id)}, expected {len(model)}",
+                )
+            if self.log.epoch(session_id) != self.epoch(session_id):
+                self.fail(
+                    "stale-resume-detected",
+                    f"epoch({session_id!r}) is {self.log.epoch(session_id)}, expected "
+                    f"{self.epoch(session_id)} (the rollbacks that dropped events)",
                 )
 
     def close(self) -> None:

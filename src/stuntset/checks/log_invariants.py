@@ -8,7 +8,8 @@ Call it from one test with a factory of fresh, empty logs::
 
 It first plays a fixed scenario (realistic turns from the scripted provider: replay, live
 wake-up, disconnect and resume while appends continue, a second session, concurrent
-writers, a rollback under live subscribers), then a hypothesis state machine that
+writers, a rollback under live subscribers and under one that is away and resumes with its
+``(epoch, seq)``), then a hypothesis state machine that
 interleaves the same operations at random. Any broken rule raises ``InvariantViolation``
 whose ``invariant`` is one of ``INVARIANTS`` and whose message shows the last steps.
 """
@@ -139,9 +140,13 @@ def _scenario(
             head = len(h.model["s1"])
             late = h.subscribe("s1", after=head - 2)
             h.pull(late)
+            away = h.subscribe("s1", after=head - 3, with_epoch=True)
+            h.pull(away)
+            h.disconnect(away)
             h.rollback("s1", head - 4)  # passes every subscriber's cursor
-            h.append("s1", approval_turn[:3])  # the head is beyond the cursors again
+            h.append("s1", approval_turn[:4])  # the same seqs again, other events
             h.pull(late)  # must be told: StaleCursor
+            h.pull(away)  # resumes with (epoch, seq): StaleCursor(resume_at=head - 4), rebuilds
             fresh = h.subscribe("s1", after=0)
             h.pull(fresh)
             h.pull(live)  # StaleCursor too
@@ -192,6 +197,7 @@ def _machine(
         def __init__(self) -> None:
             super().__init__()
             self.h = LogHarness(make_log, timeout=timeout, backend=backend)
+            self.subscribed = 0
 
         def head(self, session_id: str) -> int:
             return len(self.h.model.get(session_id, []))
@@ -203,7 +209,8 @@ def _machine(
         @rule(data=st.data(), session=_sessions)
         def subscribe(self, data: st.DataObject, session: str) -> None:
             after = data.draw(st.integers(0, self.head(session)), label="after")
-            self.h.subscribe(session, after)
+            self.subscribed += 1  # every other one passes the epoch (no draw: same search)
+            self.h.subscribe(session, after, with_epoch=self.subscribed % 2 == 0)
 
         @precondition(lambda self: self.h.subscribers)
         @rule(data=st.data(), count=st.none() | st.integers(1, 3))
@@ -228,6 +235,22 @@ def _machine(
             session = data.draw(st.sampled_from([s for s, m in self.h.model.items() if m]))
             to_seq = data.draw(st.integers(0, self.head(session)), label="to_seq")
             self.h.rollback(session, to_seq)
+
+        @precondition(lambda self: rollback and any(s.cursor for s in self.h.subscribers))
+        @rule(data=st.data(), away=st.booleans(), events=st.none() | _batch)
+        def rollback_below_a_subscriber(
+            self, data: st.DataObject, away: bool, events: list[Event] | None
+        ) -> None:
+            """The risky interleaving, drawn on purpose: a rollback passes a subscriber's
+            cursor (while it is connected or away), then perhaps new events take its seqs."""
+            sub = data.draw(st.sampled_from([s for s in self.h.subscribers if s.cursor]))
+            if away:
+                self.h.disconnect(sub)
+            head = self.head(sub.session_id)
+            to_seq = data.draw(st.integers(0, min(sub.cursor - 1, head)), label="to_seq")
+            self.h.rollback(sub.session_id, to_seq)
+            if events is not None:
+                self.h.append(sub.session_id, events)
 
         @precondition(lambda self: concurrent_writers)
         @rule(session=_sessions, batches=st.lists(_batch, min_size=2, max_size=3))

@@ -95,16 +95,20 @@ class DuplicateAtSeamLog(MemoryEventLog):
 class ResumeOffByOneLog(MemoryEventLog):
     """Subscribing from a cursor starts one event early (``seq >= after``)."""
 
-    def subscribe(self, session_id: str, after: int = 0) -> LogSubscription:
-        return super().subscribe(session_id, max(after - 1, 0))
+    def subscribe(
+        self, session_id: str, after: int = 0, *, epoch: int | None = None
+    ) -> LogSubscription:
+        return super().subscribe(session_id, max(after - 1, 0), epoch=epoch)
 
 
 class NoWakeupLog(MemoryEventLog):
     """Subscriptions are never woken by commits (they only read when first asked)."""
 
-    def subscribe(self, session_id: str, after: int = 0) -> LogSubscription:
-        super().subscribe(session_id, after)  # the argument checks
-        return LogSubscription(self, Notifier(), session_id, after=after, epoch=0)
+    def subscribe(
+        self, session_id: str, after: int = 0, *, epoch: int | None = None
+    ) -> LogSubscription:
+        checked = super().subscribe(session_id, after, epoch=epoch)  # the argument checks
+        return LogSubscription(self, Notifier(), session_id, after=after, epoch=checked.epoch)
 
 
 class LossyLiveLog(MemoryEventLog):
@@ -125,6 +129,25 @@ class IgnoresRollbackLog(MemoryEventLog):
         return super().poll(session_id, after, current, limit)
 
 
+class PlainSeqCursorLog(MemoryEventLog):
+    """Ignores the epoch a resuming client sends: a plain ``seq`` cursor, as before epochs."""
+
+    def read(
+        self,
+        session_id: str,
+        after: int = 0,
+        limit: int | None = None,
+        *,
+        epoch: int | None = None,
+    ) -> list[Event]:
+        return super().read(session_id, after, limit)
+
+    def subscribe(
+        self, session_id: str, after: int = 0, *, epoch: int | None = None
+    ) -> LogSubscription:
+        return super().subscribe(session_id, after)
+
+
 BROKEN: dict[str, type[MemoryEventLog]] = {
     "seq-gapless": GlobalSeqLog,
     "replay-matches-appends": LossyStoreLog,
@@ -134,4 +157,5 @@ BROKEN: dict[str, type[MemoryEventLog]] = {
     "live-wakeup": NoWakeupLog,
     "replay-equals-live": LossyLiveLog,
     "rollback-detected": IgnoresRollbackLog,
+    "stale-resume-detected": PlainSeqCursorLog,
 }

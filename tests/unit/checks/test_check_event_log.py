@@ -73,3 +73,4 @@ def test_options_skip_what_an_implementation_does_not_support() -> None:
         BROKEN["atomic-batches"], concurrent_writers=False, rollback=False, stateful=False
     )
     check_event_log(BROKEN["rollback-detected"], rollback=False, stateful=False, timeout=0.1)
+    check_event_log(BROKEN["stale-resume-detected"], rollback=False, stateful=False)
