@@ -13,10 +13,11 @@ from websockets.exceptions import ConnectionClosed
 
 from stuntset import check_events
 from stuntset.events import decode
+from stuntset.log import SqliteEventLog
 from stuntset.providers import ScriptedProvider
 from stuntset.runtime.client import DaemonClient, DaemonError
 from stuntset.runtime.daemon import DaemonHandle, start_daemon
-from stuntset.runtime.testing import scenario_registry
+from stuntset.runtime.testing import build_event, scenario_registry
 
 
 def new_session(client: DaemonClient, tmp_path: Path, provider: str) -> str:
@@ -89,6 +90,7 @@ def test_interrupt_and_close_over_the_socket(daemon: DaemonHandle, tmp_path: Pat
             "after",
             "Expected `int`",
         ),
+        ('{"op": "subscribe", "id": 7, "session_id": "s", "epoch": -1}', "epoch", ">= 0"),
         ('{"op": "start_turn", "id": 2, "session_id": "s"}', "prompt", "missing required field"),
         ('{"op": "teleport", "id": 3}', "op", "known ops: close, create_session"),
         ('{"op": "close", "id": 4, "session_id": "s", "extra": 1}', "extra", "unknown field"),
@@ -182,3 +184,65 @@ def test_a_provider_that_fails_to_start_gets_an_error_reply_and_the_daemon_lives
                 pass
     finally:
         handle.stop()
+
+
+def test_a_client_away_across_a_rollback_and_reappend_is_told_on_resume(
+    daemon: DaemonHandle, tmp_path: Path
+) -> None:
+    # The daemon's own file, opened beside it: the rollback happens out of band.
+    with SqliteEventLog(tmp_path / "stuntset-host.db") as log:
+        with daemon.client() as first:
+            session_id = new_session(first, tmp_path, "happy_path")
+            log.append(session_id, [build_event("message.delta", text=f"old{i}") for i in range(5)])
+            first.call("subscribe", session_id=session_id)
+            frames = [first.next_message() for _ in range(5)]
+            position = first.position(session_id)
+        log.rollback(session_id, 2)
+        log.append(session_id, [build_event("message.delta", text=f"new{i}") for i in range(3)])
+
+        with daemon.client() as second:
+            refused = second.request("subscribe", session_id=session_id, after=5, epoch=0)
+            with pytest.raises(DaemonError, match="rolled back to seq 2") as info:
+                second.call("subscribe", session_id=session_id, after=5, epoch=0)
+            second.call("subscribe", session_id=session_id, after=2, epoch=0)
+            rest = [second.next_message() for _ in range(3)]
+            resumed = second.position(session_id)
+            second.call("unsubscribe", session_id=session_id)
+            # without the epoch the old call is accepted (a plain seq cannot tell)
+            assert second.call("subscribe", session_id=session_id, after=5) == {}
+
+    assert [(f["type"], f["epoch"], f["event"]["seq"]) for f in frames] == [
+        ("event", 0, seq) for seq in range(1, 6)
+    ]
+    assert position == (0, 5)
+    assert refused["type"] == "error"
+    assert (refused["field"], refused["resume_at"]) == ("after", 2)
+    assert "cursor 5 is stale" in refused["message"]
+    assert (info.value.field, info.value.resume_at) == ("after", 2)
+    assert [(f["epoch"], f["event"]["seq"], f["event"]["text"]) for f in rest] == [
+        (1, 3, "new0"),
+        (1, 4, "new1"),
+        (1, 5, "new2"),
+    ]
+    assert resumed == (1, 5)
+
+
+def test_a_rollback_below_a_live_subscribers_cursor_sends_a_stale_frame(
+    daemon: DaemonHandle, tmp_path: Path
+) -> None:
+    with SqliteEventLog(tmp_path / "stuntset-host.db") as log, daemon.client() as client:
+        session_id = new_session(client, tmp_path, "happy_path")
+        log.append(session_id, [build_event("message.delta") for _ in range(4)])
+        client.call("subscribe", session_id=session_id)
+        client.events(4)
+        log.rollback(session_id, 1)  # the daemon's subscription notices at its next poll
+
+        stale = client.next_message()
+        client.call("subscribe", session_id=session_id, after=stale["resume_at"], epoch=0)
+        log.append(session_id, [build_event("message.delta", text="again")])
+        again = client.next_message()
+
+    assert stale["type"] == "stale"
+    assert (stale["session_id"], stale["cursor"], stale["resume_at"]) == (session_id, 4, 1)
+    assert "rolled back to seq 1" in stale["message"]
+    assert (again["epoch"], again["event"]["seq"], again["event"]["text"]) == (1, 2, "again")

@@ -44,8 +44,9 @@ def _play(daemon: DaemonHandle, workdir: Path, scenario: str) -> DemoRow:
         first.call("subscribe", session_id=session_id)
         first.call("start_turn", session_id=session_id, prompt=f"demo prompt for {scenario}")
         seen = first.events(3)  # then the connection drops mid-stream
+        epoch, after = first.position(session_id)  # what a client keeps while away
     with daemon.client() as second:
-        second.call("subscribe", session_id=session_id, after=seen[-1]["seq"])
+        second.call("subscribe", session_id=session_id, after=after, epoch=epoch)
         while not is_terminal(_events(seen[-1:])[0]):
             seen += second.events(1)
     with DaemonClient(daemon.info) as third:

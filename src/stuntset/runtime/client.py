@@ -17,11 +17,15 @@ __all__ = ["DaemonClient", "DaemonError"]
 
 
 class DaemonError(UsageError):
-    """The daemon answered a request with an error; ``field`` names the culprit."""
+    """The daemon answered a request with an error; ``field`` names the culprit.
 
-    def __init__(self, message: str, *, field: str | None) -> None:
+    ``resume_at`` is set for a stale cursor only: subscribe again with ``after=resume_at``.
+    """
+
+    def __init__(self, message: str, *, field: str | None, resume_at: int | None = None) -> None:
         super().__init__(message)
         self.field = field
+        self.resume_at = resume_at
 
 
 class DaemonClient:
@@ -50,6 +54,7 @@ class DaemonClient:
         )
         self._ids = itertools.count(1)
         self._pending: deque[dict[str, Any]] = deque()
+        self._positions: dict[str, tuple[int, int]] = {}
 
     def send_raw(self, data: str) -> None:
         """Send ``data`` as is (to test how the daemon meets bad input)."""
@@ -58,6 +63,13 @@ class DaemonClient:
     def _recv(self) -> dict[str, Any]:
         message: dict[str, Any] = json.loads(self._ws.recv(timeout=self.timeout))
         return message
+
+    def position(self, session_id: str) -> tuple[int, int]:
+        """``(epoch, seq)`` of the last event handed out for ``session_id`` (``(0, 0)``: none).
+
+        Keep it across connections and resubscribe with ``epoch=``/``after=`` from it.
+        """
+        return self._positions.get(session_id, (0, 0))
 
     def request(self, op: str, **fields: Any) -> dict[str, Any]:
         """Send one request and return its reply (``ok`` or ``error``)."""
@@ -77,12 +89,17 @@ class DaemonClient:
         """``request``, returning the result or raising ``DaemonError``."""
         reply = self.request(op, **fields)
         if reply["type"] == "error":
-            raise DaemonError(reply["message"], field=reply.get("field"))
+            raise DaemonError(
+                reply["message"], field=reply.get("field"), resume_at=reply.get("resume_at")
+            )
         return reply["result"]
 
     def next_message(self) -> dict[str, Any]:
         """The next subscription message (``event`` or ``stale``)."""
-        return self._pending.popleft() if self._pending else self._recv()
+        message = self._pending.popleft() if self._pending else self._recv()
+        if message.get("type") == "event":
+            self._positions[message["session_id"]] = (message["epoch"], message["event"]["seq"])
+        return message
 
     def events(self, count: int) -> list[dict[str, Any]]:
         """The next ``count`` events (as dicts with their ``seq``)."""

@@ -107,7 +107,11 @@ class _Connection:
         try:
             result = await self.dispatch(request, tg)
         except StaleCursor as stale:
-            await self.send(p.error_reply(str(stale), field="after", request_id=request.id))
+            await self.send(
+                p.error_reply(
+                    str(stale), field="after", request_id=request.id, resume_at=stale.resume_at
+                )
+            )
         except UsageError as error:
             await self.send(p.error_reply(str(error), field=None, request_id=request.id))
         except Exception as error:  # a provider or the host broke: say so, serve on
@@ -141,7 +145,9 @@ class _Connection:
                         f"already subscribed to {request.session_id!r} on this connection; "
                         "unsubscribe first"
                     )
-                subscription = service.subscribe(request.session_id, after=request.after)
+                subscription = service.subscribe(
+                    request.session_id, after=request.after, epoch=request.epoch
+                )
                 scope = anyio.CancelScope()
                 self.subscriptions[request.session_id] = scope
                 tg.start_soon(self.forward, request.session_id, subscription, scope)
@@ -159,7 +165,12 @@ class _Connection:
             try:
                 async for event in subscription:
                     await self.send(
-                        {"type": "event", "session_id": session_id, "event": to_builtins(event)}
+                        {
+                            "type": "event",
+                            "session_id": session_id,
+                            "epoch": subscription.epoch,  # with the event's seq: a resume point
+                            "event": to_builtins(event),
+                        }
                     )
             except StaleCursor as stale:
                 with contextlib.suppress(_Gone):
@@ -167,6 +178,7 @@ class _Connection:
                         {
                             "type": "stale",
                             "session_id": session_id,
+                            "cursor": stale.cursor,
                             "resume_at": stale.resume_at,
                             "message": str(stale),
                         }

@@ -9,19 +9,28 @@ Requests (each may carry an ``id`` that the reply echoes)::
     {"op": "interrupt", "session_id": "..."}
     {"op": "respond", "session_id": "...", "request_id": "...", "decision": "allow"}
     {"op": "close", "session_id": "..."}
-    {"op": "subscribe", "session_id": "...", "after": 0}     # replay, then live
+    {"op": "subscribe", "session_id": "...", "after": 0, "epoch": 0}   # replay, then live
     {"op": "unsubscribe", "session_id": "..."}
 
 Replies: ``{"type": "ok", "id", "result"}``, ``{"type": "error", "id", "field", "message"}``,
-and for subscriptions ``{"type": "event", "session_id", "event"}`` (the event carries its
-``seq``: resume with ``after`` = the last one seen) or ``{"type": "stale", "session_id",
-"resume_at", "message"}`` when a rollback passed the cursor.
+and for subscriptions ``{"type": "event", "session_id", "epoch", "event"}`` or ``{"type":
+"stale", "session_id", "cursor", "resume_at", "message"}`` when a rollback passed the cursor
+of a live subscription (it has ended; subscribe again).
+
+Resuming: the event carries its ``seq`` and the frame the session ``epoch`` that ``seq``
+belongs to. A client keeps the pair of the last event it saw and resubscribes with ``after``
+= that ``seq`` and ``epoch`` = that epoch (both optional: ``after`` 0, ``epoch`` absent =
+no check against rollbacks). If a rollback while it was away dropped events at or below
+``after``, or ``after`` is beyond the head, the subscribe gets an ``error`` with ``field``
+``"after"`` and ``resume_at``: the events up to that ``seq`` are still the ones it holds;
+it drops what came after and subscribes with ``after`` = ``resume_at`` (the same epoch).
+Only an error for a stale cursor carries ``resume_at``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, TypeAlias
+from typing import Annotated, Any, TypeAlias
 
 import msgspec
 
@@ -74,9 +83,14 @@ class Close(_Op, frozen=True, kw_only=True, tag="close"):
     session_id: str
 
 
+#: A ``seq`` or an epoch: an int >= 0.
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
 class Subscribe(_Op, frozen=True, kw_only=True, tag="subscribe"):
     session_id: str
-    after: int = 0
+    after: _Count = 0
+    epoch: _Count | None = None  # the epoch ``after`` belongs to (from the last event frame)
 
 
 class Unsubscribe(_Op, frozen=True, kw_only=True, tag="unsubscribe"):
@@ -124,5 +138,11 @@ def _peek_id(data: str | bytes) -> Any:
     return raw.get("id") if isinstance(raw, dict) else None
 
 
-def error_reply(message: str, *, field: str | None, request_id: Any = None) -> dict[str, Any]:
-    return {"type": "error", "id": request_id, "field": field, "message": message}
+def error_reply(
+    message: str, *, field: str | None, request_id: Any = None, resume_at: int | None = None
+) -> dict[str, Any]:
+    """An ``error`` reply; ``resume_at`` only for a stale cursor (where to resubscribe)."""
+    reply = {"type": "error", "id": request_id, "field": field, "message": message}
+    if resume_at is not None:
+        reply["resume_at"] = resume_at
+    return reply

@@ -167,10 +167,17 @@ class SessionService:
         """The session's runs, oldest first."""
         return self.store.all(RunRecord, session_id=session_id)
 
-    def subscribe(self, session_id: str, after: int = 0) -> Subscription:
-        """The session's events after ``after``: replay, then live."""
+    def subscribe(
+        self, session_id: str, after: int = 0, *, epoch: int | None = None
+    ) -> Subscription:
+        """The session's events after ``after``: replay, then live.
+
+        A client resuming after being away passes the ``epoch`` its ``after`` belongs to
+        (the subscription's ``epoch`` with its ``cursor``): if a rollback since went below
+        it, ``StaleCursor`` says where to resume (``resume_at``). See ``stuntset.log.base``.
+        """
         self.session(session_id)
-        return self.log.subscribe(session_id, after=after)
+        return self.log.subscribe(session_id, after=after, epoch=epoch)
 
     async def close_session(self, session_id: str) -> None:
         """End the running turn (if any) and refuse new turns."""

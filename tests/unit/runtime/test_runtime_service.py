@@ -11,7 +11,7 @@ import pytest
 from _runtime_helpers import BreakingProvider
 
 from stuntset import check_events, scenarios
-from stuntset.errors import UsageError
+from stuntset.errors import StaleCursor, UsageError
 from stuntset.events import ApprovalRequested, Event, RunCrashed, RunStarted
 from stuntset.log import SqliteEventLog, project
 from stuntset.providers import ScriptedProvider, StuckProvider
@@ -24,6 +24,7 @@ from stuntset.runtime import (
     SessionStore,
     TaskRecord,
 )
+from stuntset.runtime.testing import LogSeam
 from stuntset.script import Script
 
 
@@ -300,3 +301,32 @@ async def test_bad_requests_are_refused_with_actionable_errors(tmp_path: Path) -
         with pytest.raises(UsageError, match="is closed"):
             await service.start_turn(session.session_id, "after close")
         assert service.runs(session.session_id)[0].status == "killed"
+
+
+@pytest.mark.anyio
+async def test_a_subscriber_away_across_a_rollback_and_reappend_is_told_where_to_resume(
+    session_service: SessionService, log_seam: LogSeam
+) -> None:
+    seeded = log_seam.seed()
+    log_seam.publish(seeded, *["message.delta"] * 4)  # seqs 1..5
+    async with session_service as host:
+        first = host.subscribe(seeded.session_id)
+        with anyio.fail_after(5):
+            seen = [await first.__anext__() for _ in range(5)]
+        held = (first.epoch, first.cursor)
+        await first.aclose()
+        log_seam.rollback(seeded, 2)
+        log_seam.publish(seeded, "tool.started", "tool.completed", "message.delta")
+
+        assert held == (0, 5)
+        with pytest.raises(StaleCursor, match="rolled back to seq 2") as info:
+            host.subscribe(seeded.session_id, after=5, epoch=0)
+        assert info.value.resume_at == 2
+        again = host.subscribe(seeded.session_id, after=info.value.resume_at, epoch=0)
+        with anyio.fail_after(5):
+            rest = [await again.__anext__() for _ in range(3)]
+        await again.aclose()
+
+    assert [e.type for e in rest] == ["tool.started", "tool.completed", "message.delta"]
+    assert seen[:2] + rest == host.log.read(seeded.session_id)
+    assert (again.epoch, again.cursor) == (1, 5)
