@@ -23,3 +23,4 @@ def test_the_session_log_example_passes(
 
     namespace["test_my_log_keeps_the_invariants"](tmp_path)
     namespace["test_a_turn_projects"](event_log, log_seam)
+    namespace["test_a_client_away_across_a_rollback_is_told"](event_log, log_seam)
