@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http import HTTPStatus
@@ -46,12 +46,14 @@ from ._reply import ABORT, RESET, STALL, Action, Framing, Pause, Reply, json_rep
 __all__ = [
     "BadRequest",
     "Item",
+    "Memo",
     "Plan",
     "RenderContext",
     "StatusFault",
     "TextRun",
     "WireCodec",
     "encode",
+    "memoized",
     "plan_of",
     "render",
 ]
@@ -61,6 +63,9 @@ _MEMO_LIMIT = 4096
 
 #: A content step of a response, in the order it streams.
 Item: TypeAlias = Text | Reasoning | ToolCall | Delay
+#: What a double has made from the steps of its script, e.g. ``(kind, id(step))`` to
+#: ``(step, value)`` (the step is kept so that a recycled id never hits).
+Memo: TypeAlias = dict[Hashable, tuple[object, Any]]
 _STATUS_FAULTS = (HttpError, AuthExpired, RateLimit, Overloaded)
 
 
@@ -137,6 +142,19 @@ def plan_of(segment: tuple[Step, ...]) -> Plan:
     return Plan(_merge_texts(items), usage or Usage(), fault)
 
 
+def memoized(cache: Memo, kind: Hashable, obj: object, make: Callable[[], Any]) -> Any:
+    """``make()``, computed once per ``kind`` and ``obj`` (by identity) while ``cache`` lasts."""
+    key = (kind, id(obj))
+    hit = cache.get(key)
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    if len(cache) > _MEMO_LIMIT:  # function-made turns make new steps every time
+        cache.clear()
+    value = make()
+    cache[key] = (obj, value)
+    return value
+
+
 @dataclass(slots=True)
 class RenderContext:
     """Per-request values: ids, timestamps, the model asked for, stream options."""
@@ -152,19 +170,20 @@ class RenderContext:
     seq: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
     #: Per-script memo of what steps render to (shared by the requests of one double).
-    cache: dict[tuple[str, int], tuple[object, Any]] = field(default_factory=dict)
+    cache: Memo = field(default_factory=dict)
 
-    def memo(self, kind: str, step: object, make: Callable[[], Any]) -> Any:
+    def memo(self, kind: Hashable, step: object, make: Callable[[], Any]) -> Any:
         """``make()``, computed once per step for the life of the script."""
-        key = (kind, id(step))
-        hit = self.cache.get(key)
-        if hit is not None and hit[0] is step:
-            return hit[1]
-        if len(self.cache) > _MEMO_LIMIT:  # function-made turns make new steps every time
-            self.cache.clear()
-        value = make()
-        self.cache[key] = (step, value)
-        return value
+        return memoized(self.cache, kind, step, make)
+
+    def memo_frames(
+        self, kind: Hashable, step: object, make: Callable[[], list[Action]]
+    ) -> list[Action]:
+        """``make()`` for frames no per-request value enters (no id, no timestamp, no model
+        name), computed once per step and framing. The list is shared between requests:
+        extend from it, never change it."""
+        frames: list[Action] = self.memo((kind, self.framing), step, make)
+        return frames
 
     def next_seq(self) -> int:
         value = self.seq

@@ -164,8 +164,12 @@ class Framing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     def coalesce(self, actions: list[Action]) -> list[Action]:
         """``actions`` with consecutive writes joined (nothing can happen between them), unless
         ``write_size`` asks for small writes. Pauses, stalls and aborts stay where they are."""
-        if self.write_size is not None:
+        if self.write_size is not None or not actions:
             return actions
+        try:
+            return [b"".join(actions)]  # type: ignore[arg-type]  # writes only: one write
+        except TypeError:  # a pause, stall or abort among them
+            pass
         out: list[Action] = []
         run: list[bytes] = []
         for action in actions:

@@ -178,13 +178,19 @@ class AnthropicCodec(WireCodec):
 
     def stream_body(self, plan: Plan, ctx: RenderContext) -> list[Action]:
         out: list[Action] = [
-            self._event(ctx, "message_start", message=self._message(plan, ctx, final=False)),
-            self._event(ctx, "ping"),
+            self._event(ctx, "message_start", message=self._message(plan, ctx, final=False))
         ]
         if ctx.framing.unknown_events:
-            out.insert(1, self._event(ctx, "stuntset_unknown", note="an event type nobody knows"))
+            out.append(self._event(ctx, "stuntset_unknown", note="an event type nobody knows"))
+        if plan.has_tool_calls:  # a tool_use block's id may be minted per request
+            return out + self._ping_and_blocks(plan, ctx)
+        # after message_start, nothing of a plan without tool calls depends on the request
+        make = partial(self._ping_and_blocks, plan, ctx)
+        return out + ctx.memo_frames("anthropic_blocks", plan, make)
+
+    def _ping_and_blocks(self, plan: Plan, ctx: RenderContext) -> list[Action]:
         render = partial(self._block_events, ctx=ctx)
-        return out + item_events(plan, self._blocks(plan, ctx), render)
+        return [self._event(ctx, "ping"), *item_events(plan, self._blocks(plan, ctx), render)]
 
     def _block_events(
         self,
@@ -193,49 +199,64 @@ class AnthropicCodec(WireCodec):
         index: int,
         ctx: RenderContext,
     ) -> list[Action]:
-        out: list[Action] = []
+        if isinstance(step, ToolCall):  # its id may be minted per request
+            return self._tool_events(step, block, index, ctx)
+        # a text or thinking block holds nothing of the request: its frames are made once
+        make = partial(self._text_events, step, block, index, ctx)
+        return ctx.memo_frames(("anthropic_block", index), step, make)
 
-        def delta(payload: dict[str, Any]) -> bytes:
-            return self._event(ctx, "content_block_delta", index=index, delta=payload)
-
+    def _text_events(
+        self, step: Text | Reasoning, block: dict[str, Any], index: int, ctx: RenderContext
+    ) -> list[Action]:
         if isinstance(step, Text):
-            out.append(
-                self._event(
-                    ctx,
-                    "content_block_start",
-                    index=index,
-                    content_block={"type": "text", "text": ""},
-                )
-            )
-            for piece, gap in self.text_deltas(step, ctx):
-                out += pause(gap)
-                out.append(delta({"type": "text_delta", "text": piece}))
-        elif isinstance(step, Reasoning):
-            empty = {"type": "thinking", "thinking": "", "signature": ""}
-            out.append(self._event(ctx, "content_block_start", index=index, content_block=empty))
-            for piece, gap in self.text_deltas(step, ctx):
-                out += pause(gap)
-                out.append(delta({"type": "thinking_delta", "thinking": piece}))
-            out.append(delta({"type": "signature_delta", "signature": block["signature"]}))
+            kind, field, opened = "text_delta", "text", {"type": "text", "text": ""}
         else:
-            opened = {**block, "input": {}}
-            out.append(self._event(ctx, "content_block_start", index=index, content_block=opened))
-            for fragment in ["", *self.fragments(step, ctx)]:
-                out.append(delta({"type": "input_json_delta", "partial_json": fragment}))
+            kind, field = "thinking_delta", "thinking"
+            opened = {"type": "thinking", "thinking": "", "signature": ""}
+        out: list[Action] = [
+            self._event(ctx, "content_block_start", index=index, content_block=opened)
+        ]
+        for piece, gap in self.text_deltas(step, ctx):
+            out += pause(gap)
+            out.append(self._delta(ctx, index, {"type": kind, field: piece}))
+        if isinstance(step, Reasoning):
+            signature = {"type": "signature_delta", "signature": block["signature"]}
+            out.append(self._delta(ctx, index, signature))
         out.append(self._event(ctx, "content_block_stop", index=index))
         return out
 
-    def stream_terminal(self, plan: Plan, ctx: RenderContext) -> list[Action]:
-        stop = "tool_use" if plan.has_tool_calls else "end_turn"
-        return [
-            self._event(
-                ctx,
-                "message_delta",
-                delta={"stop_reason": stop, "stop_sequence": None},
-                usage=self._usage(plan),
-            ),
-            self._event(ctx, "message_stop"),
+    def _tool_events(
+        self, step: ToolCall, block: dict[str, Any], index: int, ctx: RenderContext
+    ) -> list[Action]:
+        opened = {**block, "input": {}}
+        out: list[Action] = [
+            self._event(ctx, "content_block_start", index=index, content_block=opened)
         ]
+        for fragment in ["", *self.fragments(step, ctx)]:
+            out.append(
+                self._delta(ctx, index, {"type": "input_json_delta", "partial_json": fragment})
+            )
+        out.append(self._event(ctx, "content_block_stop", index=index))
+        return out
+
+    def _delta(self, ctx: RenderContext, index: int, payload: dict[str, Any]) -> bytes:
+        return self._event(ctx, "content_block_delta", index=index, delta=payload)
+
+    def stream_terminal(self, plan: Plan, ctx: RenderContext) -> list[Action]:
+        def make() -> list[Action]:
+            stop = "tool_use" if plan.has_tool_calls else "end_turn"
+            return [
+                self._event(
+                    ctx,
+                    "message_delta",
+                    delta={"stop_reason": stop, "stop_sequence": None},
+                    usage=self._usage(plan),
+                ),
+                self._event(ctx, "message_stop"),
+            ]
+
+        # a plan is made once per script, and ends the same way on every request
+        return ctx.memo_frames("anthropic_terminal", plan, make)
 
     def malformed(self, text: str, ctx: RenderContext) -> bytes:
         return ctx.framing.frame(text.encode(), "content_block_delta")

@@ -10,11 +10,11 @@ catalog scenario on its own, over and over.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import deque
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 
@@ -22,10 +22,19 @@ from stuntset import scenarios
 from stuntset.clock import Clock
 from stuntset.errors import ScriptExhausted, StuntsetError, UnusedTurns, UsageError
 from stuntset.ids import IdGenerator
-from stuntset.script import Script, ScriptPlayer, Step, TurnRequest
+from stuntset.script import Script, ScriptPlayer, Step, Turn, TurnRequest
 from stuntset.seams import current_clock, current_ids
 
-from ._common import BadRequest, Plan, RenderContext, WireCodec, plan_of, render
+from ._common import (
+    BadRequest,
+    Memo,
+    Plan,
+    RenderContext,
+    WireCodec,
+    memoized,
+    plan_of,
+    render,
+)
 from ._reply import PLAIN_FRAMING, Framing, Reply, json_reply
 from .anthropic import AnthropicCodec
 from .journal import Journal, JournalEntry, redact_headers
@@ -57,8 +66,10 @@ class Route:
     path: str
 
 
+@functools.lru_cache(maxsize=256)
 def route(path: str) -> Route:
-    """Split ``/scenarios/<name>/<provider>/v1/...`` into its parts (each part optional)."""
+    """Split ``/scenarios/<name>/<provider>/v1/...`` into its parts (each part optional;
+    cached, as a client asks the same few paths again and again)."""
     scenario = provider = None
     rest = path.rstrip("/") or "/"
     if rest.startswith("/scenarios/"):
@@ -125,7 +136,7 @@ class ModelDouble:
         with self._lock:
             self.script = script
             self.player = ScriptPlayer(script)
-            self._memo: dict[tuple[str, int], tuple[object, Any]] = {}
+            self._memo: Memo = {}
             self._pending: deque[_Pending] = deque()
 
     @property
@@ -239,23 +250,15 @@ class ModelDouble:
         return render(codec, self._plan(segment), body.get("stream") is True, ctx), index
 
     def _plan(self, segment: tuple[Step, ...]) -> Plan:
-        """The plan of ``segment``, made once per script (segments are built per request, so
-        the memo is keyed by the steps they hold)."""
-        key = ("plan", hash(tuple(id(step) for step in segment)))
-        hit = self._memo.get(key)
-        if (
-            hit is not None
-            and isinstance(hit[0], tuple)
-            and len(hit[0]) == len(segment)
-            and all(a is b for a, b in zip(hit[0], segment, strict=True))
-        ):
-            plan: Plan = hit[1]
-            return plan
-        plan = plan_of(segment)
-        if len(self._memo) > 4096:  # function-made turns bring new steps on every request
-            self._memo.clear()
-        self._memo[key] = (segment, plan)
+        """The plan of ``segment``, made once per script."""
+        plan: Plan = memoized(self._memo, "plan", segment, functools.partial(plan_of, segment))
         return plan
+
+    def _segments(self, turn: Turn) -> list[tuple[Step, ...]]:
+        """The model responses of ``turn``, split once per script (so a turn's segments are
+        the same objects on every request, and their plans are found by identity)."""
+        segments: list[tuple[Step, ...]] = memoized(self._memo, "segments", turn, turn.segments)
+        return segments
 
     def _segment_for(self, request: TurnRequest) -> tuple[int, tuple[Step, ...]]:
         with self._lock:
@@ -266,7 +269,7 @@ class ModelDouble:
                     self._pending.popleft()
                 return pending.index, segment
         played = self.player.next_turn(request)
-        segments = played.turn.segments()
+        segments = self._segments(played.turn)
         if len(segments) > 1:
             with self._lock:
                 label = played.turn.describe()

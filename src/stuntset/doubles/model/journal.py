@@ -27,21 +27,29 @@ def _is_secret(name: str) -> bool:
     return name in _SECRET_HEADERS or any(word in name for word in _SECRET_WORDS)
 
 
+@functools.lru_cache(maxsize=256)
+def _names_seen(names: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
+    """Whether ``names`` are all lower-case already, and which of them (lower-cased) hold
+    credentials; a client sends the same names on every request, so this is cached."""
+    lowered = [name.lower() for name in names]
+    secret = dict.fromkeys(name for name in lowered if _is_secret(name))
+    return lowered == list(names), tuple(secret)
+
+
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """``headers`` (lower-cased names) with credential values replaced by ``<redacted>``.
 
     ``Authorization: Bearer sk-…`` keeps its scheme (``Bearer <redacted>``) so a test can
     still see which auth form a client used.
     """
-    out: dict[str, str] = {}
-    for name, value in headers.items():
-        lowered = name.lower()
-        if not _is_secret(lowered):
-            out[lowered] = value
-        elif lowered.endswith("authorization") and " " in value:
-            out[lowered] = f"{value.split(' ', 1)[0]} {REDACTED}"
+    lowered, secret = _names_seen(tuple(headers))
+    out = dict(headers) if lowered else {name.lower(): value for name, value in headers.items()}
+    for name in secret:
+        value = out[name]
+        if name.endswith("authorization") and " " in value:
+            out[name] = f"{value.split(' ', 1)[0]} {REDACTED}"
         else:
-            out[lowered] = REDACTED
+            out[name] = REDACTED
     return out
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import msgspec
+
 from stuntset.script import Delay, Reasoning, Text, ToolCall, TurnRequest
 
 from ._common import (
@@ -28,12 +30,14 @@ from ._common import (
     retry_count,
     text_of,
 )
-from ._reply import Action
+from ._reply import Action, Pause
 from .wires import OPENAI_CHAT
 
 __all__ = ["ChatCodec", "openai_error_body", "openai_error_type"]
 
 _DONE = b"[DONE]"
+#: Where a chunk's delta goes in its encoded template (a NUL byte never occurs in JSON text).
+_SLOT = b"\x00"
 
 
 def openai_error_type(status: int) -> tuple[str, str | None]:
@@ -163,7 +167,7 @@ class ChatCodec(WireCodec):
     def _chunk(
         self,
         ctx: RenderContext,
-        delta: dict[str, Any] | None,
+        delta: dict[str, Any] | msgspec.Raw | None,
         finish_reason: str | None = None,
         usage: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
@@ -184,6 +188,26 @@ class ChatCodec(WireCodec):
     def _frame(self, ctx: RenderContext, chunk: dict[str, Any]) -> bytes:
         return ctx.framing.frame(encode(chunk))
 
+    def _delta_frame(self, ctx: RenderContext, delta: bytes) -> bytes:
+        """The frame of a content chunk whose ``delta`` is the JSON ``delta``: the same bytes
+        as ``_frame(ctx, _chunk(ctx, decoded delta))``, from this request's chunk encoded once
+        around a slot."""
+        template: tuple[bytes, bytes] | None = ctx.extra.get("chat_chunk")
+        if template is None:
+            head, _, tail = encode(self._chunk(ctx, msgspec.Raw(_SLOT))).partition(_SLOT)
+            template = ctx.extra["chat_chunk"] = (head, tail)
+        return ctx.framing.frame(template[0] + delta + template[1])
+
+    def _text_deltas(self, item: Text | Reasoning, ctx: RenderContext) -> list[tuple[bytes, float]]:
+        """Each delta of ``item`` as its encoded ``delta`` object, with the pause before it."""
+        key = "content" if isinstance(item, Text) else "reasoning_content"
+
+        def make() -> list[tuple[bytes, float]]:
+            return [(encode({key: piece}), gap) for piece, gap in self.text_deltas(item, ctx)]
+
+        deltas: list[tuple[bytes, float]] = ctx.memo("chat_deltas", item, make)
+        return deltas
+
     def stream_body(self, plan: Plan, ctx: RenderContext) -> list[Action]:
         out: list[Action] = [
             self._frame(ctx, self._chunk(ctx, {"role": "assistant", "content": ""}))
@@ -196,10 +220,10 @@ class ChatCodec(WireCodec):
             if isinstance(item, Delay):
                 out += pause(item.seconds)
             elif isinstance(item, Text | Reasoning):
-                key = "content" if isinstance(item, Text) else "reasoning_content"
-                for delta, gap in self.text_deltas(item, ctx):
-                    out += pause(gap)
-                    out.append(self._frame(ctx, self._chunk(ctx, {key: delta})))
+                for delta, gap in self._text_deltas(item, ctx):
+                    if gap > 0:
+                        out.append(Pause(gap))
+                    out.append(self._delta_frame(ctx, delta))
             else:
                 head = {
                     "index": index,
@@ -207,10 +231,10 @@ class ChatCodec(WireCodec):
                     "type": "function",
                     "function": {"name": item.name, "arguments": ""},
                 }
-                out.append(self._frame(ctx, self._chunk(ctx, {"tool_calls": [head]})))
+                out.append(self._delta_frame(ctx, encode({"tool_calls": [head]})))
                 for fragment in self.fragments(item, ctx):
                     piece = {"index": index, "function": {"arguments": fragment}}
-                    out.append(self._frame(ctx, self._chunk(ctx, {"tool_calls": [piece]})))
+                    out.append(self._delta_frame(ctx, encode({"tool_calls": [piece]})))
                 index += 1
         return out
 

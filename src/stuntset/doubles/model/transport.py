@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from functools import cache
+from functools import cache, lru_cache
 from types import ModuleType, TracebackType
 from typing import Any, Self
 
@@ -172,8 +172,27 @@ def _stream_classes(lib: ModuleType) -> tuple[type[Any], type[Any]]:
     return SyncStream, AsyncStream
 
 
+@lru_cache(maxsize=64)
+def _names(joined: bytes) -> tuple[str, ...]:
+    """Header names sent one per line, lower-cased. A client sends the same names on every
+    request: the same strings come back (their hashes already known) for the same names."""
+    return tuple(joined.decode("ascii").lower().split("\n"))
+
+
 def _headers(request: Any) -> dict[str, str]:
-    return {name.lower(): value for name, value in request.headers.items()}
+    """The request's headers by lower-case name, as ``headers.items()`` gives them (repeated
+    names joined with ``, ``); plain ASCII headers, one line each, are decoded in one go."""
+    headers = request.headers
+    raw = headers.raw
+    try:
+        names = _names(b"\n".join([name for name, _ in raw]))
+        values = b"\n".join([value for _, value in raw]).decode("ascii").split("\n")
+    except UnicodeDecodeError:
+        names, values = (), []
+    out = dict(zip(names, values, strict=False))
+    if len(out) == len(names) == len(values) == len(raw):
+        return out
+    return {name.lower(): value for name, value in headers.items()}
 
 
 class ModelTransport:
