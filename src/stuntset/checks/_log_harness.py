@@ -369,12 +369,15 @@ class LogHarness:
             return
         assert sub.subscription is not None
         self.step(f"pull_live {sub}")
-        future = self.portal.start_task_soon(_next, sub.subscription, self.timeout)
+        # The timeout counts from the append (not from when the waiter started): a busy
+        # machine delaying this thread must not pass for a missed wake-up.
+        future = self.portal.start_task_soon(_next, sub.subscription, self.timeout + 1)
         self.portal.call(anyio.wait_all_tasks_blocked)
         self.append(sub.session_id, events)
         try:
-            event = future.result(timeout=self.timeout + 1)
+            event = future.result(timeout=self.timeout)
         except TimeoutError:
+            future.cancel()
             self.fail(
                 "live-wakeup",
                 f"{sub} was waiting at the head; an append of {len(events)} events did not "
