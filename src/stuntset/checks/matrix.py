@@ -136,14 +136,17 @@ def _codex(workdir: Path) -> Callable[[Script], AgentProvider]:
     from stuntset.providers.codex import CodexProvider
 
     count = itertools.count()
-    homes: dict[int, tuple[str, Path]] = {}  # one fake codex and CODEX_HOME per script (resume)
+    # one fake codex and CODEX_HOME per script (resume), by identity: the script is kept in
+    # the entry, so a collected script's recycled id can never find another script's codex
+    homes: dict[int, tuple[Script, str, Path]] = {}
 
     def make(script: Script) -> AgentProvider:
-        if id(script) not in homes:
+        entry = homes.get(id(script))
+        if entry is None or entry[0] is not script:
             where = workdir / f"codex-{next(count)}"
             cli = install_cli("codex", script, bin_dir=where / "bin", time_scale=0.01)
-            homes[id(script)] = (str(cli.path), where)
-        path, where = homes[id(script)]
+            entry = homes[id(script)] = (script, str(cli.path), where)
+        _, path, where = entry
         return CodexProvider(path, cwd=str(workdir), env={"CODEX_HOME": str(where / "home")})
 
     return make

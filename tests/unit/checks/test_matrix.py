@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from stuntset.checks.matrix import Cell, matrix_markdown, provider_matrix
+from stuntset import scenarios
+from stuntset.checks.matrix import Cell, _codex, matrix_markdown, provider_matrix
 from stuntset.cli import main
 from stuntset.errors import UnknownScenario, UsageError
 
@@ -68,3 +69,17 @@ def test_the_matrix_command_prints_markdown_and_a_table() -> None:
     result = runner.invoke(main, ["matrix", "--adapter", "scripted", "--scenario", "stuck"])
     assert result.exit_code == 0, result.output
     assert "killed" in result.output
+
+
+def test_each_script_gets_its_own_fake_codex_even_when_ids_are_recycled(tmp_path: Path) -> None:
+    """A script that is collected frees its id for the next one: the codex column once handed
+    a new scenario the fake installed for a collected ``spawn_missing`` (so ``rate_limited``
+    read ``spawn_failed``, depending on memory layout)."""
+    make = _codex(tmp_path)
+    for _ in range(10):
+        missing = make(scenarios.build("spawn_missing"))  # its script is dropped at once
+        assert missing.codex_bin is not None
+        assert not Path(missing.codex_bin).exists()
+        happy = make(scenarios.build("happy_path"))
+        assert happy.codex_bin is not None
+        assert Path(happy.codex_bin).exists()
