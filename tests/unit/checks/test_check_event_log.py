@@ -14,9 +14,12 @@ from stuntset.checks import INVARIANTS, InvariantViolation, check_event_log
 from stuntset.errors import HarnessFailure
 from stuntset.log import MemoryEventLog, SqliteEventLog
 
-#: The state machine, without shrinking: a failing example is reported as found.
+#: The state machine, without shrinking: a failing example is reported as found. 100 examples,
+#: not 30: Hypothesis also draws literals it finds in the modules loaded at the time, so in the
+#: full suite the derandomized search takes another path than alone, and at 30 examples it
+#: missed the rollback-detected log there (twice in CI; never alone).
 FIND_ONLY = settings(
-    max_examples=30,
+    max_examples=100,
     stateful_step_count=15,
     deadline=None,
     derandomize=True,
