@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from stuntset.cassettes.format import Cassette, CassetteError, Interaction, load_cassette
-from stuntset.cassettes.replay import CassetteMismatch, Pace, UnusedInteractions
+from stuntset.cassettes.replay import Pace, UnusedInteractions, check_mismatches, not_allowed
 from stuntset.doubles.cli._install import InstalledExecutable, prepare_state, write_launcher
 from stuntset.errors import UsageError
 
@@ -71,14 +71,8 @@ class ReplayedCli(InstalledExecutable):
         ``UnusedInteractions`` if recorded invocations were never spawned (``allow_unused``:
         ``True``, or the interaction ids that may stay unused)."""
         __tracebackhide__ = True
-        mismatches = self.mismatches
-        if mismatches:
-            more = f"\n(and {len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
-            raise CassetteMismatch(f"fake {self.name} replaying {mismatches[0]}{more}")
-        if allow_unused is True:
-            return
-        allowed = set(allow_unused or ())
-        unused = [i for i in self.unused() if i.id not in allowed]
+        check_mismatches(self.mismatches, prefix=f"fake {self.name} replaying ")
+        unused = not_allowed(self.unused(), allow_unused)
         if unused:
             lines = "\n".join(f"  {i.id}: {self.name} {_argv_text(i)}" for i in unused)
             raise UnusedInteractions(

@@ -41,6 +41,24 @@ class CassetteMismatch(HarnessFailure):
     """A request matched no recorded interaction (the message shows the nearest ones)."""
 
 
+def check_mismatches(mismatches: list[str], prefix: str = "") -> None:
+    """``CassetteMismatch`` with the first of ``mismatches`` (and how many more), if any."""
+    __tracebackhide__ = True
+    if mismatches:
+        more = len(mismatches) - 1
+        raise CassetteMismatch(prefix + mismatches[0] + (f"\n(and {more} more)" if more else ""))
+
+
+def not_allowed(
+    unused: list[Interaction], allow_unused: bool | Collection[str]
+) -> list[Interaction]:
+    """The unused interactions ``allow_unused`` (True, or ids) does not excuse."""
+    if allow_unused is True:
+        return []
+    allowed = set(allow_unused or ())
+    return [i for i in unused if i.id not in allowed]
+
+
 class UnusedInteractions(HarnessFailure):
     """Recorded interactions were never requested."""
 
@@ -150,13 +168,8 @@ class Replayer:
         error); ``UnusedInteractions`` if recorded interactions were never played
         (``allow_unused``: True, or the ids that may stay unplayed)."""
         __tracebackhide__ = True
-        if self.mismatches:
-            more = len(self.mismatches) - 1
-            raise CassetteMismatch(self.mismatches[0] + (f"\n(and {more} more)" if more else ""))
-        if allow_unused is True:
-            return
-        allowed = set(allow_unused or ())
-        left = [i for i in self.unused() if i.id not in allowed]
+        check_mismatches(self.mismatches)
+        left = not_allowed(self.unused(), allow_unused)
         if left:
             listed = ", ".join(f"{i.id} ({i.request.method} {i.request.path})" for i in left)
             raise UnusedInteractions(
