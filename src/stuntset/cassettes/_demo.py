@@ -99,7 +99,7 @@ def _cli_row(name: str, directory: Path) -> DemoRow:
         detail = "" if ok else "the replayed session differs from the recorded one"
     except HarnessFailure as failure:
         ok, detail = False, str(failure)
-    outcome = "replayed message for message, to this client's request ids"
+    outcome = "replayed message for message, to its own request ids"
     return DemoRow("cassette (claude cli)", name, prompts, len(replayed), outcome, ok, detail)
 
 
