@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from stuntset.cassettes.format import Cassette, Interaction
+from stuntset.cassettes.format import Cassette, Interaction, short_json
 from stuntset.cassettes.to_script import steps_of
 from stuntset.script import kind_of
 
@@ -18,8 +18,7 @@ __all__ = ["diff_cassettes"]
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return text if len(text) <= 100 else text[:97] + "..."
+    return short_json(value, 100)
 
 
 def _content(interaction: Interaction) -> list[str]:

@@ -20,6 +20,7 @@ temporary file renamed on success) and refuses bytes that still look like a secr
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 from collections.abc import Iterator
@@ -49,6 +50,7 @@ __all__ = [
     "is_cassette",
     "load_cassette",
     "loads_cassette",
+    "short_json",
     "wire_of",
     "write_cassette",
 ]
@@ -70,6 +72,12 @@ ENDPOINTS: dict[str, str] = {
     "/embeddings": "http",
     "/completions": "http",
 }
+
+
+def short_json(value: Any, width: int = 120) -> str:
+    """``value`` as canonical JSON for a message, cut to ``width`` characters."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def endpoint_of(path: str) -> str:

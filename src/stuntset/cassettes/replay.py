@@ -25,7 +25,7 @@ import time
 from collections.abc import AsyncIterator, Collection, Iterator
 from typing import Any, Literal
 
-from stuntset.cassettes.format import Cassette, Interaction, endpoint_of
+from stuntset.cassettes.format import Cassette, Interaction, endpoint_of, short_json
 from stuntset.errors import HarnessFailure, UsageError
 
 __all__ = ["VOLATILE_FIELDS", "CassetteMismatch", "Replayer", "UnusedInteractions"]
@@ -81,16 +81,11 @@ def _differences(recorded: Interaction, method: str, path: str, body: Any) -> li
             for key in sorted(set(want) | set(got)):
                 if want.get(key) != got.get(key):
                     out.append(
-                        f"body.{key}: recorded {_short(want.get(key))}, got {_short(got.get(key))}"
+                        f"body.{key}: recorded {short_json(want.get(key))}, got {short_json(got.get(key))}"
                     )
         else:
-            out.append(f"body: recorded {_short(want)}, got {_short(got)}")
+            out.append(f"body: recorded {short_json(want)}, got {short_json(got)}")
     return out
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _sse(interaction: Interaction) -> Iterator[tuple[float, bytes]]:
