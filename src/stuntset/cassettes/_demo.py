@@ -40,16 +40,25 @@ def _chat_bodies(client: httpx2.Client, requests: int) -> list[bytes]:
     return [client.post("/chat/completions", json=_ASK).content for _ in range(requests)]
 
 
-def _http_row(name: str, directory: Path) -> DemoRow:
+def _record_http(name: str, path: Path) -> list[bytes]:
+    """Record ``name``'s chat answers from the model double into ``path``; their bytes."""
     script = scenarios.build(name)
-    path = directory / f"{name}.jsonl"
-    requests = sum(turn.times for turn in script.turns)
     with (
         serve(script) as upstream,
         record(upstream.url("openai"), path) as recording,
         httpx2.Client(base_url=recording.url) as client,
     ):
-        recorded = _chat_bodies(client, requests)
+        return _chat_bodies(client, sum(turn.times for turn in script.turns))
+
+
+def _http_row(name: str, directory: Path) -> DemoRow:
+    path = directory / f"{name}.jsonl"
+    return _replayed_http_row(name, path, _record_http(name, path))
+
+
+def _replayed_http_row(name: str, path: Path, recorded: list[bytes]) -> DemoRow:
+    """Replay ``path`` to the same requests: ok if the bytes are the ``recorded`` ones."""
+    requests = len(recorded)
     replayer = Replayer(load_cassette(path))
     transport = cast(httpx2.BaseTransport, replayer.transport())
     with httpx2.Client(transport=transport, base_url="http://replay/v1") as client:
@@ -79,13 +88,26 @@ def _claude_session(path: str, prompts: int, init_id: str) -> list[dict[str, obj
     return client.messages
 
 
-def _cli_row(name: str, directory: Path) -> DemoRow:
+def _record_cli(name: str, directory: Path, cassette: Path) -> list[dict[str, object]]:
+    """Record a claude session of ``name`` through the tee into ``cassette``; its messages."""
     script = scenarios.build(name)
     real = install_cli("claude", script, bin_dir=directory / name / "real", time_scale=0.0)
-    cassette = directory / f"{name}.claude.jsonl"
     tee = install_cli_recorder("claude", real.path, cassette, bin_dir=directory / name / "tee")
-    prompts = sum(turn.times for turn in script.turns)
-    recorded = _claude_session(str(tee), prompts, "init-recorded")
+    return _claude_session(str(tee), sum(turn.times for turn in script.turns), "init-recorded")
+
+
+def _cli_row(name: str, directory: Path) -> DemoRow:
+    cassette = directory / f"{name}.claude.jsonl"
+    recorded = _record_cli(name, directory, cassette)
+    return _replayed_cli_row(name, directory, cassette, recorded)
+
+
+def _replayed_cli_row(
+    name: str, directory: Path, cassette: Path, recorded: list[dict[str, object]]
+) -> DemoRow:
+    """Replay ``cassette`` to a client with other request ids: ok if it sees the ``recorded``
+    messages, re-addressed to its ids, and the replay found nothing amiss."""
+    prompts = sum(turn.times for turn in scenarios.build(name).turns)
     replay = install_cli_replay("claude", cassette, bin_dir=directory / name / "replay")
     replayed = _claude_session(str(replay.path), prompts, "init-replayed")
     answer = replayed[0].get("response") if replayed else None
