@@ -335,13 +335,13 @@ class _Replay:
 
     def write(self, position: int) -> None:
         rt = self.rt
-        step = self.candidates[0].step(position)
-        text, message = self.candidates[0].output(rt, step[2])
-        if not self.committed and any(
-            c.output(rt, c.step(position)[2])[0] != text for c in self.candidates[1:]
-        ):
-            candidate = self.commit()  # they part here: bind, then write that one's line
-            text, message = candidate.output(rt, candidate.step(position)[2])
+        candidates = self.candidates
+        lines = [c.output(rt, c.step(position)[2]) for c in candidates]
+        chosen = 0
+        if any(text != lines[0][0] for text, _ in lines[1:]):
+            chosen = candidates.index(self.commit())  # they part here: bind to one
+        step = candidates[chosen].step(position)
+        text, message = lines[chosen]
         if step[0] == "err":
             rt.stderr(text)
             return
