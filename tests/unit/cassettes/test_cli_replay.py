@@ -24,7 +24,7 @@ from stuntset.cassettes import (
     RecordedResponse,
     write_cassette,
 )
-from stuntset.cassettes.cli_replay import ReplayedCli, install_cli_replay, timeline
+from stuntset.cassettes.cli_replay import ReplayedCli, _scale, install_cli_replay, timeline
 from stuntset.cassettes.replay import CassetteMismatch, UnusedInteractions
 from stuntset.errors import UsageError
 
@@ -330,6 +330,12 @@ def test_a_client_that_stays_silent_is_a_mismatch_after_the_timeout(
     process.finish()
     with pytest.raises(CassetteMismatch, match=r"waited 0.05 s for the client to send"):
         cli.verify()
+
+
+def test_pace_is_the_factor_on_recorded_gaps() -> None:
+    assert [_scale("none", 5.0), _scale("recorded", 5.0), _scale("scaled", 0.5)] == [0, 1, 0.5]
+    with pytest.raises(UsageError, match="scale must not be negative"):
+        _scale("scaled", -1.0)
 
 
 @pytest.mark.real_time
