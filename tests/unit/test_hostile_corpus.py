@@ -1,0 +1,90 @@
+"""Every command meets the committed hostile inputs (tests/corpus/hostile/) with one line
+naming the place, exit 2, and no traceback."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from stuntset.cli import main
+
+CORPUS = Path(__file__).parents[1] / "corpus" / "hostile"
+
+
+@dataclass(frozen=True)
+class Case:
+    group: str
+    name: str
+    argv: list[str]
+    mentions: list[str]
+    exit: int = 2
+    stdin: str | None = None
+    prepare: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _cases() -> list[Case]:
+    cases = []
+    for manifest in sorted(CORPUS.glob("*/cases.toml")):
+        with manifest.open("rb") as file:
+            data = tomllib.load(file)
+        for raw in data.get("case", []):
+            cases.append(Case(group=manifest.parent.name, **raw))
+    return cases
+
+
+def _fill(text: str, here: Path, tmp: Path) -> str:
+    return text.replace("{here}", str(here)).replace("{tmp}", str(tmp))
+
+
+def _prepare(step: dict[str, Any], here: Path, tmp: Path) -> None:
+    path = Path(_fill(step["path"], here, tmp))
+    kind = step["kind"]
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dangling_symlink":
+        path.symlink_to(_fill(step.get("target", "{tmp}/nowhere"), here, tmp))
+    elif kind == "unreadable":
+        if os.geteuid() == 0:
+            pytest.skip("root reads a mode-000 file anyway")
+        path.write_text(step.get("text", "{}\n"))
+        path.chmod(0)
+    elif kind == "repeat":
+        body = step["text"] * step["times"]
+        path.write_text(step.get("prefix", "") + body + step.get("suffix", ""))
+    elif kind == "bytes":
+        path.write_bytes(bytes.fromhex(step["hex"]))
+    else:
+        raise AssertionError(f"unknown prepare kind {kind!r} in the corpus")
+
+
+ALL = _cases()
+
+
+def test_the_corpus_covers_every_command_group() -> None:
+    groups = {case.group for case in ALL}
+    assert "script" in groups
+
+
+@pytest.mark.parametrize("case", ALL, ids=[f"{c.group}: {c.name}" for c in ALL])
+def test_hostile_input_is_one_line_exit_2_no_traceback(case: Case, tmp_path: Path) -> None:
+    here = CORPUS / case.group
+    for step in case.prepare:
+        _prepare(step, here, tmp_path)
+    argv = [_fill(arg, here, tmp_path) for arg in case.argv]
+    stdin = None if case.stdin is None else _fill(case.stdin, here, tmp_path)
+    result = CliRunner().invoke(main, argv, input=stdin)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"{case.name}: raised {result.exception!r}"
+    )
+    assert "Traceback" not in result.output
+    assert result.exit_code == case.exit, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, f"{case.name}: expected one line on stderr, got {lines!r}"
+    for mention in case.mentions:
+        assert _fill(mention, here, tmp_path) in lines[0], (lines[0], mention)
