@@ -88,7 +88,7 @@ INVARIANT_DOCS: dict[str, str] = {
     "input-honoured": "respond() unblocks an input request; input.resolved carries the text",
     "resume-round-trips": (
         "the run's session_id, given to a new provider's start(resume=), continues that "
-        "session (same session_id, and it does not crash)"
+        "session (same session_id, a new run_id, and it does not crash)"
     ),
     "early-close-releases": (
         "a consumer that stops iterating early and closes the run leaves no task, child "
@@ -759,6 +759,15 @@ class _Checker:
                 scenario,
                 f"the resumed run reports session_id {again.session_id!r} (provider "
                 f"{second.session_id!r}), not the handle {handle!r}",
+                resumed,
+                second,
+            )
+        if again.run_id == run.run_id:
+            self.fail(
+                invariant,
+                scenario,
+                f"the resumed run got run_id {again.run_id!r}, the first run's own: a resumed "
+                f"run is a new run in the same session and needs a new run_id",
                 resumed,
                 second,
             )

@@ -183,6 +183,21 @@ class ForgetsSession(BrokenProvider):
         return super().start(prompt)
 
 
+class _RunIdFromSession(_Tampered):
+    @property
+    def run_id(self) -> str:
+        return f"run-of-{self.inner.session_id}"
+
+    def bend(self, event: Event) -> Event:
+        return msgspec.structs.replace(event, run_id=self.run_id)
+
+
+class ReusesRunId(BrokenProvider):
+    """Names each run after its session, so a resumed run gets the first run's id again."""
+
+    run_class = _RunIdFromSession
+
+
 class _LeaksTask(_Tampered):
     async def __anext__(self) -> Event:
         if self.provider.leaked is None:

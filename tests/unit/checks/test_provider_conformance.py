@@ -14,6 +14,7 @@ from _broken_providers import (
     LeaksProcess,
     LeaksTask,
     NeverEndsIteration,
+    ReusesRunId,
     RunsDeniedTool,
 )
 
@@ -116,6 +117,19 @@ def test_the_contract_check_alone_misses_what_the_other_invariants_catch() -> No
         for provider in leaky:
             if getattr(provider, "leaked", None) is not None:
                 provider.leaked.cancel()  # type: ignore[attr-defined]
+
+
+def test_a_resumed_run_that_reuses_the_first_run_id_is_caught() -> None:
+    with pytest.raises(ConformanceFailure, match="the first run's own") as caught:
+        check_provider_conformance(
+            ReusesRunId, invariants=["resume-round-trips"], scenarios=["multi_turn"], **FAST
+        )
+    assert caught.value.invariant == "resume-round-trips"
+    assert "'run-of-session-" in str(caught.value)
+    # the runs themselves keep the event contract: only the resume check sees the bug
+    check_provider_conformance(
+        ReusesRunId, invariants=["contract", "started-first"], scenarios=["multi_turn"], **FAST
+    )
 
 
 def test_a_denied_tool_that_runs_anyway_is_caught() -> None:
