@@ -15,7 +15,12 @@
         ├── WaitTimeout                         a condition did not come true in time
         ├── UnstubbedCall                       the code under test called a method nobody stubbed
         ├── InvariantViolation                  an implementation broke an invariant suite's rule
-        └── ConformanceFailure                  a provider adapter broke a conformance invariant
+        ├── ConformanceFailure                  a provider adapter broke a conformance invariant
+        ├── PrefixUnstable                      an app's prompt prefix changed within a conversation
+        ├── TrajectoryMismatch                  an agent's tool calls differ from the expected ones
+        ├── ToolMismatch                        a declared tool or a tool call's arguments differ
+        ├── WorkspaceMismatch                   files changed other than the expected ones
+        └── LeftoverPaths                       temporary paths were left behind
 
 Failures that a double *simulates* (a 429, a cut stream, a crashed CLI) are never raised as
 these: the client library under test sees its own errors, exactly as in production.
@@ -32,15 +37,20 @@ __all__ = [
     "ContractViolation",
     "HarnessFailure",
     "InvariantViolation",
+    "LeftoverPaths",
+    "PrefixUnstable",
     "ScriptError",
     "ScriptExhausted",
     "StaleCursor",
     "StuntsetError",
+    "ToolMismatch",
+    "TrajectoryMismatch",
     "UnknownScenario",
     "UnstubbedCall",
     "UnusedTurns",
     "UsageError",
     "WaitTimeout",
+    "WorkspaceMismatch",
 ]
 
 
@@ -179,3 +189,31 @@ class ConformanceFailure(HarnessFailure):
         self.invariant = invariant
         self.scenario = scenario
         self.provider = provider
+
+
+# --- checks for the user's own agent (stuntset.checks) ---
+
+
+class PrefixUnstable(HarnessFailure):
+    """Within a conversation, a request did not repeat the previous one's prompt prefix
+    (system prompt, tools in order, cache-relevant fields, messages); see
+    ``stuntset.checks.assert_prefix_stable``."""
+
+
+class TrajectoryMismatch(HarnessFailure):
+    """An agent's tool calls do not match the expected trajectory; the message shows both
+    side by side (``stuntset.checks.assert_trajectory``)."""
+
+
+class ToolMismatch(HarnessFailure):
+    """A tool the app declares, or the arguments a tool call delivered, differ from what the
+    test expects (``stuntset.checks.assert_tool``)."""
+
+
+class WorkspaceMismatch(HarnessFailure):
+    """Files in a workspace changed other than the expected ones, or a re-run verification
+    command failed (``stuntset.checks.WorkspaceSnapshot``, ``verify_command``)."""
+
+
+class LeftoverPaths(HarnessFailure):
+    """Temporary files or directories were still there at the end (``TempTracker``)."""

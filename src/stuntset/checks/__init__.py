@@ -7,9 +7,23 @@
   event contract, termination, interrupt, approvals, resume, released resources, honest
   capabilities) over the scenario catalog; ``conformance_test`` expands it into one pytest
   test per invariant × scenario. Failures raise ``ConformanceFailure``.
+
+Checks for your own agent app:
+
+- ``assert_prefix_stable(stand_in_or_cassette)``: within a conversation each request repeats
+  the previous one's system prompt, tools (in order), cache-relevant fields and messages
+  (``PrefixUnstable`` explains the first divergence field by field); all three model wires.
 """
 
 from stuntset.checks.log_invariants import DEFAULT_SETTINGS, INVARIANTS, check_event_log
+from stuntset.checks.prefix import (
+    CACHE_FIELDS,
+    PrefixDivergence,
+    PrefixReport,
+    assert_prefix_stable,
+    find_prefix_divergence,
+    first_user_message,
+)
 from stuntset.checks.provider_conformance import INVARIANTS as CONFORMANCE_INVARIANTS
 from stuntset.checks.provider_conformance import (
     ConformanceReport,
@@ -18,18 +32,28 @@ from stuntset.checks.provider_conformance import (
     conformance_cases,
     conformance_test,
 )
-from stuntset.errors import ConformanceFailure, InvariantViolation
+from stuntset.checks.requests import ModelRequest, model_requests
+from stuntset.errors import ConformanceFailure, InvariantViolation, PrefixUnstable
 
 __all__ = [
+    "CACHE_FIELDS",
     "CONFORMANCE_INVARIANTS",
     "DEFAULT_SETTINGS",
     "INVARIANTS",
     "ConformanceFailure",
     "ConformanceReport",
     "InvariantViolation",
+    "ModelRequest",
+    "PrefixDivergence",
+    "PrefixReport",
+    "PrefixUnstable",
     "acheck_provider_conformance",
+    "assert_prefix_stable",
     "check_event_log",
     "check_provider_conformance",
     "conformance_cases",
     "conformance_test",
+    "find_prefix_divergence",
+    "first_user_message",
+    "model_requests",
 ]

@@ -1,0 +1,173 @@
+"""Three tiny tool-using agent loops, one per model wire, on the real SDKs: the "user's own
+app" that the checks in stuntset.checks are applied to.
+
+Each sends a system prompt, a user prompt and two tools, runs the tool calls the model makes
+with ``run_tool``, sends the results back and returns the final text. ``tamper(n, kwargs)``
+may change the keyword arguments of the n-th request before it goes out: how a test plants
+the bug a check must catch (a timestamp in the system prompt, a shuffled tool list).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+import httpx2
+import openai
+
+from stuntset.doubles.model import StandIn
+
+Tamper = Callable[[int, dict[str, Any]], dict[str, Any]]
+RunTool = Callable[[str, dict[str, Any]], str]
+
+SYSTEM = "You are a terse weather agent. Answer in one sentence."
+TOOLS = [
+    {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+    {
+        "name": "get_time",
+        "description": "Local time in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+]
+
+
+def _same(n: int, kwargs: dict[str, Any]) -> dict[str, Any]:
+    return kwargs
+
+
+def _answer(name: str, args: dict[str, Any]) -> str:
+    return f"{name} says: sunny in {args.get('city', '?')}"
+
+
+def openai_client(stand_in: StandIn) -> openai.OpenAI:
+    http = httpx2.Client(transport=stand_in.transport())
+    return openai.OpenAI(api_key="test", base_url="http://stand-in/v1", http_client=http)
+
+
+def anthropic_client(stand_in: StandIn) -> anthropic.Anthropic:
+    http = httpx2.Client(transport=stand_in.transport())
+    return anthropic.Anthropic(api_key="test", base_url="http://stand-in", http_client=http)
+
+
+def chat_agent(
+    stand_in: StandIn, prompt: str, *, tamper: Tamper = _same, run_tool: RunTool = _answer
+) -> str:
+    client = openai_client(stand_in)
+    tools = [{"type": "function", "function": tool} for tool in TOOLS]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": prompt},
+    ]
+    for n in range(8):
+        kwargs = tamper(n, {"model": "gpt-test", "messages": list(messages), "tools": tools})
+        reply = client.chat.completions.create(**kwargs).choices[0].message
+        calls = reply.tool_calls or []
+        assistant: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if calls:
+            assistant["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.function.name, "arguments": c.function.arguments},
+                }
+                for c in calls
+            ]
+        messages.append(assistant)
+        if not calls:
+            return reply.content or ""
+        for c in calls:
+            output = run_tool(c.function.name, json.loads(c.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": c.id, "content": output})
+    raise AssertionError("the chat agent did not finish in 8 requests")
+
+
+def responses_agent(
+    stand_in: StandIn,
+    prompt: str,
+    *,
+    tamper: Tamper = _same,
+    run_tool: RunTool = _answer,
+    chained: bool = False,
+) -> str:
+    client = openai_client(stand_in)
+    tools = [{"type": "function", **tool} for tool in TOOLS]
+    items: list[Any] = [{"role": "user", "content": prompt}]
+    previous: str | None = None
+    for n in range(8):
+        kwargs: dict[str, Any] = {
+            "model": "gpt-test",
+            "instructions": SYSTEM,
+            "input": list(items),
+            "tools": tools,
+        }
+        if previous is not None:
+            kwargs["previous_response_id"] = previous
+        response = client.responses.create(**tamper(n, kwargs))
+        calls = [item for item in response.output if item.type == "function_call"]
+        if chained:
+            items, previous = [], response.id
+        else:
+            items.extend(item.model_dump(exclude_none=True) for item in response.output)
+        if not calls:
+            return response.output_text
+        for c in calls:
+            output = run_tool(c.name, json.loads(c.arguments))
+            items.append({"type": "function_call_output", "call_id": c.call_id, "output": output})
+    raise AssertionError("the responses agent did not finish in 8 requests")
+
+
+def anthropic_agent(
+    stand_in: StandIn, prompt: str, *, tamper: Tamper = _same, run_tool: RunTool = _answer
+) -> str:
+    client = anthropic_client(stand_in)
+    tools = [
+        {"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
+        for t in TOOLS
+    ]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+    for n in range(8):
+        kwargs = {
+            "model": "claude-test",
+            "max_tokens": 256,
+            "system": SYSTEM,
+            "messages": list(messages),
+            "tools": tools,
+        }
+        reply = client.messages.create(**tamper(n, kwargs))
+        content: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] = []
+        for block in reply.content:
+            if block.type == "text":
+                content.append({"type": "text", "text": block.text})
+            elif block.type == "tool_use":
+                content.append(
+                    {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+                )
+                output = run_tool(block.name, dict(block.input))
+                results.append({"type": "tool_result", "tool_use_id": block.id, "content": output})
+        messages.append({"role": "assistant", "content": content})
+        if not results:
+            return "".join(b["text"] for b in content if b["type"] == "text")
+        messages.append({"role": "user", "content": results})
+    raise AssertionError("the anthropic agent did not finish in 8 requests")
+
+
+AGENTS: dict[str, Callable[..., str]] = {
+    "openai-chat": chat_agent,
+    "openai-responses": responses_agent,
+    "anthropic-messages": anthropic_agent,
+}
