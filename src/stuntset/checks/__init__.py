@@ -13,6 +13,9 @@ Checks for your own agent app:
 - ``assert_prefix_stable(stand_in_or_cassette)``: within a conversation each request repeats
   the previous one's system prompt, tools (in order), cache-relevant fields and messages
   (``PrefixUnstable`` explains the first divergence field by field); all three model wires.
+- ``assert_trajectory(actual, expected, mode=, args=)``: the agent's tool calls (from events,
+  raw Claude stream-json, Codex JSONL, a journal or cassette) match, strict / unordered /
+  subset / superset (``TrajectoryMismatch`` shows both side by side).
 """
 
 from stuntset.checks.log_invariants import DEFAULT_SETTINGS, INVARIANTS, check_event_log
@@ -33,7 +36,19 @@ from stuntset.checks.provider_conformance import (
     conformance_test,
 )
 from stuntset.checks.requests import ModelRequest, model_requests
-from stuntset.errors import ConformanceFailure, InvariantViolation, PrefixUnstable
+from stuntset.checks.trajectory import (
+    ToolStep,
+    TrajectoryResult,
+    assert_trajectory,
+    match_trajectory,
+    trajectory_of,
+)
+from stuntset.errors import (
+    ConformanceFailure,
+    InvariantViolation,
+    PrefixUnstable,
+    TrajectoryMismatch,
+)
 
 __all__ = [
     "CACHE_FIELDS",
@@ -47,13 +62,19 @@ __all__ = [
     "PrefixDivergence",
     "PrefixReport",
     "PrefixUnstable",
+    "ToolStep",
+    "TrajectoryMismatch",
+    "TrajectoryResult",
     "acheck_provider_conformance",
     "assert_prefix_stable",
+    "assert_trajectory",
     "check_event_log",
     "check_provider_conformance",
     "conformance_cases",
     "conformance_test",
     "find_prefix_divergence",
     "first_user_message",
+    "match_trajectory",
     "model_requests",
+    "trajectory_of",
 ]
