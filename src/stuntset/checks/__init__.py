@@ -16,6 +16,9 @@ Checks for your own agent app:
 - ``assert_trajectory(actual, expected, mode=, args=)``: the agent's tool calls (from events,
   raw Claude stream-json, Codex JSONL, a journal or cassette) match, strict / unordered /
   subset / superset (``TrajectoryMismatch`` shows both side by side).
+- ``assert_tool(source, tool, ...)``: a tool on both sides of the model: the schema the app
+  declares (from its requests) and the typed arguments its collaborator receives from a
+  scripted tool call (``ToolCalls.record``); ``ToolMismatch``.
 """
 
 from stuntset.checks.log_invariants import DEFAULT_SETTINGS, INVARIANTS, check_event_log
@@ -36,6 +39,13 @@ from stuntset.checks.provider_conformance import (
     conformance_test,
 )
 from stuntset.checks.requests import ModelRequest, model_requests
+from stuntset.checks.tools import (
+    DeclaredTool,
+    ReceivedCall,
+    ToolCalls,
+    assert_tool,
+    declared_tools,
+)
 from stuntset.checks.trajectory import (
     ToolStep,
     TrajectoryResult,
@@ -47,6 +57,7 @@ from stuntset.errors import (
     ConformanceFailure,
     InvariantViolation,
     PrefixUnstable,
+    ToolMismatch,
     TrajectoryMismatch,
 )
 
@@ -57,21 +68,27 @@ __all__ = [
     "INVARIANTS",
     "ConformanceFailure",
     "ConformanceReport",
+    "DeclaredTool",
     "InvariantViolation",
     "ModelRequest",
     "PrefixDivergence",
     "PrefixReport",
     "PrefixUnstable",
+    "ReceivedCall",
+    "ToolCalls",
+    "ToolMismatch",
     "ToolStep",
     "TrajectoryMismatch",
     "TrajectoryResult",
     "acheck_provider_conformance",
     "assert_prefix_stable",
+    "assert_tool",
     "assert_trajectory",
     "check_event_log",
     "check_provider_conformance",
     "conformance_cases",
     "conformance_test",
+    "declared_tools",
     "find_prefix_divergence",
     "first_user_message",
     "match_trajectory",
