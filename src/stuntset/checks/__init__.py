@@ -19,6 +19,9 @@ Checks for your own agent app:
 - ``assert_tool(source, tool, ...)``: a tool on both sides of the model: the schema the app
   declares (from its requests) and the typed arguments its collaborator receives from a
   scripted tool call (``ToolCalls.record``); ``ToolMismatch``.
+- ``WorkspaceSnapshot.take(root).assert_changes(added=, modified=, deleted=)``: exactly those
+  files changed, every other one byte-identical; ``verify_command`` re-runs a command instead
+  of trusting the agent's report; ``WorkspaceMismatch``.
 """
 
 from stuntset.checks.log_invariants import DEFAULT_SETTINGS, INVARIANTS, check_event_log
@@ -53,12 +56,19 @@ from stuntset.checks.trajectory import (
     match_trajectory,
     trajectory_of,
 )
+from stuntset.checks.workspace import (
+    CommandResult,
+    WorkspaceChanges,
+    WorkspaceSnapshot,
+    verify_command,
+)
 from stuntset.errors import (
     ConformanceFailure,
     InvariantViolation,
     PrefixUnstable,
     ToolMismatch,
     TrajectoryMismatch,
+    WorkspaceMismatch,
 )
 
 __all__ = [
@@ -66,6 +76,7 @@ __all__ = [
     "CONFORMANCE_INVARIANTS",
     "DEFAULT_SETTINGS",
     "INVARIANTS",
+    "CommandResult",
     "ConformanceFailure",
     "ConformanceReport",
     "DeclaredTool",
@@ -80,6 +91,9 @@ __all__ = [
     "ToolStep",
     "TrajectoryMismatch",
     "TrajectoryResult",
+    "WorkspaceChanges",
+    "WorkspaceMismatch",
+    "WorkspaceSnapshot",
     "acheck_provider_conformance",
     "assert_prefix_stable",
     "assert_tool",
@@ -94,4 +108,5 @@ __all__ = [
     "match_trajectory",
     "model_requests",
     "trajectory_of",
+    "verify_command",
 ]
