@@ -113,7 +113,7 @@ def test_large_files_links_and_ignore_patterns(project: Path) -> None:
 def test_misuse_is_a_usage_error(project: Path) -> None:
     with pytest.raises(UsageError, match="not a directory"):
         WorkspaceSnapshot.take(project / "README.md")
-    with pytest.raises(UsageError, match="not the string '.git'"):
+    with pytest.raises(UsageError, match=r"not the string '\.git'"):
         WorkspaceSnapshot.take(project, ignore=".git")
     with pytest.raises(UsageError, match="modified= takes a collection of paths"):
         WorkspaceSnapshot.take(project).assert_changes(modified="src/app.py")
@@ -140,7 +140,7 @@ def test_verify_command_fails_when_the_agents_claim_does_not_hold(project: Path)
         verify_command([PY, "-c", "print('ok')"], stdout_contains="passed")
     with pytest.raises(WorkspaceMismatch, match="'no-such-binary-here' was not found"):
         verify_command("no-such-binary-here --flag")
-    with pytest.raises(WorkspaceMismatch, match="did not finish within 0.5 s"):
+    with pytest.raises(WorkspaceMismatch, match=r"did not finish within 0\.5 s"):
         verify_command(
             [PY, "-c", "import time; print('started', flush=True); time.sleep(30)"], timeout=0.5
         )
