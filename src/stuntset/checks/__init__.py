@@ -22,6 +22,9 @@ Checks for your own agent app:
 - ``WorkspaceSnapshot.take(root).assert_changes(added=, modified=, deleted=)``: exactly those
   files changed, every other one byte-identical; ``verify_command`` re-runs a command instead
   of trusting the agent's report; ``WorkspaceMismatch``.
+- ``within(seconds, gate=)`` and ``SettleGate``: bounded waits that name what was still
+  pending (``WaitTimeout``); ``TempTracker`` removes temporary paths and reports leftovers
+  (``LeftoverPaths``).
 """
 
 from stuntset.checks.log_invariants import DEFAULT_SETTINGS, INVARIANTS, check_event_log
@@ -42,6 +45,7 @@ from stuntset.checks.provider_conformance import (
     conformance_test,
 )
 from stuntset.checks.requests import ModelRequest, model_requests
+from stuntset.checks.timing import SettleGate, TempTracker, within
 from stuntset.checks.tools import (
     DeclaredTool,
     ReceivedCall,
@@ -65,6 +69,7 @@ from stuntset.checks.workspace import (
 from stuntset.errors import (
     ConformanceFailure,
     InvariantViolation,
+    LeftoverPaths,
     PrefixUnstable,
     ToolMismatch,
     TrajectoryMismatch,
@@ -81,11 +86,14 @@ __all__ = [
     "ConformanceReport",
     "DeclaredTool",
     "InvariantViolation",
+    "LeftoverPaths",
     "ModelRequest",
     "PrefixDivergence",
     "PrefixReport",
     "PrefixUnstable",
     "ReceivedCall",
+    "SettleGate",
+    "TempTracker",
     "ToolCalls",
     "ToolMismatch",
     "ToolStep",
@@ -109,4 +117,5 @@ __all__ = [
     "model_requests",
     "trajectory_of",
     "verify_command",
+    "within",
 ]
