@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -131,7 +131,7 @@ class _Within:
         kind: type[BaseException] | None,
         error: BaseException | None,
         tb: TracebackType | None,
-    ) -> bool:
+    ) -> Literal[False]:
         __tracebackhide__ = True
         try:
             self._scope.__exit__(kind, error, tb)
@@ -162,7 +162,7 @@ class _Within:
         kind: type[BaseException] | None,
         error: BaseException | None,
         tb: TracebackType | None,
-    ) -> bool:
+    ) -> Literal[False]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, self._previous)
         remaining, interval = self._alarm

@@ -153,7 +153,8 @@ def test_the_trackers_own_directories_are_removed_quietly(tracker: TempTracker) 
     handed = Path(tempfile.mkdtemp(dir=tracker.root))
     tracker.release(handed)
     assert tracker.close() == []
-    assert not own.exists() and not handed.exists()
+    assert not own.exists()
+    assert not handed.exists()
     assert [p.name for p in tracker.root.iterdir()] == ["there-before"]
 
 
