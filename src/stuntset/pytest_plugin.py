@@ -6,6 +6,8 @@
   deselected by default, run with ``--live``, skipped there if the variable is unset.
 - Fixtures: ``scripted_provider`` (configured by the same-named marker, or by overriding the
   ``stuntset_script`` fixture), ``stuck_provider``, ``stuntset_clock``, ``stuntset_ids``.
+- Checks for the user's own agent: the ``prefix_stable`` marker, ``workspace_snapshot``,
+  ``tool_calls`` and ``temp_tracker`` (logic in ``stuntset.checks``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ __all__ = [
     "stuntset_clock",
     "stuntset_ids",
     "stuntset_script",
+    "temp_tracker",
+    "tool_calls",
+    "workspace_snapshot",
 ]
 
 
@@ -379,3 +384,52 @@ def event_snapshot(request: pytest.FixtureRequest) -> Any:
     )
     update = mode_from(request.config.getoption("--stuntset-mode")) == "refresh"
     return EventSnapshot(base, update=update)
+
+
+# checks for the user's own agent: logic in stuntset.checks (and stuntset.checks._pytest)
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_checks(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "prefix_stable(*, conversation=None, ignore=(), min_requests=2): after the test, the "
+        "stand_in fixture's requests must keep their prompt prefix (assert_prefix_stable)",
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    result = yield
+    marker = item.get_closest_marker("prefix_stable")
+    if marker is not None:
+        from stuntset.checks._pytest import check_prefix_marker
+
+        check_prefix_marker(item, marker)
+    return result
+
+
+@pytest.fixture
+def workspace_snapshot() -> Any:
+    """``workspace_snapshot(root, ignore=...)`` records the tree under ``root`` now; after the
+    run, ``.assert_changes(added=, modified=, deleted=)`` (``stuntset.checks.WorkspaceSnapshot``)."""
+    from stuntset.checks import WorkspaceSnapshot
+
+    return WorkspaceSnapshot.take
+
+
+@pytest.fixture
+def tool_calls() -> Any:
+    """A ``stuntset.checks.ToolCalls`` recorder: wrap the app's tool functions with
+    ``tool_calls.record(fn)``, then ``assert_tool(tool_calls, scripted_step)``."""
+    from stuntset.checks import ToolCalls
+
+    return ToolCalls()
+
+
+@pytest.fixture
+def temp_tracker(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A ``stuntset.checks.TempTracker`` whose directory is the test's TMPDIR (and
+    ``tempfile.tempdir``); at teardown everything there is removed and leftovers fail the test."""
+    from stuntset.checks._pytest import tracking_temp
+
+    with tracking_temp(tmp_path / "stuntset-tmp", monkeypatch) as tracker:
+        yield tracker

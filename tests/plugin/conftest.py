@@ -8,6 +8,8 @@ process, before any inner run, keeps one identity whatever order xdist hands the
 import stuntset
 import stuntset.cassettes.session
 import stuntset.cassettes.snapshot
+import stuntset.checks
+import stuntset.checks._pytest
 import stuntset.contract
 import stuntset.driver
 import stuntset.events

@@ -1,0 +1,57 @@
+"""What the pytest plugin's checks for the user's own agent delegate to (kept out of the
+plugin module so it stays thin; imported lazily)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from stuntset.checks.prefix import assert_prefix_stable
+from stuntset.checks.timing import TempTracker
+from stuntset.errors import UsageError
+
+__all__ = ["check_prefix_marker", "tracking_temp"]
+
+_PREFIX_OPTIONS = frozenset({"conversation", "ignore", "min_requests"})
+
+
+def check_prefix_marker(item: pytest.Item, marker: pytest.Mark) -> None:
+    """``@pytest.mark.prefix_stable(**options)``: after the test body, the ``stand_in``
+    fixture's journal must keep its prompt prefix (``assert_prefix_stable``)."""
+    __tracebackhide__ = True
+    unknown = sorted(set(marker.kwargs) - _PREFIX_OPTIONS)
+    if marker.args or unknown:
+        raise UsageError(
+            f"{item.nodeid}: prefix_stable takes only the keyword options "
+            f"{sorted(_PREFIX_OPTIONS)}; got {list(marker.args) + unknown}"
+        )
+    stand_in = getattr(item, "funcargs", {}).get("stand_in")
+    if stand_in is None:
+        raise UsageError(
+            f"{item.nodeid}: the prefix_stable marker checks the stand_in fixture's journal, "
+            f"but the test does not use stand_in (for a cassette, call "
+            f"stuntset.checks.assert_prefix_stable(path) yourself)"
+        )
+    assert_prefix_stable(stand_in, **marker.kwargs)
+
+
+@contextmanager
+def tracking_temp(base: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TempTracker]:
+    """A ``TempTracker`` over ``base``, which is also the process's temporary directory for
+    the test (``TMPDIR`` and ``tempfile.tempdir``). At the end everything in it is removed;
+    ``LeftoverPaths`` names what the code under test left (not when the test failed anyway).
+    """
+    __tracebackhide__ = True
+    tracker = TempTracker(base)
+    monkeypatch.setenv("TMPDIR", str(base))
+    monkeypatch.setattr(tempfile, "tempdir", str(base))
+    try:
+        yield tracker
+    except BaseException:
+        tracker.close(fail=False)
+        raise
+    tracker.close()
