@@ -15,14 +15,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.stuntset-synced
 
-.PHONY: demo test lint typecheck pytest legacy cassettes bench sync clean
+.PHONY: demo test lint typecheck pytest legacy cassettes mocks bench sync clean
 
 # `make bench CASES=openai_inprocess` runs one case
 
 demo: $(STAMP)
 	$(BIN)/stuntset demo
 
-test: lint typecheck pytest legacy cassettes
+test: lint typecheck pytest legacy cassettes mocks
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -48,6 +48,10 @@ $(LEGACY_STAMP): pyproject.toml uv.lock | $(UV)
 # no cassette or JSONL file in the tree may hold a secret
 cassettes: $(STAMP)
 	$(BIN)/stuntset cassettes verify .
+
+# fakes over mocks: no unittest.mock.patch of our own code (the baseline is empty)
+mocks: $(STAMP)
+	$(BIN)/stuntset lint-mocks tests bench
 
 sync: $(STAMP)
 

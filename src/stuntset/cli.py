@@ -65,6 +65,41 @@ def script_check(path: str) -> None:
     print_script_summary(load_script(path))
 
 
+@main.command("lint-mocks")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--package",
+    "packages",
+    multiple=True,
+    help="A top-level package of your own (repeatable; default: those in . and src/).",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Patches tolerated for now (default: lint-mocks-baseline.txt if present).",
+)
+@click.option("--shrink-baseline", is_flag=True, help="Drop baseline entries that were fixed.")
+def lint_mocks(
+    paths: tuple[str, ...], packages: tuple[str, ...], baseline: str | None, shrink_baseline: bool
+) -> None:
+    """Find unittest.mock.patch (mock.patch.object, mocker.patch...) of your own modules in
+    PATHS (default: tests); exit 1 on any the baseline does not list, or that it lists but
+    no longer occur (it may only shrink)."""
+    from stuntset.checks.lint_mocks import run_lint
+
+    lines, status = run_lint(
+        paths or ("tests",),
+        packages=packages or None,
+        baseline=baseline,
+        shrink=shrink_baseline,
+    )
+    for line in lines[:-1]:
+        click.echo(line)
+    click.echo(lines[-1], err=True)
+    sys.exit(status)
+
+
 @main.group()
 def cassettes() -> None:
     """Work with cassettes (recordings of real traffic)."""
