@@ -166,7 +166,11 @@ def _scan_file(path: Path, shown: str, packages: set[str]) -> list[MockPatch]:
             head, _, rest = owner.partition(".")
             owner = imports.names.get(head, head) + (f".{rest}" if rest else "")
             attr = node.args[1] if len(node.args) > 1 else None
-            name = attr.value if isinstance(attr, ast.Constant) else "?"
+            name = (
+                attr.value
+                if isinstance(attr, ast.Constant) and isinstance(attr.value, str)
+                else "?"
+            )
             target = f"{owner}.{name}"
         elif isinstance(first, ast.Constant) and isinstance(first.value, str):
             target = first.value
