@@ -12,6 +12,7 @@ PACKAGES = [
     "stuntset.providers",
     "stuntset.events",
     "stuntset.errors",
+    "stuntset.checks",
 ]
 
 
