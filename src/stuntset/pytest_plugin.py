@@ -426,10 +426,15 @@ def tool_calls() -> Any:
 
 
 @pytest.fixture
-def temp_tracker(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def temp_tracker(
+    request: pytest.FixtureRequest, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
     """A ``stuntset.checks.TempTracker`` whose directory is the test's TMPDIR (and
     ``tempfile.tempdir``); at teardown everything there is removed and leftovers fail the test."""
     from stuntset.checks._pytest import tracking_temp
 
-    with tracking_temp(tmp_path / "stuntset-tmp", monkeypatch) as tracker:
+    def failed() -> bool:
+        return bool(request.node.stash.get(_CALL_FAILED, True))
+
+    with tracking_temp(tmp_path / "stuntset-tmp", monkeypatch, failed=failed) as tracker:
         yield tracker

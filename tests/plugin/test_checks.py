@@ -68,6 +68,10 @@ def test_temp_clean(temp_tracker):
 
 def test_temp_leftover(temp_tracker):
     tempfile.mkdtemp(prefix="forgotten-")
+
+def test_temp_leftover_of_a_failed_test(temp_tracker):
+    left = tempfile.mkdtemp(prefix="also-forgotten-")
+    assert left == "the test failed first", "its own failure is the one reported"
 """
 
 
@@ -76,7 +80,7 @@ def test_the_check_marker_and_fixtures_pass_and_fail_with_their_messages(
 ) -> None:
     pytester.makepyfile(TESTS)
     result = pytester.runpytest(*QUIET)
-    result.assert_outcomes(passed=5, failed=4, errors=1)
+    result.assert_outcomes(passed=5, failed=5, errors=1)
     result.stdout.fnmatch_lines(
         [
             "*PrefixUnstable: the prompt prefix is not stable: request 1 (openai-chat) diverges "
@@ -103,4 +107,8 @@ def test_the_check_marker_and_fixtures_pass_and_fail_with_their_messages(
         "test_marker_misused",
         "test_workspace",
         "test_temp_leftover",
+        "test_temp_leftover_of_a_failed_test",
     }
+    # a test that failed anyway reports its own failure, not its leftovers (still removed)
+    assert result.stdout.str().count("LeftoverPaths: ") == 1
+    result.stdout.fnmatch_lines(["*its own failure is the one reported*"])

@@ -4,7 +4,7 @@ plugin module so it stays thin; imported lazily)."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -40,18 +40,18 @@ def check_prefix_marker(item: pytest.Item, marker: pytest.Mark) -> None:
 
 
 @contextmanager
-def tracking_temp(base: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TempTracker]:
+def tracking_temp(
+    base: Path, monkeypatch: pytest.MonkeyPatch, *, failed: Callable[[], bool]
+) -> Iterator[TempTracker]:
     """A ``TempTracker`` over ``base``, which is also the process's temporary directory for
     the test (``TMPDIR`` and ``tempfile.tempdir``). At the end everything in it is removed;
-    ``LeftoverPaths`` names what the code under test left (not when the test failed anyway).
-    """
+    ``LeftoverPaths`` names what the code under test left, unless ``failed()`` says the test
+    failed already (its own failure is the one to read)."""
     __tracebackhide__ = True
     tracker = TempTracker(base)
     monkeypatch.setenv("TMPDIR", str(base))
     monkeypatch.setattr(tempfile, "tempdir", str(base))
     try:
         yield tracker
-    except BaseException:
-        tracker.close(fail=False)
-        raise
-    tracker.close()
+    finally:
+        tracker.close(fail=not failed())
