@@ -197,9 +197,28 @@ def _details(before: Any, after: Any, path: str = "") -> list[str]:
     return [d.describe() for d in found]
 
 
+def _key_order(before: Any, after: Any, path: str) -> list[str]:
+    """Places where the same keys come in another order (a tool schema is rendered into the
+    prompt as sent, so a reordered ``properties`` is a different prompt)."""
+    found: list[str] = []
+    if isinstance(before, dict) and isinstance(after, dict):
+        if list(before) != list(after) and set(before) == set(after):
+            found.append(f"{path or '(top)'}: key order changed: {list(before)} -> {list(after)}")
+        for key in before:
+            if key in after:
+                found += _key_order(before[key], after[key], f"{path}.{key}" if path else key)
+    elif isinstance(before, list) and isinstance(after, list):
+        for index, (x, y) in enumerate(zip(before, after, strict=False)):
+            found += _key_order(x, y, f"{path}[{index}]")
+    return found
+
+
 def _tool_findings(before: list[Any], after: list[Any]) -> list[str]:
     if before == after:
-        return []
+        # equal as values; the same keys in another order still change the rendered prompt
+        return [
+            line for i, t in enumerate(before) for line in _key_order(t, after[i], f"tools[{i}]")
+        ]
     names_before = [_tool_name(t) for t in before]
     names_after = [_tool_name(t) for t in after]
     lines = []

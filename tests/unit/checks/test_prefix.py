@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from _agent_apps import AGENTS, anthropic_agent, chat_agent, responses_agent
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stuntset.cassettes import (
     Cassette,
@@ -148,6 +150,22 @@ def test_an_added_tool_and_a_changed_schema_are_named(double: StandIn) -> None:
     assert (
         "    'get_weather': tools[0].description: 'Current weather for a city.' -> "
         "'Weather, now.'" in message
+    )
+
+
+def test_reordered_schema_properties_are_caught(double: StandIn) -> None:
+    def reorder(kwargs: dict[str, Any]) -> dict[str, Any]:
+        tool = kwargs["tools"][0]
+        schema = tool["input_schema"]
+        properties = dict(reversed(list(schema["properties"].items())))
+        first = {**tool, "input_schema": {**schema, "properties": properties}}
+        return {**kwargs, "tools": [first, *kwargs["tools"][1:]]}
+
+    anthropic_agent(double, "Weather?", tamper=on(2, reorder))
+    message = failure(double)
+    assert (
+        "  tools:\n    tools[0].input_schema.properties: key order changed: ['city', 'unit'] -> "
+        "['unit', 'city']\n" in message
     )
 
 
@@ -304,3 +322,35 @@ def test_misuse_is_a_usage_error(double: StandIn) -> None:
     ]
     with pytest.raises(UsageError, match="on different wires"):
         assert_prefix_stable(mixed, conversation=lambda r: "one")
+
+
+MESSAGES = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "tool"]), "content": st.text(max_size=5)}
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=60)
+@given(chunks=st.lists(MESSAGES, min_size=2, max_size=4), data=st.data())
+def test_appending_always_passes_and_any_rewrite_is_caught_where_it_happens(
+    chunks: list[list[dict[str, str]]], data: st.DataObject
+) -> None:
+    history: list[dict[str, str]] = []
+    requests = []
+    for chunk in chunks:
+        history = [*history, *chunk]
+        requests.append(ModelRequest(wire="openai-chat", body={"model": "m", "messages": history}))
+    assert find_prefix_divergence(requests).divergence is None
+    n = data.draw(st.integers(1, len(requests) - 1), label="request")
+    i = data.draw(st.integers(0, len(requests[n - 1].body["messages"]) - 1), label="message")
+    mutated = list(requests[n].body["messages"])
+    mutated[i] = {**mutated[i], "content": mutated[i]["content"] + "!"}
+    requests[n] = ModelRequest(wire="openai-chat", body={"model": "m", "messages": mutated})
+    divergence = find_prefix_divergence(requests).divergence
+    assert divergence is not None
+    assert (divergence.before.index, divergence.after.index) == (n - 1, n)
+    assert divergence.aspects == ["messages"]
+    assert f"messages[{i}] is not the previous request's message {i}" in divergence.explain()
