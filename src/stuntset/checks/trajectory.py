@@ -79,16 +79,19 @@ def _from_event_dict(line: dict[str, Any]) -> list[ToolStep]:
     return []
 
 
-def _from_claude(line: dict[str, Any]) -> list[ToolStep]:
+def _from_claude(line: dict[str, Any], seen: set[Any]) -> list[ToolStep]:
     message = line.get("message")
     content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, list):
-        return []
-    return [
-        ToolStep(str(block.get("name")), dict(block.get("input") or {}))
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "tool_use"
-    ]
+    steps = []
+    for block in content if isinstance(content, list) else []:
+        if not (isinstance(block, dict) and block.get("type") == "tool_use"):
+            continue
+        key = block.get("id")
+        if key is not None and key in seen:
+            continue  # the same message repeated (partial messages): one call
+        seen.add(key)
+        steps.append(ToolStep(str(block.get("name")), dict(block.get("input") or {})))
+    return steps
 
 
 def _codex_step(item: dict[str, Any]) -> ToolStep | None:
@@ -124,10 +127,11 @@ def _lines_of(data: str | bytes, origin: str) -> list[dict[str, Any]]:
 def _from_lines(lines: Iterable[dict[str, Any]]) -> list[ToolStep]:
     steps: list[ToolStep] = []
     codex_seen: set[Any] = set()
+    claude_seen: set[Any] = set()
     for line in lines:
         kind = line.get("type")
         if kind == "assistant":
-            steps.extend(_from_claude(line))
+            steps.extend(_from_claude(line, claude_seen))
         elif kind in ("item.started", "item.completed") and isinstance(line.get("item"), dict):
             item = line["item"]
             key = item.get("id")

@@ -86,6 +86,14 @@ def test_raw_claude_stream_json(fake_claude: Any) -> None:
     assert_trajectory(done.stdout.splitlines(), EXPECTED)
 
 
+def test_a_repeated_claude_message_counts_its_tool_call_once() -> None:
+    block = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    line = {"type": "assistant", "message": {"content": [block]}, "session_id": "s"}
+    other = {**block, "id": "toolu_2"}
+    lines = [line, line, {"type": "assistant", "message": {"content": [other]}}]
+    assert trajectory_of(lines) == [ToolStep("Bash", {"command": "ls"})] * 2
+
+
 def test_raw_codex_jsonl(fake_codex: Any, tmp_path: Path) -> None:
     script = Script.of(
         [
