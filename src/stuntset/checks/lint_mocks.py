@@ -156,9 +156,12 @@ def _scan_file(path: Path, shown: str, packages: set[str]) -> list[MockPatch]:
             continue
         function = _dotted(node.func)
         kind = _is_patcher(function, imports.names) if function else None
-        if kind is None or not node.args:
+        if kind is None:
             continue
-        first = node.args[0]
+        named = next((k.value for k in node.keywords if k.arg in ("target", "in_dict")), None)
+        first = node.args[0] if node.args else named
+        if first is None:
+            continue
         if kind == "object":
             owner = _dotted(first)
             if owner is None:

@@ -49,6 +49,7 @@ def test_pytest_mock(mocker):
     mocker.patch("myapp.service.now")
     mocker.patch.object(svc.Client, "get")
     mocker.spy(service, "send")  # a spy is not a patch
+    mocker.patch(target="myapp.service.today")
     os.getcwd()
 """
 
@@ -74,6 +75,7 @@ def test_every_spelling_of_a_patch_of_own_code_is_found(project: Path) -> None:
         (20, "myapp.settings.CONFIG", "patch.dict()"),
         (25, "myapp.service.now", "mocker.patch()"),
         (26, "myapp.service.Client.get", "mocker.patch.object()"),
+        (28, "myapp.service.today", "mocker.patch()"),
     ]
     assert found[0].describe() == (
         "tests/test_service.py:10: patch() patches 'myapp.service.Client', the project's own "
@@ -106,9 +108,9 @@ def test_the_command_fails_on_new_patches_and_stale_entries(
     runner = CliRunner()
     result = runner.invoke(main, ["lint-mocks"])
     assert result.exit_code == 1
-    assert result.stdout.count("patches 'myapp.") == 5
+    assert result.stdout.count("patches 'myapp.") == 6
     assert result.stderr == (
-        "5 new patch(es) of the project's own code, 0 tolerated by the baseline, "
+        "6 new patch(es) of the project's own code, 0 tolerated by the baseline, "
         "0 stale baseline entr(y/ies)\n"
     )
     found = find_mock_patches(["tests"])
