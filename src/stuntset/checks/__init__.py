@@ -27,7 +27,9 @@ Checks for your own agent app:
   (``LeftoverPaths``).
 """
 
-from stuntset.checks.log_invariants import DEFAULT_SETTINGS, INVARIANTS, check_event_log
+from typing import TYPE_CHECKING
+
+from stuntset.checks.log_invariants import INVARIANTS, check_event_log
 from stuntset.checks.prefix import (
     CACHE_FIELDS,
     PrefixDivergence,
@@ -75,6 +77,20 @@ from stuntset.errors import (
     TrajectoryMismatch,
     WorkspaceMismatch,
 )
+
+if TYPE_CHECKING:
+    from stuntset.checks._log_machine import DEFAULT_SETTINGS
+
+
+def __getattr__(name: str) -> object:
+    # hypothesis is imported when the log check's state machine runs or its settings are
+    # asked for, not with this package (see docs/design.md, "Packaging")
+    if name == "DEFAULT_SETTINGS":
+        from stuntset.checks._log_machine import DEFAULT_SETTINGS
+
+        return DEFAULT_SETTINGS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CACHE_FIELDS",
