@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from stuntset import events, scenarios
     from stuntset.clock import Clock, FakeClock, SystemClock
     from stuntset.contract import ContractChecker, check_events
+    from stuntset.doubles.cli import install_cli
     from stuntset.doubles.model import serve, transport
     from stuntset.driver import drive
     from stuntset.errors import (
@@ -86,6 +87,9 @@ _LAZY: dict[str, str] = {
 }
 
 
+_MODULES = frozenset({"events", "scenarios"})
+
+
 def __getattr__(name: str) -> object:
     import importlib
 
@@ -93,7 +97,8 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module 'stuntset' has no attribute {name!r}")
     loaded = importlib.import_module(module)
-    value = loaded if module == f"stuntset.{name}" else getattr(loaded, name)
+    # `stub` is a function in the module of the same name: only these two names are modules
+    value = loaded if name in _MODULES else getattr(loaded, name)
     globals()[name] = value
     return value
 
