@@ -20,14 +20,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.stuntset-synced
 
-.PHONY: demo test lint typecheck pytest legacy cassettes mocks bench sync clean
+.PHONY: demo test lint typecheck pytest legacy cassettes mocks wheel-smoke bench sync clean
 
 # `make bench CASES=openai_inprocess` runs one case
 
 demo: $(STAMP)
 	$(BIN)/stuntset demo
 
-test: lint typecheck pytest legacy cassettes mocks
+test: lint typecheck pytest legacy cassettes mocks wheel-smoke
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -57,6 +57,11 @@ cassettes: $(STAMP)
 # fakes over mocks: no unittest.mock.patch of our own code (the baseline is empty)
 mocks: $(STAMP)
 	$(BIN)/stuntset lint-mocks tests bench
+
+# the built sdist and wheel installed as a user gets them, bare and with each extra, in
+# fresh venvs outside the tree: the CLI, the plugin's fixtures, the README's examples
+wheel-smoke: $(STAMP)
+	$(BIN)/python tests/wheel/smoke.py --uv $(UV) --python $(PYTHON)
 
 sync: $(STAMP)
 

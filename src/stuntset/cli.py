@@ -273,7 +273,7 @@ def _until_signalled() -> threading.Event:
     "--adapter",
     "adapters",
     multiple=True,
-    type=click.Choice(["scripted", "pydantic-ai", "claude-code"]),
+    type=click.Choice(["scripted", "pydantic-ai", "claude-code", "codex"]),
     help="Only this adapter (repeatable; default: all).",
 )
 @click.option("--scenario", "names", multiple=True, help="Only this scenario (repeatable).")

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-
-README = Path(__file__).parents[2] / "README.md"
-
-
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.DOTALL)
+from readme import README, first_example, script_file_example
 
 
 def test_the_30_second_example_passes(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_example=blocks("python")[0])
+    pytester.makepyfile(test_example=first_example())
     result = pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider")
     # each async test runs on asyncio and trio (anyio's default parametrization)
     result.assert_outcomes(passed=4)
@@ -25,7 +19,7 @@ def test_the_script_file_example_loads(tmp_path: Path) -> None:
     from stuntset.script import load_script
 
     path = tmp_path / "weather.toml"
-    path.write_text(blocks("toml")[0])
+    path.write_text(script_file_example())
     script = load_script(path)
     assert script.name == "weather"
     assert len(script.turns) == 2

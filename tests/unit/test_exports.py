@@ -1,27 +1,155 @@
+"""The public names: every name in ``stuntset.__all__`` and in each package's ``__all__`` is of
+the kind it is documented as (module, function, class, protocol, exception, type alias,
+constant), and every function and class is called once in a doc-like example below (a class
+the library hands out, rather than one a user builds, may be met through ``isinstance``)."""
+
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
+import subprocess
+import sys
+import types
+import typing
+from typing import Any
 
 import pytest
 
 import stuntset
 
-PACKAGES = [
-    "stuntset",
-    "stuntset.script",
-    "stuntset.providers",
-    "stuntset.events",
-    "stuntset.errors",
-    "stuntset.checks",
-]
+KINDS: dict[str, dict[str, str]] = {
+    "stuntset": {
+        "module": "events scenarios",
+        "protocol": "AgentProvider AgentRun Clock IdGenerator",
+        "exception": "CapabilityError ContractViolation HarnessFailure ScriptError "
+        "ScriptExhausted StuntsetError UnknownScenario UnstubbedCall UnusedTurns UsageError "
+        "WaitTimeout",
+        "class": "Capabilities ContractChecker FakeClock Match RandomIds Script ScriptedProvider "
+        "SequentialIds StuckProvider SystemClock Turn TurnRequest",
+        "function": "check_events collect_events current_clock current_ids deterministic drive "
+        "install_cli load_script loads_script serve stub transport turn use_seams wait_for "
+        "wait_for_async",
+    },
+    "stuntset.events": {
+        "constant": "TERMINAL_TYPES",
+        "type alias": "CrashKind Decision Event",
+        "class": "ApprovalRequested ApprovalResolved EventBase InputRequested InputResolved "
+        "MessageCompleted MessageDelta ReasoningCompleted ReasoningDelta RunCompleted RunCrashed "
+        "RunKilled RunStarted ToolCompleted ToolStarted Usage",
+        "function": "decode decode_lines encode encode_lines is_terminal to_builtins type_of "
+        "with_seq",
+    },
+    "stuntset.errors": {
+        "exception": "CapabilityError ConformanceFailure ContractViolation HarnessFailure "
+        "InvariantViolation ScriptError ScriptExhausted StaleCursor StuntsetError "
+        "UnknownScenario UnstubbedCall UnusedTurns UsageError WaitTimeout",
+    },
+    "stuntset.script": {
+        "constant": "AGENT_WIRE FAULT_KINDS STEP_KINDS",
+        "type alias": "Step TurnFunction",
+        "class": "ApprovalRequest AuthExpired Delay Exit Garbage HttpError InputRequest "
+        "MalformedJson Match OutOfOrder Overloaded PlayedTurn RateLimit Reasoning Script "
+        "ScriptPlayer SpawnFailure Stall StreamCut Text ToolCall ToolResult Turn TurnRequest "
+        "Usage Wire",
+        "function": "dumps_script kind_of load_script loads_script split_text turn",
+    },
+    "stuntset.providers": {
+        "protocol": "AgentProvider AgentRun",
+        "type alias": "Call",
+        "class": "Capabilities ClaudeCodeProvider CodexProvider Interrupted PydanticAIProvider "
+        "Responded ScriptedProvider ScriptedRun Started StuckProvider",
+        "function": "crash_for",
+    },
+    "stuntset.log": {
+        "protocol": "EventLog Subscription",
+        "exception": "StaleCursor",
+        "type alias": "SessionStatus Synchronous",
+        "class": "ApprovalView InputView LogSubscription MemoryEventLog MessageView Projector "
+        "RunView SessionView SqliteEventLog ToolCallView UsageView",
+        "function": "diff_views project",
+    },
+    "stuntset.runtime": {
+        "type alias": "ProviderFactory RunStatus",
+        "class": "Checkpoint RunRecord SessionRecord SessionService SessionStore TaskRecord",
+    },
+    "stuntset.cassettes": {
+        "constant": "FORMAT VERSION",
+        "exception": "CassetteError SecretFound",
+        "class": "Cassette Finding Frame Interaction RecordedRequest RecordedResponse ReplayedCli "
+        "Scrubber",
+        "function": "dumps_cassette install_cli_recorder install_cli_replay is_cassette "
+        "load_cassette loads_cassette scan_for_secrets verify_tree write_cassette",
+    },
+    "stuntset.checks": {
+        "constant": "CONFORMANCE_INVARIANTS DEFAULT_SETTINGS INVARIANTS",
+        "exception": "ConformanceFailure InvariantViolation",
+        "class": "ConformanceReport",
+        "function": "acheck_provider_conformance check_event_log check_provider_conformance "
+        "conformance_cases conformance_test",
+    },
+    "stuntset.doubles.model": {
+        "constant": "ANTHROPIC_MESSAGES MODEL_WIRES OPENAI_CHAT OPENAI_RESPONSES",
+        "class": "Framing JournalEntry LoopbackServer ModelDouble ModelTransport StandIn",
+        "function": "serve transport",
+    },
+    "stuntset.doubles.cli": {
+        "constant": "PROGRAMS",
+        "protocol": "CliProgram",
+        "class": "InstalledCli Invocation",
+        "function": "install_cli",
+    },
+}
 
 
-@pytest.mark.parametrize("name", PACKAGES)
-def test_all_has_no_duplicates_and_names_real_objects(name: str) -> None:
-    module = importlib.import_module(name)
-    assert len(set(module.__all__)) == len(module.__all__)
-    for symbol in module.__all__:
-        assert getattr(module, symbol) is not None, f"{name}.{symbol}"
+def kind_of(value: object) -> str:
+    if inspect.ismodule(value):
+        return "module"
+    if isinstance(value, type):
+        if getattr(value, "_is_protocol", False):
+            return "protocol"
+        return "exception" if issubclass(value, BaseException) else "class"
+    if isinstance(value, types.UnionType) or typing.get_origin(value) is not None:
+        return "type alias"
+    if inspect.isfunction(value) or inspect.isbuiltin(value):
+        return "function"
+    return "constant"
+
+
+def declared(module: str) -> dict[str, str]:
+    return {name: kind for kind, names in KINDS[module].items() for name in names.split()}
+
+
+@pytest.mark.parametrize("module", list(KINDS))
+def test_each_public_name_is_of_its_documented_kind(module: str) -> None:
+    loaded = importlib.import_module(module)
+    assert len(set(loaded.__all__)) == len(loaded.__all__)
+    assert set(declared(module)) == set(loaded.__all__)
+    kinds = {name: kind_of(getattr(loaded, name)) for name in loaded.__all__}
+    assert kinds == declared(module)
+
+
+def test_every_package_with_public_names_is_listed() -> None:
+    import pkgutil
+
+    packages = {
+        info.name
+        for info in pkgutil.walk_packages(stuntset.__path__, "stuntset.")
+        if info.ispkg and hasattr(importlib.import_module(info.name), "__all__")
+    }
+    assert packages <= set(KINDS)
+
+
+def test_from_stuntset_import_stub_is_the_function() -> None:
+    code = "from stuntset import stub; import inspect; print(inspect.isfunction(stub))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def test_the_kind_check_tells_a_module_from_a_function() -> None:
+    """The check that would have caught ``from stuntset import stub`` returning the module."""
+    assert kind_of(importlib.import_module("stuntset.stub")) == "module"
+    assert kind_of(stuntset.stub) == "function"
 
 
 def test_every_lazy_top_level_name_is_public() -> None:
@@ -35,9 +163,325 @@ def test_unknown_top_level_names_raise_attribute_error() -> None:
 
 
 def test_importing_stuntset_stays_light() -> None:
-    import subprocess
-    import sys
-
     code = "import sys, stuntset; print(sorted(m for m in ('uvicorn', 'starlette', 'hypothesis', 'rich', 'click') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_importing_stuntset_checks_does_not_import_hypothesis() -> None:
+    code = "import sys, stuntset.checks; print('hypothesis' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# --- doc-like examples: each public function and class called once ---
+
+EXAMPLES: dict[str, str] = {
+    "seams and ids": """
+from stuntset import FakeClock, RandomIds, SequentialIds, SystemClock, Clock, IdGenerator
+from stuntset import current_clock, current_ids, deterministic, use_seams
+clock = FakeClock()
+assert clock.now() == 1767225600.0
+assert SystemClock().now() > 0
+assert SequentialIds().new("run") == "run-1"
+assert RandomIds().new("run").startswith("run-")
+with use_seams(clock=clock, ids=SequentialIds("x")):
+    assert current_clock() is clock
+with deterministic() as seams:
+    assert current_ids().new("tool") == "tool-1"
+assert isinstance(clock, Clock) and isinstance(seams.ids, IdGenerator)
+""",
+    "scripts": """
+from stuntset import Match, Script, Turn, TurnRequest, load_script, loads_script, turn
+from stuntset.script import (
+    ApprovalRequest, AuthExpired, Delay, Exit, Garbage, HttpError, InputRequest, MalformedJson,
+    OutOfOrder, Overloaded, PlayedTurn, RateLimit, Reasoning, ScriptPlayer, SpawnFailure, Stall,
+    StreamCut, Text, ToolCall, ToolResult, Usage, Wire, dumps_script, kind_of, split_text,
+)
+steps = [Reasoning("think"), Text("hi"), ToolCall("read", {"p": "a"}), ToolResult("ok"),
+         ApprovalRequest(tool="sh"), InputRequest("which?"), Delay(0.1), Usage(1, 2)]
+faults = [AuthExpired(), Exit(2), Garbage(), HttpError(500), MalformedJson(), OutOfOrder(),
+          Overloaded(), RateLimit(), SpawnFailure(), Stall(), StreamCut(after_events=1)]
+assert [kind_of(s) for s in steps][:2] == ["reasoning", "text"]
+assert "".join(split_text("a b c", chunks=3)) == "a b c"
+script = Script(turns=(Turn(steps=(Text("hello"),), match=Match(contains="hi")), turn(Text("bye"))))
+assert loads_script(dumps_script(script), format="json").turns[0].steps == (Text("hello"),)
+(tmp / "s.json").write_text(dumps_script(script))
+assert load_script(tmp / "s.json").turns[1].steps == (Text("bye"),)
+played = ScriptPlayer(script).next_turn(TurnRequest(input_text="hi"))
+assert isinstance(played, PlayedTurn) and played.index == 0
+assert isinstance(Wire(name="w", renders=frozenset({"text"})), Wire)
+""",
+    "providers and driving": """
+import anyio
+from stuntset import Capabilities, ScriptedProvider, StuckProvider, AgentProvider, AgentRun
+from stuntset import collect_events, drive, scenarios, check_events, ContractChecker
+from stuntset.providers import Interrupted, Responded, ScriptedRun, Started, crash_for
+from stuntset.script import RateLimit
+assert isinstance(Capabilities(approvals=True), Capabilities)
+provider = ScriptedProvider(scenarios.build("tool_use"))
+run = provider.start("go")
+assert isinstance(run, ScriptedRun) and isinstance(run, AgentRun)
+assert isinstance(provider, AgentProvider)
+seen = anyio.run(lambda: drive(run))
+check_events(seen)
+checker = ContractChecker()
+for event in seen:
+    checker.feed(event)
+checker.finish()
+async def stuck():
+    return await collect_events(StuckProvider().start("x"), until=lambda e: e.type == "run.started")
+assert anyio.run(stuck)[0].type == "run.started"
+assert crash_for(RateLimit())[0] == "rate_limited"
+calls = [Started(run_id="r", prompt="p"), Interrupted(run_id="r", reason="x"),
+         Responded(run_id="r", request_id="q", decision="allow")]
+assert calls[0].prompt == "p"
+""",
+    "waiting and stubs": """
+import anyio
+from typing import Protocol
+from stuntset import stub, wait_for, wait_for_async
+class Store(Protocol):
+    def load(self, key: str) -> bytes: ...
+assert stub(Store, load=lambda key: b"x").load("k") == b"x"
+assert wait_for(lambda: 42) == 42
+async def main():
+    return await wait_for_async(lambda: "ready")
+assert anyio.run(main) == "ready"
+""",
+    "errors": """
+from stuntset.errors import (
+    CapabilityError, ConformanceFailure, ContractViolation, HarnessFailure, InvariantViolation,
+    ScriptError, ScriptExhausted, StaleCursor, StuntsetError, UnknownScenario, UnstubbedCall,
+    UnusedTurns, UsageError, WaitTimeout,
+)
+raised = [
+    CapabilityError("no resume"), ConformanceFailure("x", invariant="contract", scenario=None,
+    provider="p"), ContractViolation("x", rule="one-terminal", index=3), HarnessFailure("x"),
+    InvariantViolation("x", invariant="gapless"), ScriptError("x", turn=0), ScriptExhausted("x"),
+    StaleCursor("x", session_id="s", cursor=3, resume_at=1), StuntsetError("x"),
+    UnknownScenario("x"), UnstubbedCall("x"), UnusedTurns("x"), UsageError("x"), WaitTimeout("x"),
+]
+assert all(isinstance(error, StuntsetError) for error in raised)
+""",
+    "events": """
+from stuntset.events import (
+    ApprovalRequested, ApprovalResolved, EventBase, InputRequested, InputResolved,
+    MessageCompleted, MessageDelta, ReasoningCompleted, ReasoningDelta, RunCompleted, RunCrashed,
+    RunKilled, RunStarted, ToolCompleted, ToolStarted, Usage, decode, decode_lines, encode,
+    encode_lines, is_terminal, to_builtins, type_of, with_seq,
+)
+base = {"run_id": "r", "ts": 1.0}
+run = [
+    RunStarted(**base, session_id="s", provider="p"),
+    ReasoningDelta(**base, item_id="i", text="t"), ReasoningCompleted(**base, item_id="i", text="t"),
+    MessageDelta(**base, item_id="m", text="h"), MessageCompleted(**base, item_id="m", text="h"),
+    ToolStarted(**base, tool_call_id="c", name="sh"),
+    ApprovalRequested(**base, request_id="a", tool_call_id="c", tool="sh"),
+    ApprovalResolved(**base, request_id="a", decision="allow"),
+    ToolCompleted(**base, tool_call_id="c", output="ok"),
+    InputRequested(**base, request_id="q", prompt="which?"),
+    InputResolved(**base, request_id="q", text="main"),
+    Usage(**base, input_tokens=1, output_tokens=2),
+    RunCompleted(**base),
+]
+assert decode(encode(run[0])) == run[0]
+assert decode_lines(encode_lines(run)) == run
+assert is_terminal(run[-1]) and not is_terminal(run[0])
+assert type_of(run[0]) == "run.started" == to_builtins(run[0])["type"]
+assert with_seq(run[0], 1).seq == 1
+assert isinstance(run[0], EventBase)
+assert is_terminal(RunCrashed(**base, kind="auth", message="expired"))
+assert is_terminal(RunKilled(**base))
+""",
+    "model doubles": """
+import httpx2
+from stuntset import serve, transport, scenarios
+from stuntset.doubles.model import (
+    Framing, JournalEntry, LoopbackServer, ModelDouble, ModelTransport, StandIn,
+)
+body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+double = ModelDouble(scenarios.build("happy_path"), framing=Framing(line_ending="\\r\\n"))
+with httpx2.Client(transport=ModelTransport(double)) as client:
+    assert client.post("http://x/v1/chat/completions", json=body).status_code == 200
+assert isinstance(double.requests[0], JournalEntry)
+with httpx2.Client(transport=transport(scenarios.build("happy_path"))) as client:
+    assert client.post("http://x/v1/chat/completions", json=body).status_code == 200
+with serve(scenarios.build("happy_path")) as stand_in:
+    assert httpx2.post(stand_in.url("openai") + "/chat/completions", json=body).status_code == 200
+stand_in = StandIn(scenarios.build("happy_path"), server_factory=lambda: LoopbackServer(port=0))
+try:
+    assert stand_in.url("anthropic").startswith("http://127.0.0.1:")
+finally:
+    stand_in.close()
+""",
+    "CLI doubles": """
+import subprocess
+from stuntset import install_cli, scenarios
+from stuntset.doubles.cli import PROGRAMS, CliProgram, InstalledCli, Invocation
+claude = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp / "bin", time_scale=0)
+assert isinstance(claude, InstalledCli)
+program: CliProgram = claude.program  # a protocol (not runtime-checkable): a type to implement
+assert program.name in PROGRAMS
+prompt = b'{"type":"user","message":{"role":"user","content":"hi"}}\\n'
+args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
+subprocess.run([str(claude.path), *args], input=prompt, capture_output=True, check=True)
+assert isinstance(claude.invocations[0], Invocation)
+""",
+    "session log and host": """
+import anyio
+from stuntset import scenarios, drive
+from stuntset.providers import ScriptedProvider
+from stuntset.log import (
+    ApprovalView, EventLog, InputView, LogSubscription, MemoryEventLog, MessageView, Projector,
+    RunView, SessionView, SqliteEventLog, Subscription, ToolCallView, UsageView, diff_views,
+    project,
+)
+from stuntset.runtime import (
+    Checkpoint, RunRecord, SessionRecord, SessionService, SessionStore, TaskRecord,
+)
+events = anyio.run(drive, ScriptedProvider(scenarios.build("tool_use")).start("go"))
+log = SqliteEventLog(tmp / "log.db")
+memory = MemoryEventLog()
+for store in (log, memory):
+    store.append("s", events)
+assert isinstance(log, EventLog) and project(log.read("s")) == project(memory.read("s"))
+projector = Projector()
+for event in events:
+    projector.feed(event)
+assert diff_views(projector.view(), project(events)) == []
+assert isinstance(project(events), SessionView)
+views = [RunView(run_id="r"), MessageView(run_id="r", item_id="i", text="t"),
+         ToolCallView(run_id="r", tool_call_id="c", name="sh"), UsageView(),
+         ApprovalView(run_id="r", request_id="a", tool="sh"), InputView(run_id="r", request_id="q", prompt="?")]
+assert views[0].status == "running"
+async def subscribed():
+    subscription = memory.subscribe("s")
+    assert isinstance(subscription, LogSubscription) and isinstance(subscription, Subscription)
+    first = await subscription.__anext__()
+    await subscription.aclose()
+    return first
+assert anyio.run(subscribed) == memory.read("s")[0]
+rows = SessionStore(tmp / "store.db")
+rows.put(TaskRecord(task_id="t", workdir=str(tmp), created_at=1.0))
+rows.put(SessionRecord(session_id="s", task_id="t", provider="happy_path", created_at=1.0,
+                       checkpoint=Checkpoint(resume="x", run_id="r", seq=1)))
+rows.put(RunRecord(run_id="r", session_id="s", prompt="p", status="completed", started_at=1.0))
+assert rows.get(TaskRecord, "t").workdir == str(tmp)
+host = SessionService(log=MemoryEventLog(), store=rows, providers={})
+assert host.log is not None
+rows.close()
+log.close()
+""",
+    "cassettes": """
+from stuntset.cassettes import (
+    FORMAT, Cassette, CassetteError, Finding, Frame, Interaction, RecordedRequest,
+    RecordedResponse, ReplayedCli, Scrubber, SecretFound, dumps_cassette, install_cli_recorder,
+    install_cli_replay, is_cassette, load_cassette, loads_cassette, scan_for_secrets,
+    verify_tree, write_cassette,
+)
+request = RecordedRequest(method="POST", path="/v1/chat/completions", body={"model": "m"})
+response = RecordedResponse(status=200, frames=[Frame(t=0.0, data="{}")])
+cassette = Cassette(interactions=[Interaction(id="i-1", wire="openai-chat", request=request,
+                                              response=response)])
+path = write_cassette(tmp / "c.jsonl", cassette, scrubber=Scrubber())
+assert is_cassette(path) and load_cassette(path).interactions[0].id == "i-1"
+assert loads_cassette(dumps_cassette(cassette)).interactions[0].request.path == request.path
+assert verify_tree(tmp)[1] == []
+found = scan_for_secrets(b'{"key": "sk-proj-' + b"a" * 40 + b'"}')
+assert isinstance(found[0], Finding)
+assert isinstance(SecretFound("c.jsonl:1: an API key"), CassetteError) and FORMAT
+real = tmp / "real-claude"
+real.write_text("#!/bin/sh\\n")
+real.chmod(0o755)
+assert install_cli_recorder("claude", real, tmp / "rec.jsonl", bin_dir=tmp / "rec").exists()
+run = Interaction(
+    id="i-1", wire="claude-cli",
+    request=RecordedRequest(method="EXEC", path="claude", body={"argv": ["-p", "hi"], "cwd": "/",
+                                                                "stdin": []}),
+    response=RecordedResponse(status=0, frames=[Frame(t=0.1, data='{"type":"result"}')]),
+)
+replayed = install_cli_replay("claude", Cassette(interactions=[run]), bin_dir=tmp / "replay")
+assert isinstance(replayed, ReplayedCli)
+""",
+    "adapters (with their extras installed)": """
+from claude_agent_sdk import ClaudeAgentOptions
+from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
+from stuntset import AgentProvider, install_cli, scenarios
+from stuntset.providers import ClaudeCodeProvider, CodexProvider, PydanticAIProvider
+claude = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp / "claude")
+codex = install_cli("codex", scenarios.build("happy_path"), bin_dir=tmp / "codex")
+adapters = [
+    ClaudeCodeProvider(ClaudeAgentOptions(cli_path=claude.path)),
+    CodexProvider(str(codex.path)),
+    PydanticAIProvider(Agent(TestModel())),
+]
+assert all(isinstance(adapter, AgentProvider) for adapter in adapters)
+""",
+    "checks": """
+from stuntset.checks import (
+    CONFORMANCE_INVARIANTS, DEFAULT_SETTINGS, ConformanceReport, acheck_provider_conformance,
+    check_event_log, check_provider_conformance, conformance_cases, conformance_test,
+)
+import anyio
+from stuntset.log import MemoryEventLog
+from stuntset.providers import ScriptedProvider
+check_event_log(MemoryEventLog, stateful=False)
+report = check_provider_conformance(ScriptedProvider, scenarios=["happy_path"])
+assert isinstance(report, ConformanceReport)
+async def main():
+    return await acheck_provider_conformance(ScriptedProvider, scenarios=["happy_path"])
+assert anyio.run(main).provider == report.provider
+assert conformance_cases(scenarios=["happy_path"])
+assert callable(conformance_test(scenarios=["happy_path"]))
+assert "contract" in CONFORMANCE_INVARIANTS and DEFAULT_SETTINGS.max_examples
+""",
+}
+
+
+def exercised(snippet: str, namespace: dict[str, Any]) -> set[int]:
+    """The objects the snippet calls (``f(...)``), or checks with ``isinstance``/``issubclass``."""
+    found: set[int] = set()
+    for node in ast.walk(ast.parse(snippet)):
+        if not isinstance(node, ast.Call):
+            continue
+        targets = [node.func]
+        if isinstance(node.func, ast.Name) and node.func.id in {"isinstance", "issubclass"}:
+            targets = [node.args[1]]
+        for target in targets:
+            if isinstance(target, ast.Name | ast.Attribute):
+                try:
+                    found.add(id(eval(ast.unparse(target), namespace)))
+                except Exception:  # a method of a local object: not a public name
+                    continue
+    return found
+
+
+@pytest.fixture(scope="module")
+def examples_run(tmp_path_factory: pytest.TempPathFactory) -> set[int]:
+    from stuntset.seams import deterministic
+
+    seen: set[int] = set()
+    for title, snippet in EXAMPLES.items():
+        namespace: dict[str, Any] = {"tmp": tmp_path_factory.mktemp("example")}
+        with deterministic():
+            exec(compile(snippet, f"<example: {title}>", "exec"), namespace)
+        seen |= exercised(snippet, namespace)
+    return seen
+
+
+@pytest.mark.parametrize("module", list(KINDS))
+def test_every_function_and_class_is_called_in_an_example(
+    module: str, examples_run: set[int]
+) -> None:
+    loaded = importlib.import_module(module)
+    # protocols are types to implement, not to call: they are only kind-checked
+    callables = [n for n, k in declared(module).items() if k in {"function", "class", "exception"}]
+    missing = [name for name in callables if id(getattr(loaded, name)) not in examples_run]
+    assert missing == []
+
+
+def test_the_example_check_sees_only_what_is_called() -> None:
+    namespace = {"f": len, "g": abs, "C": int}
+    assert exercised("f([1])\ng\nisinstance(1, C)", namespace) == {id(len), id(int)}
