@@ -39,8 +39,12 @@ if TYPE_CHECKING:
     )
     from stuntset.script import Match, Script, Turn, TurnRequest, load_script, loads_script, turn
     from stuntset.seams import current_clock, current_ids, deterministic, use_seams
-    from stuntset.stub import stub
     from stuntset.waiting import collect_events, wait_for, wait_for_async
+
+# `stub` is a function in a submodule of the same name. Importing a submodule rebinds the
+# package's attribute to it (`import stuntset.stub` anywhere, even after `stuntset.stub` was
+# looked up), so the function is bound here, after its module (stdlib-only, cheap) is loaded.
+from stuntset.stub import stub
 
 __version__ = "0.1.0"
 
@@ -97,7 +101,6 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module 'stuntset' has no attribute {name!r}")
     loaded = importlib.import_module(module)
-    # `stub` is a function in the module of the same name: only these two names are modules
     value = loaded if name in _MODULES else getattr(loaded, name)
     globals()[name] = value
     return value

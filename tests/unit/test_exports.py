@@ -141,9 +141,14 @@ def test_every_package_with_public_names_is_listed() -> None:
 
 
 def test_from_stuntset_import_stub_is_the_function() -> None:
-    code = "from stuntset import stub; import inspect; print(inspect.isfunction(stub))"
+    """Also when its submodule was imported first (loading a submodule sets the package's
+    attribute of that name to the module)."""
+    code = (
+        "import inspect\nimport stuntset.stub\nfrom stuntset import stub\n"
+        "import stuntset\nprint(inspect.isfunction(stub), inspect.isfunction(stuntset.stub))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True"
+    assert out.stdout.strip() == "True True"
 
 
 def test_the_kind_check_tells_a_module_from_a_function() -> None:
