@@ -112,3 +112,14 @@ def test_options_skip_what_an_implementation_does_not_support() -> None:
     )
     check_event_log(BROKEN["rollback-detected"], rollback=False, stateful=False, timeout=0.1)
     check_event_log(BROKEN["stale-resume-detected"], rollback=False, stateful=False)
+
+
+def test_the_default_settings_load_hypothesis_only_when_asked_for() -> None:
+    import stuntset.checks
+    import stuntset.checks.log_invariants as log_invariants
+
+    assert log_invariants.DEFAULT_SETTINGS is stuntset.checks.DEFAULT_SETTINGS
+    assert stuntset.checks.DEFAULT_SETTINGS.derandomize
+    for module in (stuntset.checks, log_invariants):
+        with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+            module.nope  # noqa: B018
