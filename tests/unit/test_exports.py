@@ -42,8 +42,9 @@ KINDS: dict[str, dict[str, str]] = {
     },
     "stuntset.errors": {
         "exception": "CapabilityError ConformanceFailure ContractViolation HarnessFailure "
-        "InvariantViolation ScriptError ScriptExhausted StaleCursor StuntsetError "
-        "UnknownScenario UnstubbedCall UnusedTurns UsageError WaitTimeout",
+        "InvariantViolation LeftoverPaths PrefixUnstable ScriptError ScriptExhausted StaleCursor "
+        "StuntsetError ToolMismatch TrajectoryMismatch UnknownScenario UnstubbedCall UnusedTurns "
+        "UsageError WaitTimeout WorkspaceMismatch",
     },
     "stuntset.script": {
         "constant": "AGENT_WIRE FAULT_KINDS STEP_KINDS",
@@ -82,11 +83,16 @@ KINDS: dict[str, dict[str, str]] = {
         "load_cassette loads_cassette scan_for_secrets verify_tree write_cassette",
     },
     "stuntset.checks": {
-        "constant": "CONFORMANCE_INVARIANTS DEFAULT_SETTINGS INVARIANTS",
-        "exception": "ConformanceFailure InvariantViolation",
-        "class": "ConformanceReport",
-        "function": "acheck_provider_conformance check_event_log check_provider_conformance "
-        "conformance_cases conformance_test",
+        "constant": "CACHE_FIELDS CONFORMANCE_INVARIANTS DEFAULT_SETTINGS INVARIANTS",
+        "exception": "ConformanceFailure InvariantViolation LeftoverPaths PrefixUnstable "
+        "ToolMismatch TrajectoryMismatch WorkspaceMismatch",
+        "class": "CommandResult ConformanceReport DeclaredTool ModelRequest PrefixDivergence "
+        "PrefixReport ReceivedCall SettleGate TempTracker ToolCalls ToolStep TrajectoryResult "
+        "WorkspaceChanges WorkspaceSnapshot",
+        "function": "acheck_provider_conformance assert_prefix_stable assert_tool "
+        "assert_trajectory check_event_log check_provider_conformance conformance_cases "
+        "conformance_test declared_tools find_prefix_divergence first_user_message "
+        "match_trajectory model_requests trajectory_of verify_command within",
     },
     "stuntset.doubles.model": {
         "constant": "ANTHROPIC_MESSAGES MODEL_WIRES OPENAI_CHAT OPENAI_RESPONSES",
@@ -258,7 +264,8 @@ assert anyio.run(main) == "ready"
 from stuntset.errors import (
     CapabilityError, ConformanceFailure, ContractViolation, HarnessFailure, InvariantViolation,
     ScriptError, ScriptExhausted, StaleCursor, StuntsetError, UnknownScenario, UnstubbedCall,
-    UnusedTurns, UsageError, WaitTimeout,
+    UnusedTurns, UsageError, WaitTimeout, LeftoverPaths, PrefixUnstable, ToolMismatch,
+    TrajectoryMismatch, WorkspaceMismatch,
 )
 raised = [
     CapabilityError("no resume"), ConformanceFailure("x", invariant="contract", scenario=None,
@@ -266,6 +273,8 @@ raised = [
     InvariantViolation("x", invariant="gapless"), ScriptError("x", turn=0), ScriptExhausted("x"),
     StaleCursor("x", session_id="s", cursor=3, resume_at=1), StuntsetError("x"),
     UnknownScenario("x"), UnstubbedCall("x"), UnusedTurns("x"), UsageError("x"), WaitTimeout("x"),
+    LeftoverPaths("x"), PrefixUnstable("x"), ToolMismatch("x"), TrajectoryMismatch("x"),
+    WorkspaceMismatch("x"),
 ]
 assert all(isinstance(error, StuntsetError) for error in raised)
 """,
@@ -423,6 +432,62 @@ adapters = [
     PydanticAIProvider(Agent(TestModel())),
 ]
 assert all(isinstance(adapter, AgentProvider) for adapter in adapters)
+""",
+    "checks for your own agent": """
+import anyio, httpx2, sys
+from stuntset.checks import (
+    CACHE_FIELDS, CommandResult, DeclaredTool, ModelRequest, PrefixDivergence, PrefixReport,
+    ReceivedCall, SettleGate, TempTracker, ToolCalls, ToolStep, TrajectoryResult,
+    WorkspaceChanges, WorkspaceSnapshot, assert_prefix_stable, assert_tool, assert_trajectory,
+    declared_tools, find_prefix_divergence, first_user_message, match_trajectory,
+    model_requests, trajectory_of, verify_command, within,
+)
+from stuntset import drive, scenarios
+from stuntset.doubles.model import ModelDouble, ModelTransport
+from stuntset.providers import ScriptedProvider
+from stuntset.script import Script, Text
+tool = {"type": "function", "function": {"name": "get_weather", "description": "Weather.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+double = ModelDouble(Script.of([Text("one")], [Text("two")]))
+history = [{"role": "user", "content": "hi"}]
+with httpx2.Client(transport=ModelTransport(double)) as client:
+    for _ in range(2):
+        body = {"model": "m", "messages": history, "tools": [tool]}
+        reply = client.post("http://x/v1/chat/completions", json=body).json()
+        history = [*history, reply["choices"][0]["message"], {"role": "user", "content": "more"}]
+report = assert_prefix_stable(double)
+assert isinstance(report, PrefixReport) and report.requests == 2
+assert find_prefix_divergence(double).divergence is None
+requests = model_requests(double)
+assert PrefixDivergence(before=requests[0], after=requests[1], findings=[]).findings == []
+assert CACHE_FIELDS
+assert isinstance(requests[0], ModelRequest) and first_user_message(requests[0])
+assert isinstance(declared_tools(double)[0][1]["get_weather"], DeclaredTool)
+assert assert_tool(double, "get_weather", description="Weather.").name == "get_weather"
+calls = ToolCalls()
+def get_weather(city: str) -> str:
+    return f"sunny in {city}"
+calls.record(get_weather)(city="Paris")
+assert isinstance(assert_tool(calls, "get_weather", arguments={"city": "Paris"}), ReceivedCall)
+events = anyio.run(lambda: drive(ScriptedProvider(scenarios.build("tool_use")).start("go")))
+steps = trajectory_of(events)
+assert assert_trajectory(events, [ToolStep(s.name) for s in steps], args="ignore") == steps
+assert isinstance(match_trajectory(events, []), TrajectoryResult)
+(tmp / "a.txt").write_text("a")
+snapshot = WorkspaceSnapshot.take(tmp)
+assert isinstance(snapshot, WorkspaceSnapshot)
+(tmp / "b.txt").write_text("b")
+assert isinstance(snapshot.assert_changes(added=["b.txt"]), WorkspaceChanges)
+done = verify_command([sys.executable, "-c", "print('ok')"], stdout_contains="ok")
+assert isinstance(done, CommandResult)
+gate = SettleGate("tools")
+async def bounded():
+    async with within(5, what="the run", gate=gate):
+        with gate.hold("tool call t1"):
+            pass
+anyio.run(bounded)
+tracker = TempTracker(tmp / "tmp")
+assert tracker.close() == []
 """,
     "checks": """
 from stuntset.checks import (

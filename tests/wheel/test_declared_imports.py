@@ -27,6 +27,8 @@ EXTRA_OF = {
 PROVIDED_BY_HOST = {
     # pytest loads the plugin (its pytest11 entry point): the user brings pytest
     "stuntset.pytest_plugin": {"pytest"},
+    # what the plugin's hooks and fixtures delegate to (imported only from them)
+    "stuntset.checks._pytest": {"pytest"},
     # expands into pytest tests, so it is called from a test module
     "stuntset.checks.provider_conformance.conformance_test": {"pytest"},
     # runs only on a running trio loop (sniffio said so)

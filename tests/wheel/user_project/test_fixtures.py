@@ -128,3 +128,27 @@ def test_cassette_replays_the_recorded_answer(cassette):
 @pytest.mark.anyio
 async def test_event_snapshot_of_a_run(event_snapshot):
     event_snapshot(await drive(ScriptedProvider(scenarios.build("tool_use")).start("go")))
+
+
+def test_workspace_snapshot_sees_exactly_the_change(workspace_snapshot, tmp_path):
+    (tmp_path / "kept.txt").write_text("same")
+    snapshot = workspace_snapshot(tmp_path)
+    (tmp_path / "new.txt").write_text("added by the agent")
+    snapshot.assert_changes(added=["new.txt"])
+
+
+def test_tool_calls_records_what_the_collaborator_received(tool_calls):
+    from stuntset.checks import assert_tool
+
+    def get_weather(city: str) -> str:
+        return f"sunny in {city}"
+
+    tool_calls.record(get_weather)(city="Paris")
+    assert_tool(tool_calls, "get_weather", arguments={"city": "Paris"})
+
+
+def test_temp_tracker_cleans_what_the_code_left(temp_tracker):
+    import tempfile
+
+    handed = tempfile.mkdtemp()  # under the tracker's directory
+    temp_tracker.release(handed)
