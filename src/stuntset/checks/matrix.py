@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import logging
 import shutil
+import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -229,20 +232,68 @@ def print_matrix(
     markdown: bool = False,
     echo: Callable[[str], Any] = print,
 ) -> int:
-    """Print the matrix (a rich table, or Markdown); 1 if any run broke an invariant."""
-    table = provider_matrix(adapters, scenarios)
+    """Print the matrix (a rich table, or Markdown); 1 if any run broke an invariant.
+
+    Scenario names are never cut: the name column is as wide as the longest name, and when
+    stdout is not a terminal (a pipe, a file) the table gets the width it needs. What the
+    client SDKs log while their runs crash (claude-agent-sdk's "Fatal error in message
+    reader"…) is held back and summarised on stderr after the table, not printed inside it.
+    """
+    with _sdk_logs_held() as held:
+        table = provider_matrix(adapters, scenarios)
     if markdown:
         echo(matrix_markdown(table))
     else:
         from rich.console import Console
+        from rich.measure import Measurement
         from rich.table import Table
 
+        names = list(next(iter(table.values()), {}))
         view = Table(title="adapter × scenario → how the run ended")
-        view.add_column("scenario")
+        view.add_column("scenario", no_wrap=True, min_width=max(map(len, names), default=8))
         for adapter in table:
-            view.add_column(adapter)
-        for name in next(iter(table.values()), {}):
+            view.add_column(adapter, overflow="fold")
+        for name in names:
             view.add_row(name, *(table[a][name].label for a in table))
-        Console().print(view)
+        console = Console(highlight=False)
+        if not console.is_terminal:
+            wide = console.options.update(width=10_000)
+            console.width = max(console.width, Measurement.get(console, wide, view).maximum)
+        console.print(view)
+    if held:
+        first = held[0]
+        print(
+            f"{len(held)} log line(s) from the client SDKs held back (the table shows each "
+            f"run's outcome); first: {first.name}: {first.getMessage().splitlines()[0]}",
+            file=sys.stderr,
+        )
     failed = any(cell.status == "failed" for row in table.values() for cell in row.values())
     return 1 if failed else 0
+
+
+#: The loggers of the SDKs the matrix drives (their errors describe the runs it reports).
+_SDK_LOGGERS = ("claude_agent_sdk", "openai_codex", "pydantic_ai", "openai", "httpx2")
+
+
+@contextmanager
+def _sdk_logs_held() -> Iterator[list[logging.LogRecord]]:
+    """Collect the client SDKs' log records (warning and above) instead of letting Python's
+    last-resort handler print them between the table's rows."""
+    held: list[logging.LogRecord] = []
+
+    class _Hold(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            held.append(record)
+
+    handler = _Hold(logging.WARNING)
+    loggers = [logging.getLogger(name) for name in _SDK_LOGGERS]
+    saved = [logger.propagate for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.propagate = False
+    try:
+        yield held
+    finally:
+        for logger, propagate in zip(loggers, saved, strict=True):
+            logger.removeHandler(handler)
+            logger.propagate = propagate

@@ -83,3 +83,27 @@ def test_each_script_gets_its_own_fake_codex_even_when_ids_are_recycled(tmp_path
         happy = make(scenarios.build("happy_path"))
         assert happy.codex_bin is not None
         assert Path(happy.codex_bin).exists()
+
+
+def test_piped_and_narrow_the_table_keeps_whole_scenario_names() -> None:
+    result = CliRunner().invoke(
+        main,
+        ["matrix", "--adapter", "scripted", "--scenario", "interleaved_streaming"],
+        env={"COLUMNS": "30"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "│ interleaved_streaming │ completed │" in result.output
+
+
+def test_sdk_log_lines_are_held_back_and_summarised_after_the_table() -> None:
+    """claude-agent-sdk logs 'Fatal error in message reader' when the fake claude crashes;
+    Python's last-resort handler would print it between the table's rows."""
+    pytest.importorskip("claude_agent_sdk")
+    result = CliRunner().invoke(
+        main, ["matrix", "--adapter", "claude-code", "--scenario", "crash_mid_turn"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "Fatal error" not in result.stdout
+    assert "crashed: exited" in result.stdout
+    assert result.stderr.startswith("1 log line(s) from the client SDKs held back")
+    assert "Fatal error in message reader" in result.stderr
