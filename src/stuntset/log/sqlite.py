@@ -36,7 +36,7 @@ from typing import Literal
 import msgspec
 
 from stuntset.errors import UsageError
-from stuntset.events import Event, encode, type_of, with_seq
+from stuntset.events import Event, type_of
 from stuntset.log.base import (
     check_append_args,
     check_cursor,
@@ -45,6 +45,7 @@ from stuntset.log.base import (
     stale_resume,
 )
 from stuntset.log.subscription import LogSubscription, Notifier
+from stuntset.log.validate import checked_batch
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "SqliteEventLog", "Synchronous"]
 
@@ -84,20 +85,6 @@ def _decode_rows(rows: list[tuple[bytes]]) -> list[Event]:
     if not rows:
         return []
     return _events_decoder.decode(b"[" + b",".join([row[0] for row in rows]) + b"]")
-
-
-def _unencodable(events: list[Event], error: Exception) -> UsageError:
-    index = -1
-    for position, event in enumerate(events):
-        try:
-            encode(event)
-        except (TypeError, msgspec.EncodeError) as bad:
-            index, error = position, bad
-            break
-    return UsageError(
-        f"SqliteEventLog.append: events[{index}] ({type_of(events[index])}) cannot be "
-        f"stored as JSON: {error}; nothing of this batch was stored"
-    )
 
 
 class SqliteEventLog:
@@ -190,14 +177,13 @@ class SqliteEventLog:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 head = conn.execute(_HEAD, (session_id,)).fetchone()[0] or 0
-                stored = [with_seq(event, seq) for seq, event in enumerate(events, head + 1)]
-                try:
-                    rows = [
-                        (session_id, event.seq, event.run_id, type_of(event), encode(event))
-                        for event in stored
-                    ]
-                except (TypeError, msgspec.EncodeError) as error:
-                    raise _unencodable(stored, error) from error
+                stored, encoded = checked_batch(
+                    events, where="SqliteEventLog.append", first_seq=head + 1
+                )
+                rows = [
+                    (session_id, event.seq, event.run_id, type_of(event), data)
+                    for event, data in zip(stored, encoded, strict=True)
+                ]
                 conn.executemany(_INSERT, rows)
                 conn.execute("COMMIT")
             except BaseException:

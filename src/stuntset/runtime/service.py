@@ -33,10 +33,11 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from stuntset.clock import Clock
-from stuntset.errors import UsageError
+from stuntset.errors import InvalidEvent, UsageError
 from stuntset.events import Event, RunCrashed, RunKilled, RunStarted, is_terminal
 from stuntset.ids import IdGenerator
 from stuntset.log.base import EventLog, Subscription
+from stuntset.log.validate import check_event
 from stuntset.providers.base import AgentProvider, AgentRun
 from stuntset.runtime.models import Checkpoint, RunRecord, RunStatus, SessionRecord, TaskRecord
 from stuntset.runtime.store import SessionStore
@@ -257,12 +258,21 @@ class SessionService:
         appended = 0
         try:
             try:
-                async for event in run:
-                    [stored] = self.log.append(session_id, [event])
-                    appended += 1
-                    if is_terminal(stored):
-                        self._ended(record, stored, run)
-                        return
+                events = aiter(run)
+                try:
+                    async for event in events:
+                        # refused here too, whatever log the host was given (log.validate)
+                        checked = check_event(event, where=f"run {run.run_id!r}")
+                        [stored] = self.log.append(session_id, [checked])
+                        appended += 1
+                        if is_terminal(stored):
+                            self._ended(record, stored, run)
+                            return
+                finally:
+                    close = getattr(events, "aclose", None)  # an async generator: finish it
+                    if close is not None:
+                        with anyio.CancelScope(shield=True):
+                            await close()
                 raise RuntimeError("the run ended without a terminal event")
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
@@ -270,6 +280,9 @@ class SessionService:
                 self._abandon(record, "abandoned: the host stopped")
                 raise
             except Exception as error:  # the provider broke: the run crashed, not the host
+                if isinstance(error, InvalidEvent):  # refused at the door: stop the run
+                    with anyio.CancelScope(shield=True):
+                        await run.interrupt("it emitted an invalid event")
                 crashed: list[Event] = []
                 if not appended:
                     crashed.append(self._started(run.run_id, run.session_id, provider_name))
@@ -277,8 +290,12 @@ class SessionService:
                     RunCrashed(
                         run_id=run.run_id,
                         ts=self.clock.now(),
-                        kind="internal",
-                        message=f"the provider raised {type(error).__name__}: {error}",
+                        kind="protocol" if isinstance(error, InvalidEvent) else "internal",
+                        message=(
+                            f"the provider emitted an event the log refuses: {error}"
+                            if isinstance(error, InvalidEvent)
+                            else f"the provider raised {type(error).__name__}: {error}"
+                        ),
                     )
                 )
                 stored = self.log.append(session_id, crashed)[-1]
