@@ -218,7 +218,9 @@ def test_release_file_refuses_while_another_log_has_the_file_open(tmp_path: Path
 def test_a_file_that_is_not_a_log_is_refused(tmp_path: Path) -> None:
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(UsageError, match=r"junk.db.* is not a usable stuntset log"):
+    with pytest.raises(
+        UsageError, match=r"not a usable stuntset log: .*junk.db: it is not an SQLite database"
+    ):
         SqliteEventLog(junk)
 
     future = tmp_path / "future.db"
