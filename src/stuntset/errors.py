@@ -9,6 +9,7 @@
     │   ├── CapabilityError                     a provider was asked for what it cannot do
     │   ├── InvalidEvent                        an event that a log would not read back as given
     │   ├── LogFileError                        a log's file is unusable (full disk, read-only, corrupt)
+    │   ├── LogInUse                            another process holds a database's lock (pid)
     │   └── StaleCursor (also LookupError)      a log cursor is beyond the head or was rolled back
     └── HarnessFailure (also AssertionError)    the system under test broke an expectation
         ├── ContractViolation                   an event stream broke the event contract
@@ -42,6 +43,7 @@ __all__ = [
     "InvariantViolation",
     "LeftoverPaths",
     "LogFileError",
+    "LogInUse",
     "PrefixUnstable",
     "ScriptError",
     "ScriptExhausted",
@@ -142,6 +144,15 @@ class LogFileError(UsageError):
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class LogInUse(UsageError):
+    """Another process (``pid``, or ``None`` if it did not say) holds the database's lock."""
+
+    def __init__(self, message: str, *, path: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.pid = pid
 
 
 class StaleCursor(UsageError, LookupError):

@@ -35,6 +35,7 @@ from typing import Annotated, Any, TypeAlias
 import msgspec
 
 __all__ = [
+    "MAX_MESSAGE",
     "BadMessage",
     "Close",
     "CreateSession",
@@ -48,6 +49,11 @@ __all__ = [
     "error_reply",
     "parse_request",
 ]
+
+
+#: The largest WebSocket message either side accepts (the server's ``ws_max_size`` and the
+#: client's ``max_size``): an event frame carries one event, and events may be large.
+MAX_MESSAGE = 64 * 1024 * 1024
 
 
 class _Op(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", forbid_unknown_fields=True):
@@ -128,12 +134,14 @@ def parse_request(data: str | bytes) -> Request:
         raise BadMessage(f"{text}{hint}", field=field, request_id=request_id) from None
     except msgspec.DecodeError as error:
         raise BadMessage(f"malformed JSON: {error}", field=None) from None
+    except RecursionError:
+        raise BadMessage("malformed JSON: nested too deeply", field=None) from None
 
 
 def _peek_id(data: str | bytes) -> Any:
     try:
         raw = msgspec.json.decode(data)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     return raw.get("id") if isinstance(raw, dict) else None
 

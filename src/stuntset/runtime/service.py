@@ -84,6 +84,8 @@ class SessionService:
         self._providers: dict[str, AgentProvider] = {}
         self._active: dict[str, _Active] = {}
         self._tg: TaskGroup | None = None
+        #: The reason the ``run.killed`` of a run still running when the host stops gives.
+        self.stop_reason = "abandoned: the host stopped"
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -277,7 +279,7 @@ class SessionService:
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
                     await run.interrupt("host stopped")
-                self._abandon(record, "abandoned: the host stopped")
+                self._abandon(record, self.stop_reason)
                 raise
             except Exception as error:  # the provider broke: the run crashed, not the host
                 if isinstance(error, InvalidEvent):  # refused at the door: stop the run
