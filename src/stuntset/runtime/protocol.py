@@ -138,12 +138,17 @@ def parse_request(data: str | bytes) -> Request:
         raise BadMessage("malformed JSON: nested too deeply", field=None) from None
 
 
+class _IdOnly(msgspec.Struct):
+    id: str | int | None = None
+
+
 def _peek_id(data: str | bytes) -> Any:
+    """The ``id`` of a message that did not parse, to echo in the error (``None`` if it has
+    none that fits, or cannot be read at all: nested too deeply)."""
     try:
-        raw = msgspec.json.decode(data)
+        return msgspec.json.decode(data, type=_IdOnly).id
     except (msgspec.DecodeError, RecursionError):
         return None
-    return raw.get("id") if isinstance(raw, dict) else None
 
 
 def error_reply(
