@@ -314,3 +314,29 @@ def test_events_of_10_mb_reach_a_subscriber_written_by_another_connection(
         events = client.events(4)
     assert [e["seq"] for e in events] == [1, 2, 3, 4]
     assert [len(e["text"]) for e in events[1:]] == [len(big)] * 3
+
+
+def test_a_row_that_does_not_decode_ends_the_subscription_with_an_error_frame(
+    daemon: DaemonHandle, tmp_path: Path
+) -> None:
+    """A row stored before events were checked (planted with raw sqlite3): the subscriber is
+    told which seq and what to run, and its connection lives on."""
+    import sqlite3
+
+    with DaemonClient(daemon.info) as client:
+        session_id = new_session(client, tmp_path, "tool_use")
+        raw = sqlite3.connect(tmp_path / "stuntset-host.db")
+        raw.execute(
+            "INSERT INTO events (session_id, seq, run_id, type, data) VALUES (?, 1, 'r', "
+            "'message.delta', ?)",
+            (session_id, b'{"type":"message.delta","run_id":"r","ts":"now","item_id":"m"}'),
+        )
+        raw.commit()
+        raw.close()
+        client.call("subscribe", session_id=session_id)
+        message = client.next_message()
+        assert message["type"] == "error"
+        assert message["session_id"] == session_id
+        assert "seq 1 does not decode" in message["message"]
+        assert "stuntset log doctor" in message["message"]
+        assert client.call("create_task", workdir=str(tmp_path))["workdir"] == str(tmp_path)

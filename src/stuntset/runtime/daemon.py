@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from stuntset.errors import StaleCursor, UsageError
+from stuntset.errors import StaleCursor, StuntsetError, UsageError
 from stuntset.events import to_builtins
 from stuntset.log.base import Subscription
 from stuntset.log.lock import DatabaseLock
@@ -191,6 +191,17 @@ class _Connection:
                     )
             except _Gone:
                 pass  # the client disconnected mid-stream; it resumes from its cursor
+            except StuntsetError as error:  # the log cannot go on (a row that does not decode)
+                with contextlib.suppress(_Gone):
+                    await self.send(
+                        {
+                            "type": "error",
+                            "id": None,
+                            "session_id": session_id,
+                            "field": None,
+                            "message": f"subscription to {session_id!r} ended: {error}",
+                        }
+                    )
             finally:
                 with anyio.CancelScope(shield=True):
                     await subscription.aclose()

@@ -15,7 +15,9 @@ Requests (each may carry an ``id`` that the reply echoes)::
 Replies: ``{"type": "ok", "id", "result"}``, ``{"type": "error", "id", "field", "message"}``,
 and for subscriptions ``{"type": "event", "session_id", "epoch", "event"}`` or ``{"type":
 "stale", "session_id", "cursor", "resume_at", "message"}`` when a rollback passed the cursor
-of a live subscription (it has ended; subscribe again).
+of a live subscription (it has ended; subscribe again), or ``{"type": "error", "id": null,
+"session_id", "field": null, "message"}`` when the log cannot go on with it (a stored row
+that does not decode: the message names its seq and ``stuntset log doctor``).
 
 Resuming: the event carries its ``seq`` and the frame the session ``epoch`` that ``seq``
 belongs to. A client keeps the pair of the last event it saw and resubscribes with ``after``
