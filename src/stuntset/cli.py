@@ -345,7 +345,6 @@ _add_fake_cli("codex", "stuntset cli codex --script s.toml -- exec --json hello"
 @click.option(
     "--db",
     default=None,
-    type=click.Path(dir_okay=False),
     help="SQLite file of the event log and the host's rows (one daemon per file); default: "
     "$XDG_DATA_HOME/stuntset/host.db or ~/.local/share/stuntset/host.db.",
 )
@@ -372,7 +371,7 @@ def log_group() -> None:
 
 
 @log_group.command("doctor")
-@click.argument("db", type=click.Path(dir_okay=False))
+@click.argument("db")
 @click.option(
     "--move-aside",
     is_flag=True,

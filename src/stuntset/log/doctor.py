@@ -53,7 +53,12 @@ class BadRow(msgspec.Struct, frozen=True):
 
 def _connect(path: str, *, write: bool) -> sqlite3.Connection:
     if not os.path.isfile(path):
-        raise LogFileError(f"{path}: no such file (give the path of a stuntset log)", path=path)
+        what = "a folder" if os.path.isdir(path) else "not a regular file"
+        if not os.path.exists(path):
+            what = "no such file"
+        raise LogFileError(
+            f"log doctor: {path}: {what} (give the path of a stuntset log)", path=path
+        )
     try:
         if write:
             conn = sqlite3.connect(path, isolation_level=None)

@@ -31,6 +31,11 @@ class DatabaseLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
+        if os.path.exists(self.database) and not os.path.isfile(self.database):
+            raise LogFileError(
+                f"{self.database}: it is a folder or a special file, not a database file",
+                path=self.database,
+            )
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             fd = os.open(self.path, flags, 0o600)

@@ -190,6 +190,12 @@ class SqliteEventLog:
         self._notifier = Notifier()
         self._watcher: threading.Thread | None = None
         self._stopped = threading.Event()
+        if not self._memory and os.path.exists(self._path) and not os.path.isfile(self._path):
+            kind = "a folder" if os.path.isdir(self._path) else "not a regular file"
+            raise LogFileError(
+                f"SqliteEventLog: {self._path}: it is {kind} (give the path of a log file)",
+                path=self._path,
+            )
         #: Opened read-only: the file (or its folder) is not writable by this process.
         self.readonly = not self._memory and _readonly(self._path)
         try:
