@@ -16,6 +16,7 @@ import pytest
 from _log_helpers import deltas, seqs
 
 from stuntset.errors import LogFileError
+from stuntset.events import MessageDelta
 from stuntset.log import SqliteEventLog
 from stuntset.log.sqlite import _SESSIONS
 
@@ -89,6 +90,7 @@ FULL_DISK = """
 import resource, signal, sys
 from stuntset.errors import LogFileError
 from stuntset.events import MessageDelta
+from stuntset.events import MessageDelta
 from stuntset.log import SqliteEventLog
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
@@ -152,3 +154,22 @@ def test_sessions_come_from_an_index_not_a_scan_of_every_event(tmp_path: Path) -
     with SqliteEventLog(path) as log:
         log.rollback("s2", 0)
         assert log.sessions() == ["s1", "s2"]  # s2 had events: it is still listed
+
+
+def test_a_subscription_reads_at_most_batch_bytes_at_a_time(tmp_path: Path) -> None:
+    """Large events are read a few at a time (at least one), never a thousand at once."""
+    with SqliteEventLog(tmp_path / "log.db", batch_bytes=250_000) as log:
+        big = [
+            MessageDelta(run_id="r", ts=1.0, item_id="m", text=str(i) * 100_000) for i in range(7)
+        ]
+        log.append("s1", big)
+        sizes = []
+        after = 0
+        while after < 7:
+            events, _ = log.poll("s1", after, 0, 1000)
+            sizes.append(len(events))
+            after = events[-1].seq or 0
+        assert sizes == [3, 3, 1]  # the read stops once it holds 250 kB
+        huge = MessageDelta(run_id="r", ts=1.0, item_id="m", text="x" * 1_000_000)
+        log.append("s1", [huge, huge])
+        assert len(log.poll("s1", 7, 0, 1000)[0]) == 1  # one event over the bound: alone
