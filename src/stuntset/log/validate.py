@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import NoReturn
 
 import msgspec
 
@@ -36,6 +37,21 @@ def checked_batch(
     With ``first_seq`` they are numbered ``first_seq, first_seq + 1…`` (what a store does);
     without it they keep whatever ``seq`` they carry.
     """
+    typed: Sequence[Event] = events  # type: ignore[assignment]  # checked on the slow path
+    try:
+        if first_seq is not None:
+            typed = [with_seq(event, seq) for seq, event in enumerate(typed, first_seq)]
+        encoded = [_encoder.encode(event) for event in typed]
+        decoded = _many.decode(b"[" + b",".join(encoded) + b"]")
+    except (TypeError, ValueError, RecursionError, msgspec.MsgspecError):
+        _raise_refused(events, where, first_seq)
+    if decoded != (typed if isinstance(typed, list) else list(typed)):
+        _check_types(events, where)
+        _raise_changed(typed, decoded, where)
+    return decoded, encoded
+
+
+def _check_types(events: Sequence[object], where: str) -> None:
     for index, event in enumerate(events):
         if not isinstance(event, EventBase):
             raise InvalidEvent(
@@ -45,6 +61,11 @@ def checked_batch(
                 index=index,
                 field=None,
             )
+
+
+def _raise_refused(events: Sequence[object], where: str, first_seq: int | None) -> NoReturn:
+    """The slow path of a batch that did not encode or decode: say which event and why."""
+    _check_types(events, where)
     typed: Sequence[Event] = events  # type: ignore[assignment]
     if first_seq is not None:
         typed = [with_seq(event, seq) for seq, event in enumerate(typed, first_seq)]
@@ -52,13 +73,7 @@ def checked_batch(
         encoded = [_encoder.encode(event) for event in typed]
     except (TypeError, ValueError, msgspec.EncodeError):
         _raise_unencodable(typed, where)
-    try:
-        decoded = _many.decode(b"[" + b",".join(encoded) + b"]")
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        _raise_undecodable(typed, encoded, where)
-    if decoded != list(typed):
-        _raise_changed(typed, decoded, where)
-    return decoded, encoded
+    _raise_undecodable(typed, encoded, where)
 
 
 def check_event(event: object, *, where: str) -> Event:
@@ -75,7 +90,7 @@ def _fail(where: str, index: int, event: Event, field: str | None, why: str) -> 
     )
 
 
-def _raise_unencodable(events: Sequence[Event], where: str) -> None:
+def _raise_unencodable(events: Sequence[Event], where: str) -> NoReturn:
     for index, event in enumerate(events):
         for name in event.__struct_fields__:
             try:
@@ -87,7 +102,7 @@ def _raise_unencodable(events: Sequence[Event], where: str) -> None:
     raise AssertionError("unreachable: the batch encoded field by field")  # pragma: no cover
 
 
-def _raise_undecodable(events: Sequence[Event], encoded: list[bytes], where: str) -> None:
+def _raise_undecodable(events: Sequence[Event], encoded: list[bytes], where: str) -> NoReturn:
     for index, (event, data) in enumerate(zip(events, encoded, strict=True)):
         try:
             _one.decode(data)
@@ -103,7 +118,7 @@ def _raise_undecodable(events: Sequence[Event], encoded: list[bytes], where: str
     raise AssertionError("unreachable: each event decoded alone")  # pragma: no cover
 
 
-def _raise_changed(events: Sequence[Event], decoded: list[Event], where: str) -> None:
+def _raise_changed(events: Sequence[Event], decoded: list[Event], where: str) -> NoReturn:
     for index, (event, back) in enumerate(zip(events, decoded, strict=True)):
         if event == back:
             continue
