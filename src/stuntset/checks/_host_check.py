@@ -15,7 +15,7 @@ before the crash). Two rules:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -47,25 +47,23 @@ async def _wait_for(log: EventLog, session_id: str, kind: str, timeout: float) -
 
 def play_host(h: LogHarness) -> None:
     """Stop a host with a run going, restart one after a crash; check the two rules."""
-    from stuntset.runtime import RunRecord, SessionService, SessionStore
+    # imported here: the session host (and its providers) only when this part runs
+    from stuntset.runtime.models import RunRecord
+    from stuntset.runtime.service import SessionService
+    from stuntset.runtime.store import SessionStore
     from stuntset.runtime.testing import scenario_registry
+    from stuntset.seams import deterministic
 
     providers = {k: v for k, v in scenario_registry(repeat=2).items() if k in ("stuck", "tool_use")}
     store = SessionStore(":memory:")
-    try:
-        _play(h, store, providers, RunRecord, SessionService)
-    finally:
-        store.close()
-
-
-def _play(h: LogHarness, store: Any, providers: Any, RunRecord: Any, SessionService: Any) -> None:
-    from stuntset.seams import deterministic
-
+    h.on_close(store.close)
     log = h.log
 
     async def first_host() -> tuple[str, str, str]:
         service = SessionService(log=log, store=store, providers=providers)
         service.stop_reason = STOP_REASON
+        stuck = done = ""
+        running = None
         try:
             async with service:
                 task = service.create_task("/stuntset-check")
@@ -79,6 +77,8 @@ def _play(h: LogHarness, store: Any, providers: Any, RunRecord: Any, SessionServ
                 h.step("host 1 stops with a turn running")
         except Exception as error:  # the log refused what the host wrote on its way out
             h.step(f"host 1 stopped with {type(error).__name__}: {error}")
+        if running is None:
+            h.fail("shutdown-terminates-runs", "the host could not start a run on this log")
         return stuck, done, running.run_id
 
     with deterministic():

@@ -114,6 +114,10 @@ class LogHarness:
         self.log = make_log()
         self._stack.callback(self.log.close)
 
+    def on_close(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` when the harness closes (before the log is closed)."""
+        self._stack.callback(callback)
+
     # --- reporting ---------------------------------------------------------------------
 
     def fail(self, invariant: str, detail: str) -> NoReturn:
