@@ -16,8 +16,11 @@ The rules users rely on:
 - The session's checkpoint (the provider's resume handle) is written only when a run
   **completes**: a crashed, killed or abandoned run never overwrites it. A new turn, also on
   a restarted host with a fresh provider, resumes from it.
-- Stopping the host ends running turns as ``run.killed`` (status ``abandoned``); a host that
-  died without that is repaired the same way when the next one starts.
+- Stopping the host ends running turns as ``run.killed`` giving ``stop_reason`` (status
+  ``abandoned``); a host that died without that is repaired the same way when the next one
+  starts, and a run whose terminal event is already in the log is not ended twice.
+- Every provider event is checked as the log checks it (``stuntset.log.validate``): an event
+  that would not read back as given ends its run as ``run.crashed`` (kind ``protocol``).
 
 Time and ids come from the clock and id seams (``stuntset.seams``) unless given.
 """
