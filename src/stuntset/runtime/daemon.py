@@ -19,7 +19,6 @@ import errno
 import os
 import signal
 import socket
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -38,7 +37,7 @@ from stuntset.errors import StaleCursor, StuntsetError, UsageError
 from stuntset.events import to_builtins
 from stuntset.log.base import Subscription
 from stuntset.log.lock import DatabaseLock
-from stuntset.log.sqlite import SqliteEventLog, file_error
+from stuntset.log.sqlite import SqliteEventLog
 from stuntset.runtime import protocol as p
 from stuntset.runtime.security import Guard, new_token, remove_private_file, write_private_file
 from stuntset.runtime.service import ProviderFactory, SessionService
@@ -284,9 +283,6 @@ def _open_stores(db: str) -> tuple[SqliteEventLog, SessionStore]:
     log = SqliteEventLog(db)
     try:
         return log, SessionStore(db)
-    except sqlite3.Error as error:
-        log.close()
-        raise file_error(db, error, where="SessionStore") from error
     except BaseException:
         log.close()
         raise
