@@ -28,6 +28,7 @@ from hypothesis.internal.conjecture import providers
 # Hypothesis also draws literals found in the local modules it sees loaded ("local
 # constants"), so the search moved with every edit of stuntset's source (a new module, a new
 # literal). Without them it depends only on the Hypothesis version and this suite.
+assert hasattr(providers, "_get_local_constants"), "Hypothesis moved it: update this"
 providers._get_local_constants = lambda: providers._local_constants
 sys.path.insert(0, sys.argv[1])
 from _broken_logs import BROKEN, SCENARIO_ONLY
