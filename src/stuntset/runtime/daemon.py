@@ -4,7 +4,10 @@
 ``stuntset.runtime.protocol``). Every request passes ``security.Guard`` first. A malformed
 message gets an error reply naming the field; the connection and the daemon live on.
 
-``run_daemon(...)`` serves until shut down (the ``stuntset daemon`` command's body);
+``run_daemon(...)`` serves until shut down (the ``stuntset daemon`` command's body): it holds
+the database's exclusive lock for its whole life (one daemon per database), writes the token
+file safely into a private runtime directory and removes it however it stops, and on
+SIGINT/SIGTERM (``handle_signals``) ends every running run as ``run.killed`` before exiting;
 ``start_daemon(...)`` runs one on a thread of the current process and returns a handle
 (for tests and the demo). The listening socket is bound by us (port 0 = a free port, no
 find-then-bind race) and has ``TCP_NODELAY`` set.
