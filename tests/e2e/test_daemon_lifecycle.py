@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,15 +34,18 @@ class Daemon:
         self.info = DaemonInfo(**json.loads(token_file.read_text()))
 
 
-def daemon_command(db: Path, token_file: Path) -> list[str]:
+def daemon_command(db: Path, token_file: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "stuntset.cli", "daemon", "--db", str(db), "--token-file",
-            str(token_file)]  # fmt: skip
+            str(token_file), *extra]  # fmt: skip
 
 
 @contextmanager
-def spawned(db: Path, token_file: Path) -> Iterator[Daemon]:
+def spawned(db: Path, token_file: Path, *extra: str) -> Iterator[Daemon]:
     process = subprocess.Popen(
-        daemon_command(db, token_file), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        daemon_command(db, token_file, *extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stdout is not None
@@ -192,3 +197,22 @@ def test_the_default_database_is_used_and_printed(tmp_path: Path) -> None:
         process.wait()
         process.stdout.close()  # type: ignore[union-attr]
         process.stderr.close()  # type: ignore[union-attr]
+
+
+def test_the_daemon_serves_on_ipv6_loopback(tmp_path: Path) -> None:
+    probe = socket.socket(socket.AF_INET6)
+    try:
+        probe.bind(("::1", 0))
+    except OSError as error:
+        pytest.skip(f"no IPv6 loopback here: {error}")
+    finally:
+        probe.close()
+    with spawned(tmp_path / "host.db", tmp_path / "run" / "daemon.json", "--host", "::1") as daemon:
+        assert daemon.info.url.startswith("http://[::1]:")
+        with urllib.request.urlopen(daemon.info.url + "/health", timeout=10) as response:
+            assert json.load(response) == {"ok": True}
+        session_id, _ = start_stuck_run(daemon.info, tmp_path)
+        daemon.process.terminate()
+        assert daemon.process.wait(timeout=30) == 0
+    with SqliteEventLog(tmp_path / "host.db") as log:
+        assert log.read(session_id)[-1].type == "run.killed"
