@@ -22,4 +22,5 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("log_append", log.log_append),
     ("log_replay", log.log_replay),
     ("log_subscribe_latency", log.log_subscribe_latency),
+    ("log_idle_subscriptions", log.log_idle_subscriptions),
 ]

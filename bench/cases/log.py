@@ -158,3 +158,79 @@ def log_subscribe_latency() -> Case:
         budget="reported",
         custom=run,
     )
+
+
+IDLE = 500
+
+
+def log_idle_subscriptions() -> Case:
+    """What 500 subscriptions waiting at the head of their sessions cost the process: the CPU
+    time per second of wall time (% of one core), over several one-second windows. The
+    anchor is what the same subscriptions cost when each re-read every 0.1 s (as before the
+    log had one ``data_version`` watcher). Then one append per session must wake them all."""
+
+    def run() -> dict[str, Result]:
+        import asyncio
+        import time
+
+        from stuntset.log import LogSubscription
+
+        directory = Path(tempfile.mkdtemp(prefix="stuntset-bench-idle-"))
+        log = SqliteEventLog(directory / "events.db")
+        sessions = [f"s{i}" for i in range(IDLE)]
+        for session in sessions:
+            log.append(session, _events(1))
+
+        async def idle_cpu(subscriptions: list[LogSubscription], windows: int) -> list[float]:
+            expected = [s.cursor + 1 for s in subscriptions]
+            waiting = [asyncio.ensure_future(anext(s)) for s in subscriptions]
+            await asyncio.sleep(0.5)  # every one has read its session and waits
+            samples: list[float] = []
+            for _ in range(windows):
+                cpu, wall = time.process_time(), time.perf_counter()
+                await asyncio.sleep(1.0)
+                cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+                samples.append(100 * cpu / wall)
+            for session in sessions:  # one append each: every subscriber must wake
+                log.append(session, _events(1))
+            delivered = await asyncio.wait_for(asyncio.gather(*waiting), timeout=60)
+            seqs = [event.seq for event in delivered]
+            assert seqs == expected, "a subscriber missed its append"
+            for subscription in subscriptions:
+                await subscription.aclose()
+            return samples
+
+        async def main() -> dict[str, Result]:
+            subject = [log.subscribe(s, after=1) for s in sessions]
+            ours = await idle_cpu(subject, windows=5)
+            polling = [
+                LogSubscription(log, log._notifier, s, after=2, epoch=0, poll_interval=0.1)
+                for s in sessions
+            ]
+            anchor = await idle_cpu(polling, windows=3)  # after=2: they wait for seq 3
+            return {
+                f"{IDLE} idle subscriptions": Result(f"{IDLE} idle subscriptions", ours),
+                "each polling every 0.1 s (before)": Result(
+                    "each polling every 0.1 s (before)", anchor
+                ),
+            }
+
+        try:
+            return asyncio.run(main())
+        finally:
+            log.close()
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def verdict(results: dict[str, Result]) -> tuple[bool, str]:
+        share = results[f"{IDLE} idle subscriptions"].median
+        return share < 1.0, f"{share:.2f}% of a core (budget < 1%)"
+
+    return Case(
+        name="log_idle_subscriptions",
+        title=f"SqliteEventLog: CPU of {IDLE} subscriptions waiting at the head (% of one core)",
+        variants=[],
+        budget="< 1% of a core",
+        verdict=verdict,
+        unit="%",
+        custom=run,
+    )

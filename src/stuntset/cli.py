@@ -344,24 +344,48 @@ _add_fake_cli("codex", "stuntset cli codex --script s.toml -- exec --json hello"
 @main.command("daemon")
 @click.option(
     "--db",
-    default="stuntset-host.db",
-    show_default=True,
-    type=click.Path(dir_okay=False),
-    help="SQLite file of the event log and the host's rows.",
+    default=None,
+    help="SQLite file of the event log and the host's rows (one daemon per file); default: "
+    "$XDG_DATA_HOME/stuntset/host.db or ~/.local/share/stuntset/host.db.",
 )
-@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="127.0.0.1, localhost or ::1.")
+@click.option("--port", default=0, show_default=True, help="Port to listen on (0: a free one).")
 @click.option(
     "--token-file",
     default=None,
     type=click.Path(dir_okay=False),
     help="Where to write url, port, pid and token (mode 0600); default: the per-user runtime dir.",
 )
-def daemon(db: str, port: int, token_file: str | None) -> None:
-    """Serve the session host on 127.0.0.1: WebSocket API at /ws (token required), GET /health,
-    POST /shutdown. Providers: the catalog scenarios by name, and `stuck`."""
+def daemon(db: str | None, host: str, port: int, token_file: str | None) -> None:
+    """Serve the session host on loopback: WebSocket API at /ws (token required), GET /health,
+    POST /shutdown. SIGINT and SIGTERM shut it down gracefully (running runs end as
+    run.killed). Providers: the catalog scenarios by name, and `stuck`."""
     from stuntset.runtime._cli import run_daemon_command
 
-    run_daemon_command(db, port, token_file, click.echo)
+    run_daemon_command(db, port, token_file, click.echo, host=host)
+
+
+@main.group("log")
+def log_group() -> None:
+    """Work with session-log databases (SQLite)."""
+
+
+@log_group.command("doctor")
+@click.argument("db")
+@click.option(
+    "--move-aside",
+    is_flag=True,
+    help="Move the rows that do not decode into the table events_aside (refused while a "
+    "daemon holds the database).",
+)
+def log_doctor(db: str, move_aside: bool) -> None:
+    """List the rows of DB that do not decode (session, seq, why): stored by a stuntset from
+    before events were checked on append. Exit 1 if any are left in place."""
+    from stuntset.log import doctor
+    from stuntset.log._cli import print_doctor
+
+    rows = doctor.move_aside(db) if move_aside else doctor.diagnose(db)
+    sys.exit(print_doctor(db, rows, moved=move_aside))
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m stuntset.cli`

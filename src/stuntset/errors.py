@@ -7,6 +7,9 @@
     │   ├── ScriptError                         a script is invalid or cannot be rendered on a wire
     │   ├── UnknownScenario (also LookupError)  no scenario of that name
     │   ├── CapabilityError                     a provider was asked for what it cannot do
+    │   ├── InvalidEvent                        an event that a log would not read back as given
+    │   ├── LogFileError                        a log's file is unusable (full disk, read-only, corrupt)
+    │   ├── LogInUse                            another process holds a database's lock (pid)
     │   └── StaleCursor (also LookupError)      a log cursor is beyond the head or was rolled back
     └── HarnessFailure (also AssertionError)    the system under test broke an expectation
         ├── ContractViolation                   an event stream broke the event contract
@@ -36,8 +39,11 @@ __all__ = [
     "ConformanceFailure",
     "ContractViolation",
     "HarnessFailure",
+    "InvalidEvent",
     "InvariantViolation",
     "LeftoverPaths",
+    "LogFileError",
+    "LogInUse",
     "PrefixUnstable",
     "ScriptError",
     "ScriptExhausted",
@@ -114,6 +120,39 @@ class UnknownScenario(UsageError, LookupError):
 
 class CapabilityError(UsageError):
     """A provider was asked for something it has declared it cannot do."""
+
+
+class InvalidEvent(UsageError):
+    """An event was refused at the door of a log: stored, it would not read back as given.
+
+    ``index`` is its 0-based position in the appended batch, ``field`` the offending field
+    (``None`` when the whole item is not an event). Nothing of the batch was stored.
+    """
+
+    def __init__(self, message: str, *, index: int, field: str | None) -> None:
+        super().__init__(message)
+        self.index = index
+        self.field = field
+
+
+class LogFileError(UsageError):
+    """A log's file cannot be used: the disk is full, it is read-only, corrupt, or missing.
+
+    ``path`` names the file; the message says the cause and what to do.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class LogInUse(UsageError):
+    """Another process (``pid``, or ``None`` if it did not say) holds the database's lock."""
+
+    def __init__(self, message: str, *, path: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.pid = pid
 
 
 class StaleCursor(UsageError, LookupError):

@@ -246,3 +246,97 @@ def test_a_rollback_below_a_live_subscribers_cursor_sends_a_stale_frame(
     assert (stale["session_id"], stale["cursor"], stale["resume_at"]) == (session_id, 4, 1)
     assert "rolled back to seq 1" in stale["message"]
     assert (again["epoch"], again["event"]["seq"], again["event"]["text"]) == (1, 2, "again")
+
+
+HOSTILE = [
+    ("nested 10,000 deep", "[" * 10_000 + "]" * 10_000, None, None, "Expected `object`"),
+    (
+        "a field nested 10,000 deep",
+        '{"op": "create_task", "id": 9, "workdir": ' + '{"a": ' * 10_000 + "1" + "}" * 10_001,
+        None,  # too deep to read even its id: the reply's id is null
+        "workdir",
+        "Expected `str`",
+    ),
+    (
+        "a cursor of 5,000 digits",
+        '{"op": "subscribe", "id": 10, "session_id": "s", "after": ' + "9" * 5_000 + "}",
+        10,
+        "after",
+        "out of range",
+    ),
+    (
+        "an id of 5,000 digits",
+        '{"op": "close", "id": ' + "9" * 5_000 + ', "session_id": "s"}',
+        None,
+        "id",
+        "out of range",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("message", "request_id", "field", "says"),
+    [case[1:] for case in HOSTILE],
+    ids=[case[0] for case in HOSTILE],
+)
+def test_hostile_messages_get_an_error_and_the_connection_lives_on(
+    daemon: DaemonHandle,
+    tmp_path: Path,
+    message: str,
+    request_id: int | None,
+    field: str | None,
+    says: str,
+) -> None:
+    with DaemonClient(daemon.info) as client:
+        client.send_raw(message)
+        reply = client.reply(request_id)
+        assert reply["type"] == "error"
+        assert reply["field"] == field
+        assert says in reply["message"]
+        assert client.call("create_task", workdir=str(tmp_path))["workdir"] == str(tmp_path)
+
+
+def test_events_of_10_mb_reach_a_subscriber_written_by_another_connection(
+    daemon: DaemonHandle, tmp_path: Path
+) -> None:
+    """Batches are bounded by bytes on the server and the client takes frames as large as the
+    server sends; the appends come through another connection (woken by data_version)."""
+    big = "x" * (10 * 1024 * 1024)
+    with DaemonClient(daemon.info, timeout=60) as client:
+        session_id = new_session(client, tmp_path, "tool_use")
+        client.call("subscribe", session_id=session_id)
+        with SqliteEventLog(tmp_path / "stuntset-host.db") as writer:
+            writer.append(session_id, [build_event("run.started", session_id=session_id)])
+            for index in range(3):
+                writer.append(
+                    session_id, [build_event("message.delta", item_id=f"m{index}", text=big)]
+                )
+        events = client.events(4)
+    assert [e["seq"] for e in events] == [1, 2, 3, 4]
+    assert [len(e["text"]) for e in events[1:]] == [len(big)] * 3
+
+
+def test_a_row_that_does_not_decode_ends_the_subscription_with_an_error_frame(
+    daemon: DaemonHandle, tmp_path: Path
+) -> None:
+    """A row stored before events were checked (planted with raw sqlite3): the subscriber is
+    told which seq and what to run, and its connection lives on."""
+    import sqlite3
+
+    with DaemonClient(daemon.info) as client:
+        session_id = new_session(client, tmp_path, "tool_use")
+        raw = sqlite3.connect(tmp_path / "stuntset-host.db")
+        raw.execute(
+            "INSERT INTO events (session_id, seq, run_id, type, data) VALUES (?, 1, 'r', "
+            "'message.delta', ?)",
+            (session_id, b'{"type":"message.delta","run_id":"r","ts":"now","item_id":"m"}'),
+        )
+        raw.commit()
+        raw.close()
+        client.call("subscribe", session_id=session_id)
+        message = client.next_message()
+        assert message["type"] == "error"
+        assert message["session_id"] == session_id
+        assert "seq 1 does not decode" in message["message"]
+        assert "stuntset log doctor" in message["message"]
+        assert client.call("create_task", workdir=str(tmp_path))["workdir"] == str(tmp_path)

@@ -4,6 +4,7 @@ and exits 0 on `POST /shutdown`."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -85,7 +86,8 @@ def test_the_daemon_command_in_process_and_its_default_token_file(
         info = json.loads((tmp_path / "rt" / "daemon.json").read_text())
         assert lines == [
             f"stuntset daemon on {info['url']} (WebSocket {info['url'].replace('http', 'ws')}/ws); "
-            f"token in {tmp_path / 'rt' / 'daemon.json'} (0600)"
+            f"db {tmp_path / 'host.db'}; token in {tmp_path / 'rt' / 'daemon.json'} (0600); "
+            f"pid {os.getpid()}"
         ]
     finally:
         if announced.is_set():

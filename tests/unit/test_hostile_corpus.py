@@ -4,6 +4,7 @@ naming the place, exit 2, and no traceback."""
 from __future__ import annotations
 
 import os
+import socket
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,12 +40,24 @@ def _cases() -> list[Case]:
 
 
 def _fill(text: str, here: Path, tmp: Path) -> str:
-    return text.replace("{here}", str(here)).replace("{tmp}", str(tmp))
+    text = text.replace("{here}", str(here)).replace("{tmp}", str(tmp))
+    return text.replace("{port}", _BUSY.get(tmp, "{port}"))
 
 
-def _prepare(step: dict[str, Any], here: Path, tmp: Path) -> None:
-    path = Path(_fill(step["path"], here, tmp))
+#: tmp folder → the port a ``busy_port`` step holds for its case (as text).
+_BUSY: dict[Path, str] = {}
+
+
+def _prepare(step: dict[str, Any], here: Path, tmp: Path, held: list[socket.socket]) -> None:
     kind = step["kind"]
+    if kind == "busy_port":  # a port something already listens on: {port}
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        held.append(sock)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        _BUSY[tmp] = str(sock.getsockname()[1])
+        return
+    path = Path(_fill(step["path"], here, tmp))
     if kind == "fifo":
         os.mkfifo(path)
     elif kind == "dangling_symlink":
@@ -68,17 +81,24 @@ ALL = _cases()
 
 def test_the_corpus_covers_every_command_group() -> None:
     groups = {case.group for case in ALL}
-    assert "script" in groups
+    assert {"script", "daemon", "log"} <= groups
 
 
 @pytest.mark.parametrize("case", ALL, ids=[f"{c.group}: {c.name}" for c in ALL])
 def test_hostile_input_is_one_line_exit_2_no_traceback(case: Case, tmp_path: Path) -> None:
     here = CORPUS / case.group
-    for step in case.prepare:
-        _prepare(step, here, tmp_path)
-    argv = [_fill(arg, here, tmp_path) for arg in case.argv]
-    stdin = None if case.stdin is None else _fill(case.stdin, here, tmp_path)
-    result = CliRunner().invoke(main, argv, input=stdin)
+    held: list[socket.socket] = []
+    try:
+        for step in case.prepare:
+            _prepare(step, here, tmp_path, held)
+        argv = [_fill(arg, here, tmp_path) for arg in case.argv]
+        stdin = None if case.stdin is None else _fill(case.stdin, here, tmp_path)
+        result = CliRunner().invoke(main, argv, input=stdin)
+        mentions = [_fill(mention, here, tmp_path) for mention in case.mentions]
+    finally:
+        for sock in held:
+            sock.close()
+        _BUSY.pop(tmp_path, None)
     assert result.exception is None or isinstance(result.exception, SystemExit), (
         f"{case.name}: raised {result.exception!r}"
     )
@@ -86,5 +106,5 @@ def test_hostile_input_is_one_line_exit_2_no_traceback(case: Case, tmp_path: Pat
     assert result.exit_code == case.exit, result.output
     lines = result.stderr.splitlines()
     assert len(lines) == 1, f"{case.name}: expected one line on stderr, got {lines!r}"
-    for mention in case.mentions:
-        assert _fill(mention, here, tmp_path) in lines[0], (lines[0], mention)
+    for mention in mentions:
+        assert mention in lines[0], (lines[0], mention)

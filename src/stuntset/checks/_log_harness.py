@@ -9,6 +9,7 @@ the last steps. Both the fixed scenario and the hypothesis state machine use thi
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -19,8 +20,8 @@ import anyio
 import msgspec
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from stuntset.errors import InvariantViolation, StaleCursor
-from stuntset.events import Event, MessageDelta, to_builtins
+from stuntset.errors import InvalidEvent, InvariantViolation, StaleCursor
+from stuntset.events import Event, MessageDelta, RunCrashed, to_builtins
 from stuntset.log.base import EventLog, Subscription
 from stuntset.log.projections import Projector, diff_views, project
 
@@ -51,7 +52,25 @@ INVARIANTS = {
         "cursor while away raises StaleCursor with resume_at = the lowest such rollback's "
         "seq, from which it resumes seamlessly; without such a rollback it resumes as is"
     ),
+    "rejected-batch-no-trace": (
+        "a batch holding an event the log cannot read back as given is refused whole with "
+        "InvalidEvent naming its index: head and reads are as before, the next append gapless"
+    ),
+    "shutdown-terminates-runs": (
+        "a host stopping with a run going gives it its terminal event (run.killed) in the log"
+    ),
+    "one-terminal-per-run": (
+        "after a host restarts on the log (a crash left runs marked running), every run has "
+        "exactly one terminal event, its last: none missing, none doubled by the recovery"
+    ),
 }
+
+#: Events no log may store as given: (what is wrong, the event).
+INVALID: list[tuple[str, Event]] = [
+    ("ts NaN", MessageDelta(run_id="bad", ts=math.nan, item_id="x", text="x")),
+    ("ts as text", MessageDelta(run_id="bad", ts="now", item_id="x", text="x")),  # type: ignore[arg-type]
+    ("kind outside its literal", RunCrashed(run_id="bad", ts=1.0, kind="network", message="m")),  # type: ignore[arg-type]
+]
 
 
 class Subscriber:
@@ -95,6 +114,10 @@ class LogHarness:
         self.log = make_log()
         self._stack.callback(self.log.close)
 
+    def on_close(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` when the harness closes (before the log is closed)."""
+        self._stack.callback(callback)
+
     # --- reporting ---------------------------------------------------------------------
 
     def fail(self, invariant: str, detail: str) -> NoReturn:
@@ -127,6 +150,37 @@ class LogHarness:
             self.fail("replay-matches-appends", "append returned events other than those given")
         model.extend(want)
         return stored
+
+    def append_rejected(self, session_id: str, events: Sequence[Event], bad: int) -> None:
+        """Append ``events`` with an invalid event at ``bad``: refused whole, no trace left."""
+        kind, invalid = INVALID[bad % len(INVALID)]
+        index = bad % (len(events) + 1)
+        batch = [*events[:index], invalid, *events[index:]]
+        model = self.model.setdefault(session_id, [])
+        self.step(
+            f"append({session_id!r}, {len(batch)} events, {kind} at {index}) at head {len(model)}"
+        )
+        try:
+            stored = self.log.append(session_id, batch)
+        except InvalidEvent as refused:
+            if refused.index != index:
+                self.fail(
+                    "rejected-batch-no-trace",
+                    f"InvalidEvent names index {refused.index}, the bad event is at {index}",
+                )
+        else:
+            self.fail(
+                "rejected-batch-no-trace",
+                f"append stored a batch with {kind} at index {index}: {_show(stored[index : index + 1])}",
+            )
+        read = self.log.read(session_id)
+        if read != model or self.log.head(session_id) != len(model):
+            self.fail(
+                "rejected-batch-no-trace",
+                f"after a refused batch of {len(batch)} at head {len(model)}, session "
+                f"{session_id!r} reads back seqs {_seqs([e.seq for e in read])} (head "
+                f"{self.log.head(session_id)})",
+            )
 
     def append_concurrently(self, session_id: str, batches: Sequence[Sequence[Event]]) -> None:
         """Append each batch from its own thread, all released at once.

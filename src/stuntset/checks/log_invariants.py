@@ -9,8 +9,9 @@ Call it from one test with a factory of fresh, empty logs::
 It first plays a fixed scenario (realistic turns from the scripted provider: replay, live
 wake-up, disconnect and resume while appends continue, a second session, concurrent
 writers, a rollback under live subscribers and under one that is away and resumes with its
-``(epoch, seq)``), then a hypothesis state machine that
-interleaves the same operations at random. Any broken rule raises ``InvariantViolation``
+``(epoch, seq)``, a batch refused for an invalid event), then the reference session host
+over the log (stopped with a run going, restarted after a crash: see ``_host_check``), then
+a hypothesis state machine that interleaves the log operations at random. Any broken rule raises ``InvariantViolation``
 whose ``invariant`` is one of ``INVARIANTS`` and whose message shows the last steps.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from stuntset.checks._host_check import play_host
 from stuntset.checks._log_harness import INVARIANTS, LogHarness
 from stuntset.events import Event
 from stuntset.log.base import EventLog
@@ -51,13 +53,16 @@ def check_event_log(
     settings: hypothesis.settings | None = None,
     timeout: float = 5.0,
     backend: str = "asyncio",
+    host: bool = True,
 ) -> None:
     """Check the ``EventLog`` that ``make_log()`` returns (a fresh, empty one per call).
 
     ``concurrent_writers=False`` / ``rollback=False`` skip what an implementation does not
     support. ``timeout`` (seconds) is how long a subscriber may take to receive an event
     that is stored before that counts as lost. ``backend`` is the async library the
-    subscriptions run on (``"asyncio"`` or ``"trio"``). Raises ``InvariantViolation``.
+    subscriptions run on (``"asyncio"`` or ``"trio"``). ``host=False`` skips playing the
+    reference session host over the log (a stop with a run going, a restart after a crash).
+    Raises ``InvariantViolation``.
     """
     __tracebackhide__ = True
     if scenario:
@@ -68,6 +73,8 @@ def check_event_log(
             timeout=timeout,
             backend=backend,
         )
+    if host:
+        _host(make_log, timeout=timeout, backend=backend)
     if stateful:
         from stuntset.checks._log_machine import run_machine
 
@@ -121,6 +128,9 @@ def _scenario(
         h.pull(live)
         h.pull(resumer)
         h.check()
+        h.append_rejected("s2", tool_turn[:3], 1)  # a bad event mid-batch: refused whole
+        h.append_rejected("s1", [], 0)
+        h.pull_live(live, tool_turn[:1])  # and the live subscriber got nothing of it
         if rollback:
             head = len(h.model["s1"])
             late = h.subscribe("s1", after=head - 2)
@@ -137,5 +147,13 @@ def _scenario(
             h.pull(live)  # StaleCursor too
             h.pull_live(fresh, tool_turn[:2])
         h.check()
+    finally:
+        h.close()
+
+
+def _host(make_log: Callable[[], EventLog], *, timeout: float, backend: str) -> None:
+    h = LogHarness(make_log, timeout=timeout, backend=backend)
+    try:
+        play_host(h)
     finally:
         h.close()

@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
 from stuntset.errors import StaleCursor, UsageError
-from stuntset.events import Event, EventBase
+from stuntset.events import Event
 
 __all__ = [
     "EventLog",
@@ -142,19 +142,14 @@ class EventLog(Protocol):
 
 
 def check_append_args(session_id: object, events: object, *, where: str) -> None:
-    """Reject a bad ``append`` call with an error naming the argument."""
+    """Reject a bad ``append`` call with an error naming the argument (the events themselves
+    are checked by ``stuntset.log.validate.checked_batch``)."""
     if not isinstance(session_id, str) or not session_id:
         raise UsageError(f"{where}: session_id must be a non-empty str, got {session_id!r}")
     if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):
         raise UsageError(
             f"{where}: events must be a sequence of events (a list), got {type(events).__name__}"
         )
-    for index, event in enumerate(events):
-        if not isinstance(event, EventBase):
-            raise UsageError(
-                f"{where}: events[{index}] is a {type(event).__name__}, not a stuntset event "
-                "(build it from stuntset.events, or decode it with stuntset.events.decode)"
-            )
 
 
 def check_cursor(value: object, *, name: str, where: str) -> int:

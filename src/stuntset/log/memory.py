@@ -20,6 +20,7 @@ from stuntset.log.base import (
     stale_resume,
 )
 from stuntset.log.subscription import LogSubscription, Notifier
+from stuntset.log.validate import checked_batch
 
 __all__ = ["MemoryEventLog"]
 
@@ -52,11 +53,13 @@ class MemoryEventLog:
 
     def append(self, session_id: str, events: Sequence[Event]) -> list[Event]:
         check_append_args(session_id, events, where="MemoryEventLog.append")
+        # what SqliteEventLog would hand back: checked, and as JSON reads it (see validate)
+        readable, _ = checked_batch(events, where="MemoryEventLog.append")
         with self._lock:
             self._check_open("append")
             session = self._sessions.setdefault(session_id, _Session())
             head = len(session.events)
-            stored = [with_seq(event, head + i) for i, event in enumerate(events, 1)]
+            stored = [with_seq(event, head + i) for i, event in enumerate(readable, 1)]
             session.events.extend(stored)
         if stored:
             self._notifier.notify(session_id)

@@ -22,21 +22,34 @@ Durability, by ``synchronous=``:
 
 Never copy, hash or open the file while the log is open: call ``release_file()``, which
 checkpoints the WAL into the file and closes it, then use the path it returns.
+
+A file this process may not write (or in a folder it may not write) is opened read-only:
+it reads, and an append says so. A full disk, a read-only or corrupt file, and a row that
+does not decode (stored by a stuntset from before events were checked on append) each raise
+one ``LogFileError`` naming the file and the cause; ``stuntset log doctor`` lists and moves
+aside rows that do not decode.
+
+Subscriptions read at most ``batch_bytes`` of events at a time (at least one event), and an
+idle one costs nothing: it waits for a wake-up from an append through this object, and one
+watcher per log checks ``PRAGMA data_version`` every ``poll_interval`` (only while someone
+waits) to wake them for commits made by other connections or processes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Literal
+from urllib.parse import quote
 
 import msgspec
 
-from stuntset.errors import UsageError
-from stuntset.events import Event, encode, type_of, with_seq
+from stuntset.errors import LogFileError, UsageError
+from stuntset.events import Event, type_of
 from stuntset.log.base import (
     check_append_args,
     check_cursor,
@@ -45,8 +58,9 @@ from stuntset.log.base import (
     stale_resume,
 )
 from stuntset.log.subscription import LogSubscription, Notifier
+from stuntset.log.validate import checked_batch
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "SqliteEventLog", "Synchronous"]
+__all__ = ["BATCH_BYTES", "SCHEMA", "SCHEMA_VERSION", "SqliteEventLog", "Synchronous", "file_error"]
 
 Synchronous = Literal["NORMAL", "FULL"]
 
@@ -73,31 +87,75 @@ CREATE TABLE IF NOT EXISTS rollbacks (
 
 _HEAD = "SELECT max(seq) FROM events WHERE session_id = ?"
 _INSERT = "INSERT INTO events (session_id, seq, run_id, type, data) VALUES (?, ?, ?, ?, ?)"
-_READ = "SELECT data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+_READ = "SELECT seq, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+#: Every session id, one index seek per session (a skip-scan of ``UNIQUE (session_id, seq)``)
+#: rather than a scan of every event; sessions whose events were all rolled back are in
+#: ``rollbacks``.
+_SESSIONS = """
+WITH RECURSIVE ids(id) AS (
+    SELECT min(session_id) FROM events
+    UNION ALL
+    SELECT (SELECT min(session_id) FROM events WHERE session_id > ids.id) FROM ids
+    WHERE ids.id IS NOT NULL
+)
+SELECT id FROM ids WHERE id IS NOT NULL
+UNION
+SELECT DISTINCT session_id FROM rollbacks
+ORDER BY 1
+"""
+
+#: How many bytes of events a subscription reads at a time (at least one event).
+BATCH_BYTES = 4 * 1024 * 1024
 _EPOCH = "SELECT max(epoch) FROM rollbacks WHERE session_id = ?"
 _LOW = "SELECT min(to_seq) FROM rollbacks WHERE session_id = ? AND epoch > ?"
 
 _events_decoder = msgspec.json.Decoder(list[Event])
+_event_decoder = msgspec.json.Decoder(Event)
+
+_CAUSES = {
+    sqlite3.SQLITE_FULL: "the disk is full (free some space; nothing of the write was stored)",
+    sqlite3.SQLITE_READONLY: "it is read-only here (it can be read; write to another file)",
+    sqlite3.SQLITE_CORRUPT: "the file is corrupt (restore it from a copy, or start a new one)",
+    sqlite3.SQLITE_NOTADB: "it is not an SQLite database (give the path of a log, or a new one)",
+    sqlite3.SQLITE_CANTOPEN: "it cannot be opened (does its folder exist, is it a folder?)",
+    sqlite3.SQLITE_IOERR: "an I/O error (is the disk failing or full?)",
+    sqlite3.SQLITE_PERM: "permission denied",
+    sqlite3.SQLITE_BUSY: "another connection holds it locked (longer than busy_timeout)",
+    sqlite3.SQLITE_LOCKED: "another connection holds it locked",
+}
 
 
-def _decode_rows(rows: list[tuple[bytes]]) -> list[Event]:
+def file_error(path: str, error: sqlite3.Error, *, where: str) -> LogFileError:
+    """One line naming ``path`` and the cause of a ``sqlite3`` error."""
+    code = getattr(error, "sqlite_errorcode", None)
+    cause = _CAUSES.get(code & 0xFF if isinstance(code, int) else -1, "SQLite failed")
+    return LogFileError(f"{where}: {path}: {cause} ({error})", path=path)
+
+
+def _decode_rows(rows: list[tuple[int, bytes]], path: str, session_id: str) -> list[Event]:
     if not rows:
         return []
-    return _events_decoder.decode(b"[" + b",".join([row[0] for row in rows]) + b"]")
-
-
-def _unencodable(events: list[Event], error: Exception) -> UsageError:
-    index = -1
-    for position, event in enumerate(events):
+    try:
+        return _events_decoder.decode(b"[" + b",".join([row[1] for row in rows]) + b"]")
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        pass
+    for seq, data in rows:
         try:
-            encode(event)
-        except (TypeError, msgspec.EncodeError) as bad:
-            index, error = position, bad
-            break
-    return UsageError(
-        f"SqliteEventLog.append: events[{index}] ({type_of(events[index])}) cannot be "
-        f"stored as JSON: {error}; nothing of this batch was stored"
-    )
+            _event_decoder.decode(data)
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as error:
+            raise LogFileError(
+                f"{path}: session {session_id!r} seq {seq} does not decode ({error}); it was "
+                f"stored before events were checked on append: run `stuntset log doctor "
+                f"{path} --move-aside` to set such rows aside",
+                path=path,
+            ) from None
+    raise LogFileError(f"{path}: session {session_id!r}: rows do not decode", path=path)
+
+
+def _readonly(path: str) -> bool:
+    """Whether ``path`` is an existing file this process may not write (or not beside)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return os.path.isfile(path) and not (os.access(path, os.W_OK) and os.access(folder, os.W_OK))
 
 
 class SqliteEventLog:
@@ -117,6 +175,7 @@ class SqliteEventLog:
         synchronous: Synchronous = "NORMAL",
         busy_timeout: float = 10.0,
         poll_interval: float | None = 0.1,
+        batch_bytes: int = BATCH_BYTES,
     ) -> None:
         if synchronous not in ("NORMAL", "FULL"):
             raise UsageError(
@@ -126,18 +185,59 @@ class SqliteEventLog:
         self._memory = self._path == ":memory:" or self._path.startswith("file::memory:")
         self.synchronous: Synchronous = synchronous
         self._poll_interval = poll_interval
+        self._batch_bytes = max(1, batch_bytes)
         self._lock = threading.Lock()
         self._notifier = Notifier()
-        try:
-            self._conn: sqlite3.Connection | None = sqlite3.connect(
-                self._path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        self._watcher: threading.Thread | None = None
+        self._stopped = threading.Event()
+        if not self._memory and os.path.exists(self._path) and not os.path.isfile(self._path):
+            kind = "a folder" if os.path.isdir(self._path) else "not a regular file"
+            raise LogFileError(
+                f"SqliteEventLog: {self._path}: it is {kind} (give the path of a log file)",
+                path=self._path,
             )
+        #: Opened read-only: the file (or its folder) is not writable by this process.
+        self.readonly = not self._memory and _readonly(self._path)
+        try:
+            self._conn: sqlite3.Connection | None = self._connect(busy_timeout)
         except sqlite3.Error as error:
-            raise UsageError(f"SqliteEventLog: cannot open {self._path!r}: {error}") from error
+            raise file_error(self._path, error, where="SqliteEventLog") from error
         self._setup(self._conn)
+
+    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+        def connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
+            return sqlite3.connect(
+                target,
+                timeout=busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=uri,
+            )
+
+        if not self.readonly:
+            return connect(self._path)
+        uri = "file:" + quote(os.path.abspath(self._path))
+        try:
+            conn = connect(uri + "?mode=ro", uri=True)
+            conn.execute("PRAGMA user_version").fetchone()
+            return conn
+        except sqlite3.OperationalError:  # WAL without a -shm, in a folder we may not write
+            wal = Path(self._path + "-wal")
+            if wal.exists() and wal.stat().st_size:
+                raise
+            # nothing waits in a WAL: the file alone is the whole log, read it as it is
+            return connect(uri + "?immutable=1", uri=True)
 
     def _setup(self, conn: sqlite3.Connection) -> None:
         try:
+            if self.readonly:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version != SCHEMA_VERSION:
+                    raise UsageError(
+                        f"SqliteEventLog: {self._path!r} (read-only) has schema version "
+                        f"{version}, not a stuntset log of version {SCHEMA_VERSION}"
+                    )
+                return
             if not self._memory:
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
@@ -156,16 +256,25 @@ class SqliteEventLog:
                     )
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-        except sqlite3.DatabaseError as error:
+        except sqlite3.Error as error:
             conn.close()
-            raise UsageError(
-                f"SqliteEventLog: {self._path!r} is not a usable stuntset log: {error}"
+            raise file_error(
+                self._path, error, where="SqliteEventLog: not a usable stuntset log"
             ) from error
         except BaseException:
             conn.close()
             raise
+
+    @contextlib.contextmanager
+    def _errors(self, where: str) -> Iterator[None]:
+        """Turn a ``sqlite3`` error into one ``LogFileError`` naming the file and the cause."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise file_error(self._path, error, where=f"SqliteEventLog.{where}") from error
 
     @property
     def path(self) -> str:
@@ -185,19 +294,18 @@ class SqliteEventLog:
         check_append_args(session_id, events, where="SqliteEventLog.append")
         if not events:
             return []
-        with self._lock:
+        with self._lock, self._errors("append"):
             conn = self._open("append")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 head = conn.execute(_HEAD, (session_id,)).fetchone()[0] or 0
-                stored = [with_seq(event, seq) for seq, event in enumerate(events, head + 1)]
-                try:
-                    rows = [
-                        (session_id, event.seq, event.run_id, type_of(event), encode(event))
-                        for event in stored
-                    ]
-                except (TypeError, msgspec.EncodeError) as error:
-                    raise _unencodable(stored, error) from error
+                stored, encoded = checked_batch(
+                    events, where="SqliteEventLog.append", first_seq=head + 1
+                )
+                rows = [
+                    (session_id, event.seq, event.run_id, type_of(event), data)
+                    for event, data in zip(stored, encoded, strict=True)
+                ]
                 conn.executemany(_INSERT, rows)
                 conn.execute("COMMIT")
             except BaseException:
@@ -217,11 +325,11 @@ class SqliteEventLog:
     ) -> list[Event]:
         after = check_cursor(after, name="after", where="SqliteEventLog.read")
         epoch = check_epoch(epoch, where="SqliteEventLog.read")
-        with self._lock:
+        with self._lock, self._errors("read"):
             conn = self._open("read")
             if epoch is None:
                 rows = conn.execute(_READ, (session_id, after, -1 if limit is None else limit))
-                return _decode_rows(rows.fetchall())
+                return _decode_rows(rows.fetchall(), self._path, session_id)
             conn.execute("BEGIN")  # one snapshot for the cursor check and the rows
             try:
                 self._check_resume(conn, session_id, after, epoch)
@@ -229,15 +337,15 @@ class SqliteEventLog:
                 found = rows.fetchall()
             finally:
                 conn.execute("COMMIT")
-        return _decode_rows(found)
+        return _decode_rows(found, self._path, session_id)
 
     def head(self, session_id: str) -> int:
-        with self._lock:
+        with self._lock, self._errors("head"):
             conn = self._open("head")
             return int(conn.execute(_HEAD, (session_id,)).fetchone()[0] or 0)
 
     def epoch(self, session_id: str) -> int:
-        with self._lock:
+        with self._lock, self._errors("epoch"):
             conn = self._open("epoch")
             return int(conn.execute(_EPOCH, (session_id,)).fetchone()[0] or 0)
 
@@ -262,25 +370,49 @@ class SqliteEventLog:
     ) -> LogSubscription:
         after = check_cursor(after, name="after", where="SqliteEventLog.subscribe")
         epoch = check_epoch(epoch, where="SqliteEventLog.subscribe")
-        with self._lock:
+        with self._lock, self._errors("subscribe"):
             conn = self._open("subscribe")
             conn.execute("BEGIN")
             try:
                 current = self._check_resume(conn, session_id, after, epoch)
             finally:
                 conn.execute("COMMIT")
+            if self._watcher is None and self._poll_interval is not None and not self._memory:
+                self._start_watcher(conn)
         return LogSubscription(
-            self,
-            self._notifier,
-            session_id,
-            after=after,
-            epoch=current if epoch is None else epoch,
-            poll_interval=self._poll_interval,
+            self, self._notifier, session_id, after=after, epoch=current if epoch is None else epoch
         )
 
+    def _start_watcher(self, conn: sqlite3.Connection) -> None:
+        """One thread per log wakes subscribers when another connection commits (under the
+        lock: the first ``data_version`` is read before any subscription's first read)."""
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        self._watcher = threading.Thread(
+            target=self._watch, args=(version,), name="stuntset-log-watcher", daemon=True
+        )
+        self._watcher.start()
+
+    def _watch(self, last: int) -> None:
+        assert self._poll_interval is not None
+        while not self._stopped.wait(self._poll_interval):
+            if not self._notifier.waiting():
+                continue  # nobody to wake; ``last`` stays older than any later read
+            with self._lock:
+                conn = self._conn
+                if conn is None:
+                    return
+                try:
+                    version = conn.execute("PRAGMA data_version").fetchone()[0]
+                except sqlite3.Error:
+                    continue  # the next read reports it
+            if version != last:
+                last = version
+                self._notifier.notify_all()
+
     def poll(self, session_id: str, after: int, epoch: int, limit: int) -> tuple[list[Event], int]:
-        """For ``LogSubscription``: the events after ``after`` (see ``subscription.Source``)."""
-        with self._lock:
+        """For ``LogSubscription``: the events after ``after`` (see ``subscription.Source``),
+        at most ``limit`` of them and about ``batch_bytes`` (at least one)."""
+        with self._lock, self._errors("subscribe"):
             conn = self._conn
             if conn is None:
                 return [], epoch
@@ -291,14 +423,22 @@ class SqliteEventLog:
                     low = conn.execute(_LOW, (session_id, epoch)).fetchone()[0]
                     if low is not None and low < after:
                         raise stale_cursor(session_id, after, low, rolled_back=True)
-                rows = conn.execute(_READ, (session_id, after, limit)).fetchall()
+                rows: list[tuple[int, bytes]] = []
+                size = 0
+                cursor = conn.execute(_READ, (session_id, after, limit))  # steps lazily
+                for row in cursor:
+                    rows.append(row)
+                    size += len(row[1])
+                    if size >= self._batch_bytes:
+                        break
+                cursor.close()
             finally:
                 conn.execute("COMMIT")
-        return _decode_rows(rows), current
+        return _decode_rows(rows, self._path, session_id), current
 
     def rollback(self, session_id: str, to_seq: int) -> int:
         to_seq = check_cursor(to_seq, name="to_seq", where="SqliteEventLog.rollback")
-        with self._lock:
+        with self._lock, self._errors("rollback"):
             conn = self._open("rollback")
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -328,15 +468,14 @@ class SqliteEventLog:
         return dropped
 
     def sessions(self) -> list[str]:
-        with self._lock:
+        with self._lock, self._errors("sessions"):
             conn = self._open("sessions")
-            rows = conn.execute(
-                "SELECT session_id FROM events UNION SELECT session_id FROM rollbacks ORDER BY 1"
-            ).fetchall()
+            rows = conn.execute(_SESSIONS).fetchall()
         return [row[0] for row in rows]
 
     def close(self) -> None:
         """Close the connection; live subscriptions end. Closing twice is harmless."""
+        self._stopped.set()
         with self._lock:
             conn, self._conn = self._conn, None
             if conn is not None:
@@ -351,7 +490,7 @@ class SqliteEventLog:
         """
         if self._memory:
             raise UsageError("SqliteEventLog.release_file: an in-memory log has no file")
-        with self._lock:
+        with self._lock, self._errors("release_file"):
             conn = self._open("release_file")
             try:
                 busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]

@@ -116,6 +116,10 @@ class Notifier:
         for waiter in waiters:
             waiter.wake()
 
+    def waiting(self) -> bool:
+        """Whether any subscriber is waiting for a wake-up."""
+        return bool(self._waiting)
+
     def notify_all(self) -> None:
         """Wake every subscriber (on close)."""
         with self._lock:

@@ -11,29 +11,61 @@ from pathlib import Path
 from stuntset.runtime.daemon import DaemonInfo, run_daemon
 from stuntset.runtime.testing import scenario_registry
 
-__all__ = ["default_token_file", "run_daemon_command"]
+__all__ = ["default_db", "default_token_file", "run_daemon_command"]
 
 
 def default_token_file() -> Path:
-    """``$STUNTSET_RUNTIME_DIR`` or ``$XDG_RUNTIME_DIR/stuntset`` or a per-user temp dir."""
+    """``$STUNTSET_RUNTIME_DIR`` or ``$XDG_RUNTIME_DIR/stuntset`` or a per-user temp dir
+    (each checked as a private runtime directory when the daemon starts)."""
     base = os.environ.get("STUNTSET_RUNTIME_DIR")
     if base:
-        return Path(base) / "daemon.json"
+        return Path(base).absolute() / "daemon.json"
     xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg:
+    if xdg and os.path.isabs(xdg):
         return Path(xdg) / "stuntset" / "daemon.json"
     return Path(tempfile.gettempdir()) / f"stuntset-{os.getuid()}" / "daemon.json"
 
 
+def default_db() -> Path:
+    """``$XDG_DATA_HOME/stuntset/host.db``, or ``~/.local/share/stuntset/host.db``: one
+    absolute place, whatever the working directory (a relative default made every folder a
+    daemon was started from a database of its own)."""
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
+    return base / "stuntset" / "host.db"
+
+
 def run_daemon_command(
-    db: str, port: int, token_file: str | None, echo: Callable[[str], None] = print
+    db: str | None,
+    port: int,
+    token_file: str | None,
+    echo: Callable[[str], None] = print,
+    host: str = "127.0.0.1",
 ) -> None:
-    """Serve the daemon (providers: the catalog scenarios by name, and ``stuck``)."""
-    path = Path(token_file) if token_file else default_token_file()
+    """Serve the daemon (providers: the catalog scenarios by name, and ``stuck``) until
+    ``POST /shutdown``, SIGINT or SIGTERM."""
+    path = Path(token_file).absolute() if token_file else default_token_file()
+    if db is None:
+        database = default_db()
+        database.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    else:
+        database = Path(db).absolute()
 
     def ready(info: DaemonInfo, stop: Callable[[], None]) -> None:
-        echo(f"stuntset daemon on {info.url} (WebSocket {info.ws_url}); token in {path} (0600)")
+        echo(
+            f"stuntset daemon on {info.url} (WebSocket {info.ws_url}); db {database}; "
+            f"token in {path} (0600); pid {info.pid}"
+        )
 
     asyncio.run(
-        run_daemon(db=db, providers=scenario_registry(), port=port, token_file=path, ready=ready)
+        run_daemon(
+            db=database,
+            providers=scenario_registry(),
+            host=host,
+            port=port,
+            token_file=path,
+            private_runtime_dir=token_file is None,
+            handle_signals=True,
+            ready=ready,
+        )
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 from stuntset.errors import UsageError
 from stuntset.runtime.daemon import DaemonInfo
+from stuntset.runtime.protocol import MAX_MESSAGE
 
 __all__ = ["DaemonClient", "DaemonError"]
 
@@ -51,6 +52,7 @@ class DaemonClient:
             additional_headers=headers,
             origin=origin,  # type: ignore[arg-type]
             open_timeout=timeout,
+            max_size=MAX_MESSAGE,  # the server's limit: events may be large
         )
         self._ids = itertools.count(1)
         self._pending: deque[dict[str, Any]] = deque()

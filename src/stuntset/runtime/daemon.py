@@ -4,7 +4,10 @@
 ``stuntset.runtime.protocol``). Every request passes ``security.Guard`` first. A malformed
 message gets an error reply naming the field; the connection and the daemon live on.
 
-``run_daemon(...)`` serves until shut down (the ``stuntset daemon`` command's body);
+``run_daemon(...)`` serves until shut down (the ``stuntset daemon`` command's body): it holds
+the database's exclusive lock for its whole life (one daemon per database), writes the token
+file safely into a private runtime directory and removes it however it stops, and on
+SIGINT/SIGTERM (``handle_signals``) ends every running run as ``run.killed`` before exiting;
 ``start_daemon(...)`` runs one on a thread of the current process and returns a handle
 (for tests and the demo). The listening socket is bound by us (port 0 = a free port, no
 find-then-bind race) and has ``TCP_NODELAY`` set.
@@ -15,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import json
+import errno
 import os
+import signal
 import socket
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +36,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from stuntset.errors import StaleCursor, UsageError
+from stuntset.errors import StaleCursor, StuntsetError, UsageError
 from stuntset.events import to_builtins
 from stuntset.log.base import Subscription
+from stuntset.log.lock import DatabaseLock
 from stuntset.log.sqlite import SqliteEventLog
 from stuntset.runtime import protocol as p
-from stuntset.runtime.security import Guard, new_token
+from stuntset.runtime.security import Guard, new_token, remove_private_file, write_private_file
 from stuntset.runtime.service import ProviderFactory, SessionService
 from stuntset.runtime.store import SessionStore
 
@@ -45,6 +50,9 @@ if TYPE_CHECKING:
     from stuntset.runtime.client import DaemonClient
 
 __all__ = ["DaemonHandle", "DaemonInfo", "build_app", "run_daemon", "start_daemon"]
+
+
+_encoder = msgspec.json.Encoder()
 
 
 class DaemonInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -77,7 +85,7 @@ class _Connection:
         """Send one message; ``_Gone`` if the client has disconnected."""
         async with self.send_lock:
             try:
-                await self.websocket.send_text(json.dumps(message))
+                await self.websocket.send_text(_encoder.encode(message).decode())
             except (WebSocketDisconnect, OSError, RuntimeError) as error:
                 raise _Gone from error
 
@@ -185,6 +193,17 @@ class _Connection:
                     )
             except _Gone:
                 pass  # the client disconnected mid-stream; it resumes from its cursor
+            except StuntsetError as error:  # the log cannot go on (a row that does not decode)
+                with contextlib.suppress(_Gone):
+                    await self.send(
+                        {
+                            "type": "error",
+                            "id": None,
+                            "session_id": session_id,
+                            "field": None,
+                            "message": f"subscription to {session_id!r} ended: {error}",
+                        }
+                    )
             finally:
                 with anyio.CancelScope(shield=True):
                     await subscription.aclose()
@@ -218,62 +237,162 @@ def build_app(
     return Guard(app, port=port, token=token, open_paths=frozenset({"/health"}))
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(128)
+#: Where the daemon may listen: loopback only.
+LOOPBACK = {"127.0.0.1": "127.0.0.1", "localhost": "127.0.0.1", "::1": "::1"}
+
+
+def _listen(host: str, port: object) -> socket.socket:
+    """A listening socket on loopback ``host``:``port``; ``UsageError`` naming the option."""
+    if host not in LOOPBACK:
+        raise UsageError(
+            f"--host {host!r}: the daemon listens on loopback only (127.0.0.1, localhost or ::1)"
+        )
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise UsageError(f"--port {port!r}: a port is 0 (any free one) to 65535")
+    address = LOOPBACK[host]
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((address, port))
+        sock.listen(128)
+    except OSError as error:
+        sock.close()
+        why = "is in use (another daemon? pick another --port, or 0)"
+        if error.errno != errno.EADDRINUSE:
+            why = f"cannot be bound: {error.strerror}"
+        raise UsageError(f"--port {port}: {address} port {port} {why}") from None
     sock.setblocking(False)
     return sock
 
 
-def write_token_file(path: Path, info: DaemonInfo) -> None:
-    """Write ``info`` to ``path``, readable by the user only (0600)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as file:
-        file.write(msgspec.json.encode(info))
-    os.chmod(path, 0o600)
+def write_token_file(path: Path, info: DaemonInfo, *, private_parent: bool = False) -> None:
+    """Write ``info`` to ``path``, readable by the user only (0600), safely (see security)."""
+    write_private_file(path, msgspec.json.encode(info), private_parent=private_parent)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, minus its signal handling: uvicorn re-raises a SIGTERM once it has
+    stopped serving, which kills the process before the host ends its runs; the daemon
+    handles SIGINT and SIGTERM itself (``run_daemon(handle_signals=True)``)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _open_stores(db: str) -> tuple[SqliteEventLog, SessionStore]:
+    log = SqliteEventLog(db)
+    try:
+        return log, SessionStore(db)
+    except BaseException:
+        log.close()
+        raise
 
 
 async def run_daemon(
     *,
     db: str | os.PathLike[str],
     providers: Mapping[str, ProviderFactory],
+    host: str = "127.0.0.1",
     port: int = 0,
     token: str | None = None,
     token_file: Path | None = None,
+    private_runtime_dir: bool = False,
+    handle_signals: bool = False,
     ready: Callable[[DaemonInfo, Callable[[], None]], None] | None = None,
 ) -> None:
-    """Serve the daemon on 127.0.0.1 until ``POST /shutdown`` (or the stop callback).
+    """Serve the daemon on loopback until ``POST /shutdown``, the stop callback, or (with
+    ``handle_signals``, in the main thread) SIGINT or SIGTERM.
 
-    ``ready(info, stop)`` is called once it listens. ``token`` defaults to a fresh random one;
-    ``token_file`` receives ``DaemonInfo`` as JSON with mode 0600.
+    It first takes the database's exclusive lock (``LogInUse`` naming the holder's pid if
+    another daemon has it). ``ready(info, stop)`` is called once it listens. ``token``
+    defaults to a fresh random one; ``token_file`` receives ``DaemonInfo`` as JSON with mode
+    0600 (its folder checked as a private runtime directory if ``private_runtime_dir``), and
+    is removed when the daemon stops or fails to start. However it stops, every running run
+    ends with ``run.killed`` giving the reason.
     """
-    sock = _listen("127.0.0.1", port)
-    bound = sock.getsockname()[1]
+    path = os.fspath(db)
+    lock = None if path == ":memory:" else DatabaseLock(path, owner="stuntset daemon")
+    if lock is not None:
+        lock.acquire()
+    try:
+        log, store = _open_stores(path)
+        try:
+            await _serve(
+                log,
+                store,
+                providers,
+                host=host,
+                port=port,
+                token=token,
+                token_file=token_file,
+                private_runtime_dir=private_runtime_dir,
+                handle_signals=handle_signals,
+                ready=ready,
+            )
+        finally:
+            store.close()
+            log.close()
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+async def _serve(
+    log: SqliteEventLog,
+    store: SessionStore,
+    providers: Mapping[str, ProviderFactory],
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    token_file: Path | None,
+    private_runtime_dir: bool,
+    handle_signals: bool,
+    ready: Callable[[DaemonInfo, Callable[[], None]], None] | None,
+) -> None:
+    sock = _listen(host, port)
+    address, bound = sock.getsockname()[:2]
+    shown = f"[{address}]" if ":" in address else address
     info = DaemonInfo(
-        url=f"http://127.0.0.1:{bound}", port=bound, token=token or new_token(), pid=os.getpid()
+        url=f"http://{shown}:{bound}", port=bound, token=token or new_token(), pid=os.getpid()
     )
-    if token_file is not None:
-        write_token_file(token_file, info)
-    log = SqliteEventLog(db)
-    store = SessionStore(db)
     loop = asyncio.get_running_loop()
     server: uvicorn.Server | None = None
+    service: SessionService | None = None
+    signals: list[signal.Signals] = []
 
-    def stop() -> None:
+    def stop(reason: str = "shutdown: the daemon was stopped") -> None:
         def set_exit() -> None:
+            if service is not None:
+                service.stop_reason = reason
             if server is not None:
+                if server.should_exit:
+                    server.force_exit = True  # a second signal: stop waiting for clients
                 server.should_exit = True
 
         with contextlib.suppress(RuntimeError):  # the loop is closed: already stopped
             loop.call_soon_threadsafe(set_exit)
 
+    written = False
     try:
+        if token_file is not None:
+            write_token_file(token_file, info, private_parent=private_runtime_dir)
+            written = True
+        if handle_signals and threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                name = signal.Signals(signum).name
+                loop.add_signal_handler(signum, stop, f"shutdown: the daemon got {name}")
+                signals.append(signum)
         async with SessionService(log=log, store=store, providers=providers) as service:
-            app = build_app(service, port=bound, token=info.token, on_shutdown=stop)
+            app = build_app(
+                service,
+                port=bound,
+                token=info.token,
+                on_shutdown=lambda: stop("shutdown: POST /shutdown"),
+            )
             config = uvicorn.Config(
                 app,
                 lifespan="off",
@@ -281,17 +400,18 @@ async def run_daemon(
                 log_config=None,  # leave the embedding program's logging alone
                 access_log=False,
                 ws="websockets-sansio",
+                ws_max_size=p.MAX_MESSAGE,
             )
-            server = uvicorn.Server(config)
+            server = _Server(config)
             if ready is not None:
                 loop.call_soon(ready, info, stop)
             await server.serve(sockets=[sock])
     finally:
+        for signum in signals:
+            loop.remove_signal_handler(signum)
         sock.close()
-        store.close()
-        log.close()
-        if token_file is not None:
-            token_file.unlink(missing_ok=True)
+        if written and token_file is not None:
+            remove_private_file(token_file, token=info.token)
 
 
 class DaemonHandle:

@@ -15,7 +15,9 @@ Requests (each may carry an ``id`` that the reply echoes)::
 Replies: ``{"type": "ok", "id", "result"}``, ``{"type": "error", "id", "field", "message"}``,
 and for subscriptions ``{"type": "event", "session_id", "epoch", "event"}`` or ``{"type":
 "stale", "session_id", "cursor", "resume_at", "message"}`` when a rollback passed the cursor
-of a live subscription (it has ended; subscribe again).
+of a live subscription (it has ended; subscribe again), or ``{"type": "error", "id": null,
+"session_id", "field": null, "message"}`` when the log cannot go on with it (a stored row
+that does not decode: the message names its seq and ``stuntset log doctor``).
 
 Resuming: the event carries its ``seq`` and the frame the session ``epoch`` that ``seq``
 belongs to. A client keeps the pair of the last event it saw and resubscribes with ``after``
@@ -35,6 +37,7 @@ from typing import Annotated, Any, TypeAlias
 import msgspec
 
 __all__ = [
+    "MAX_MESSAGE",
     "BadMessage",
     "Close",
     "CreateSession",
@@ -48,6 +51,11 @@ __all__ = [
     "error_reply",
     "parse_request",
 ]
+
+
+#: The largest WebSocket message either side accepts (the server's ``ws_max_size`` and the
+#: client's ``max_size``): an event frame carries one event, and events may be large.
+MAX_MESSAGE = 64 * 1024 * 1024
 
 
 class _Op(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", forbid_unknown_fields=True):
@@ -128,14 +136,21 @@ def parse_request(data: str | bytes) -> Request:
         raise BadMessage(f"{text}{hint}", field=field, request_id=request_id) from None
     except msgspec.DecodeError as error:
         raise BadMessage(f"malformed JSON: {error}", field=None) from None
+    except RecursionError:
+        raise BadMessage("malformed JSON: nested too deeply", field=None) from None
+
+
+class _IdOnly(msgspec.Struct):
+    id: str | int | None = None
 
 
 def _peek_id(data: str | bytes) -> Any:
+    """The ``id`` of a message that did not parse, to echo in the error (``None`` if it has
+    none that fits, or cannot be read at all: nested too deeply)."""
     try:
-        raw = msgspec.json.decode(data)
-    except msgspec.DecodeError:
+        return msgspec.json.decode(data, type=_IdOnly).id
+    except (msgspec.DecodeError, RecursionError):
         return None
-    return raw.get("id") if isinstance(raw, dict) else None
 
 
 def error_reply(

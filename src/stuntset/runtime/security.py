@@ -11,18 +11,28 @@ to WebSockets). So every request passes three checks, *before* a WebSocket is ac
    compared in constant time (401 otherwise). Only ``GET /health`` is open without it.
 
 No CORS headers are ever sent.
+
+The token file (also the discovery file: url, port, pid, token) lives in a private runtime
+directory (``private_dir``: 0700, ours, no symlink) and is written with ``O_EXCL|O_NOFOLLOW``
+under a fresh name, then renamed into place (``write_private_file``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
+import stat
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
 import msgspec
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["Guard", "new_token"]
+from stuntset.errors import UsageError
+
+__all__ = ["Guard", "new_token", "private_dir", "remove_private_file", "write_private_file"]
 
 
 def new_token() -> str:
@@ -100,3 +110,119 @@ async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, reaso
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+# --- files on disk: the runtime directory and the token (discovery) file ---------------------
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` with mode 0700 if missing; refuse one that is a symlink, is not owned
+    by this user, or is open to others (mode wider than 0700) — as ssh-agent and tmux do.
+
+    Whoever controls the directory controls the token file in it: another local user who
+    made ``/tmp/stuntset-<uid>`` first could read the token, plant a symlink, or a discovery
+    file pointing clients at their own server.
+    """
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        os.makedirs(path.parent, exist_ok=True)
+        os.mkdir(path, 0o700)
+    status = os.lstat(path)
+    if stat.S_ISLNK(status.st_mode):
+        raise UsageError(
+            f"runtime directory {path} is a symlink; refusing it (remove it, or set "
+            "STUNTSET_RUNTIME_DIR to a directory of your own)"
+        )
+    if not stat.S_ISDIR(status.st_mode):
+        raise UsageError(f"runtime directory {path} is not a directory; remove it")
+    if status.st_uid != os.geteuid():
+        raise UsageError(
+            f"runtime directory {path} belongs to uid {status.st_uid}, not to you (uid "
+            f"{os.geteuid()}); refusing it: another user may have made it to read your token "
+            "(remove it, or set STUNTSET_RUNTIME_DIR)"
+        )
+    if stat.S_IMODE(status.st_mode) & 0o077:
+        raise UsageError(
+            f"runtime directory {path} has mode {stat.S_IMODE(status.st_mode):04o}, wider than "
+            f"0700; refusing it (chmod 700 {path})"
+        )
+    return path
+
+
+def _check_parent(path: Path) -> None:
+    """An explicit token file's folder: ours, and not writable by group or others."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    status = os.stat(folder)
+    if status.st_uid != os.geteuid() or stat.S_IMODE(status.st_mode) & 0o022:
+        raise UsageError(
+            f"token file {path}: its folder {folder} is writable by others or not yours "
+            f"(uid {status.st_uid}, mode {stat.S_IMODE(status.st_mode):04o}); pick a folder "
+            "of your own"
+        )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_info(path: Path) -> dict[str, Any] | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        try:
+            data = msgspec.json.decode(file.read(65536))
+        except msgspec.DecodeError:
+            return None
+    return data if isinstance(data, dict) else None
+
+
+def write_private_file(path: Path, data: bytes, *, private_parent: bool) -> None:
+    """Write ``data`` to ``path`` (mode 0600) without following a symlink or trusting
+    anything already there: a fresh temporary name opened ``O_EXCL|O_NOFOLLOW``, then a
+    rename over ``path``. Refuses a ``path`` that is a symlink or names a live daemon."""
+    if private_parent:
+        private_dir(path.parent)
+    else:
+        _check_parent(path)
+    if path.is_symlink():
+        raise UsageError(f"token file {path} is a symlink; refusing to write through it")
+    found = _read_info(path)
+    pid = found.get("pid") if found is not None else None
+    if isinstance(pid, int) and pid != os.getpid() and _alive(pid):
+        raise UsageError(
+            f"token file {path} belongs to a running daemon (pid {pid}); stop it, or pass "
+            "another --token-file"
+        )
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temporary)  # ours from an earlier attempt: the folder is private
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temporary, flags, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.rename(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def remove_private_file(path: Path, *, token: str) -> None:
+    """Remove the token file at ``path`` if it is still the one holding ``token``."""
+    found = _read_info(path)
+    if found is not None and found.get("token") == token:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)

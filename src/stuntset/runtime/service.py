@@ -16,8 +16,11 @@ The rules users rely on:
 - The session's checkpoint (the provider's resume handle) is written only when a run
   **completes**: a crashed, killed or abandoned run never overwrites it. A new turn, also on
   a restarted host with a fresh provider, resumes from it.
-- Stopping the host ends running turns as ``run.killed`` (status ``abandoned``); a host that
-  died without that is repaired the same way when the next one starts.
+- Stopping the host ends running turns as ``run.killed`` giving ``stop_reason`` (status
+  ``abandoned``); a host that died without that is repaired the same way when the next one
+  starts, and a run whose terminal event is already in the log is not ended twice.
+- Every provider event is checked as the log checks it (``stuntset.log.validate``): an event
+  that would not read back as given ends its run as ``run.crashed`` (kind ``protocol``).
 
 Time and ids come from the clock and id seams (``stuntset.seams``) unless given.
 """
@@ -33,10 +36,11 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from stuntset.clock import Clock
-from stuntset.errors import UsageError
+from stuntset.errors import InvalidEvent, UsageError
 from stuntset.events import Event, RunCrashed, RunKilled, RunStarted, is_terminal
 from stuntset.ids import IdGenerator
 from stuntset.log.base import EventLog, Subscription
+from stuntset.log.validate import check_event
 from stuntset.providers.base import AgentProvider, AgentRun
 from stuntset.runtime.models import Checkpoint, RunRecord, RunStatus, SessionRecord, TaskRecord
 from stuntset.runtime.store import SessionStore
@@ -83,6 +87,8 @@ class SessionService:
         self._providers: dict[str, AgentProvider] = {}
         self._active: dict[str, _Active] = {}
         self._tg: TaskGroup | None = None
+        #: The reason the ``run.killed`` of a run still running when the host stops gives.
+        self.stop_reason = "abandoned: the host stopped"
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -257,19 +263,31 @@ class SessionService:
         appended = 0
         try:
             try:
-                async for event in run:
-                    [stored] = self.log.append(session_id, [event])
-                    appended += 1
-                    if is_terminal(stored):
-                        self._ended(record, stored, run)
-                        return
+                events = aiter(run)
+                try:
+                    async for event in events:
+                        # refused here too, whatever log the host was given (log.validate)
+                        checked = check_event(event, where=f"run {run.run_id!r}")
+                        [stored] = self.log.append(session_id, [checked])
+                        appended += 1
+                        if is_terminal(stored):
+                            self._ended(record, stored, run)
+                            return
+                finally:
+                    close = getattr(events, "aclose", None)  # an async generator: finish it
+                    if close is not None:
+                        with anyio.CancelScope(shield=True):
+                            await close()
                 raise RuntimeError("the run ended without a terminal event")
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
                     await run.interrupt("host stopped")
-                self._abandon(record, "abandoned: the host stopped")
+                self._abandon(record, self.stop_reason)
                 raise
             except Exception as error:  # the provider broke: the run crashed, not the host
+                if isinstance(error, InvalidEvent):  # refused at the door: stop the run
+                    with anyio.CancelScope(shield=True):
+                        await run.interrupt("it emitted an invalid event")
                 crashed: list[Event] = []
                 if not appended:
                     crashed.append(self._started(run.run_id, run.session_id, provider_name))
@@ -277,8 +295,12 @@ class SessionService:
                     RunCrashed(
                         run_id=run.run_id,
                         ts=self.clock.now(),
-                        kind="internal",
-                        message=f"the provider raised {type(error).__name__}: {error}",
+                        kind="protocol" if isinstance(error, InvalidEvent) else "internal",
+                        message=(
+                            f"the provider emitted an event the log refuses: {error}"
+                            if isinstance(error, InvalidEvent)
+                            else f"the provider raised {type(error).__name__}: {error}"
+                        ),
                     )
                 )
                 stored = self.log.append(session_id, crashed)[-1]

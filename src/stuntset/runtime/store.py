@@ -8,15 +8,17 @@ file may be the event log's own (the tables are distinct) or another one.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 
 from stuntset.errors import UsageError
-from stuntset.log.sqlite import Synchronous
+from stuntset.log.sqlite import Synchronous, file_error
 from stuntset.runtime.models import Checkpoint, RunRecord, SessionRecord, TaskRecord
 
 __all__ = ["SessionStore"]
@@ -34,9 +36,28 @@ _TABLES = {TaskRecord: "host_tasks", SessionRecord: "host_sessions", RunRecord: 
 _encoder = msgspec.json.Encoder(order="deterministic")
 
 
-class SessionStore:
-    """The host's rows, in one SQLite file (``":memory:"`` for a throwaway store)."""
+_F = TypeVar("_F", bound=Callable[..., Any])
 
+
+def _file_errors(method: _F) -> _F:
+    """A ``sqlite3`` error in ``method`` becomes one ``LogFileError`` naming the file."""
+
+    @functools.wraps(method)
+    def wrapper(self: SessionStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as error:
+            where = f"SessionStore.{method.__name__.strip('_')}"
+            raise file_error(self._path, error, where=where) from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+class SessionStore:
+    """The host's rows, in one SQLite file (``":memory:"`` for a throwaway store). A full
+    disk, a read-only or corrupt file raise one ``LogFileError`` naming it."""
+
+    @_file_errors
     def __init__(
         self, path: str | os.PathLike[str], *, synchronous: Synchronous = "NORMAL"
     ) -> None:
@@ -62,6 +83,7 @@ class SessionStore:
 
     # --- rows ---------------------------------------------------------------------------
 
+    @_file_errors
     def put(self, row: TaskRecord | SessionRecord | RunRecord) -> None:
         """Insert or replace ``row`` (by its id)."""
         data = _encoder.encode(row)
@@ -79,6 +101,7 @@ class SessionStore:
                     (row.run_id, row.session_id, row.status, data),
                 )
 
+    @_file_errors
     def get(self, kind: type[_Row], row_id: str) -> _Row | None:
         """The row of ``kind`` with that id, or ``None``."""
         with self._lock:
@@ -89,6 +112,7 @@ class SessionStore:
             )
         return None if found is None else msgspec.json.decode(found[0], type=kind)
 
+    @_file_errors
     def all(self, kind: type[_Row], *, session_id: str | None = None) -> list[_Row]:
         """Every row of ``kind`` (runs: of one session if ``session_id`` is given)."""
         query = f"SELECT data FROM {_TABLES[kind]}"
@@ -100,6 +124,7 @@ class SessionStore:
             rows = self._open().execute(query + " ORDER BY rowid", params).fetchall()
         return [msgspec.json.decode(row[0], type=kind) for row in rows]
 
+    @_file_errors
     def set_checkpoint(self, session_id: str, checkpoint: Checkpoint) -> None:
         """Record where ``session_id`` resumes (call only when a run completed)."""
         with self._write() as conn:

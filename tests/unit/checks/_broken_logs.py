@@ -11,9 +11,11 @@ from collections.abc import Sequence
 
 import msgspec
 
-from stuntset.events import Event, MessageDelta, with_seq
+from stuntset.errors import InvalidEvent
+from stuntset.events import Event, MessageDelta, RunKilled, with_seq
 from stuntset.log import LogSubscription, MemoryEventLog
 from stuntset.log.subscription import Notifier
+from stuntset.log.validate import checked_batch
 
 
 def _stripped(events: Sequence[Event]) -> list[Event]:
@@ -63,6 +65,7 @@ class InterleavingLog(MemoryEventLog):
         self._split_filled = False  # the second writer stored one after it
 
     def append(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        checked_batch(events, where="InterleavingLog.append")  # the whole batch, first
         name = threading.current_thread().name
         stored: list[Event] = []
         for index, event in enumerate(events):
@@ -148,6 +151,45 @@ class PlainSeqCursorLog(MemoryEventLog):
         return super().subscribe(session_id, after)
 
 
+class PartialBatchLog(MemoryEventLog):
+    """Checks and stores a batch event by event: a bad event mid-batch is refused, but the
+    events before it are already stored."""
+
+    def append(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        stored: list[Event] = []
+        for event in events:
+            stored += super().append(session_id, [event])
+        return stored
+
+
+class NarrowKindsLog(MemoryEventLog):
+    """Its own validation knows only the terminal events its author had seen: it refuses
+    ``run.killed``, so a host that stops cannot record how its running runs ended."""
+
+    def append(self, session_id: str, events: Sequence[Event]) -> list[Event]:
+        for index, event in enumerate(events):
+            if isinstance(event, RunKilled):
+                raise InvalidEvent(
+                    f"events[{index}]: unknown event type 'run.killed'", index=index, field="type"
+                )
+        return super().append(session_id, events)
+
+
+class PagedReadLog(MemoryEventLog):
+    """``read()`` without a limit returns one page of 100 events (a default page size): a
+    host recovering a long session misses the terminal event of a run and ends it again."""
+
+    def read(
+        self,
+        session_id: str,
+        after: int = 0,
+        limit: int | None = None,
+        *,
+        epoch: int | None = None,
+    ) -> list[Event]:
+        return super().read(session_id, after, 100 if limit is None else limit, epoch=epoch)
+
+
 BROKEN: dict[str, type[MemoryEventLog]] = {
     "seq-gapless": GlobalSeqLog,
     "replay-matches-appends": LossyStoreLog,
@@ -158,4 +200,12 @@ BROKEN: dict[str, type[MemoryEventLog]] = {
     "replay-equals-live": LossyLiveLog,
     "rollback-detected": IgnoresRollbackLog,
     "stale-resume-detected": PlainSeqCursorLog,
+}
+
+#: Broken logs for the rules only the fixed part checks (the refused batch and the session
+#: host played over the log); the state machine's rules, and so its search, are unchanged.
+SCENARIO_ONLY: dict[str, type[MemoryEventLog]] = {
+    "rejected-batch-no-trace": PartialBatchLog,
+    "shutdown-terminates-runs": NarrowKindsLog,
+    "one-terminal-per-run": PagedReadLog,
 }

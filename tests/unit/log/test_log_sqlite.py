@@ -105,7 +105,9 @@ def test_a_batch_that_cannot_be_stored_stores_nothing(tmp_path: Path) -> None:
     with SqliteEventLog(tmp_path / "log.db") as log:
         log.append("s1", deltas(1))
         bad = ToolStarted(run_id="run-1", ts=1.0, tool_call_id="t", name="x", input={"x": object()})
-        with pytest.raises(UsageError, match=r"events\[2\] \(tool.started\) cannot be stored"):
+        with pytest.raises(
+            UsageError, match=r"events\[2\] \(tool.started\) field 'input': cannot be stored"
+        ):
             log.append("s1", [*deltas(2), bad])
         assert log.head("s1") == 1
         assert seqs(log.append("s1", deltas(1))) == [2]
@@ -216,7 +218,9 @@ def test_release_file_refuses_while_another_log_has_the_file_open(tmp_path: Path
 def test_a_file_that_is_not_a_log_is_refused(tmp_path: Path) -> None:
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(UsageError, match=r"junk.db.* is not a usable stuntset log"):
+    with pytest.raises(
+        UsageError, match=r"not a usable stuntset log: .*junk.db: it is not an SQLite database"
+    ):
         SqliteEventLog(junk)
 
     future = tmp_path / "future.db"

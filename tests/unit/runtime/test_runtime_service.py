@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _runtime_helpers import BreakingProvider
+from _runtime_helpers import BreakingProvider, CorruptingProvider
 
 from stuntset import check_events, scenarios
 from stuntset.errors import StaleCursor, UsageError
@@ -180,6 +180,35 @@ async def test_a_provider_that_raises_mid_turn_becomes_run_crashed_and_the_sessi
         last = by_run[crashed.run_id][-1]
         assert isinstance(last, RunCrashed)
         assert "the provider raised ProviderBroke" in last.message
+        assert [r.status for r in service.runs(session.session_id)] == ["crashed", "completed"]
+
+
+@pytest.mark.anyio
+async def test_an_adapter_emitting_a_bad_event_crashes_its_run_and_the_log_stays_readable(
+    tmp_path: Path,
+) -> None:
+    def corrupting() -> AgentProvider:
+        turns = scenarios.build("happy_path").turns * 2
+        return CorruptingProvider(Script(turns=turns), corrupt_after=2)
+
+    host = Host(tmp_path / "host.db", {"corrupting": corrupting})
+    async with host.running() as service:
+        session = service.create_session(service.create_task(tmp_path).task_id, "corrupting")
+        bad = await service.start_turn(session.session_id, "one")
+        await service.wait_idle(session.session_id)
+        good = await service.start_turn(session.session_id, "two")
+        await service.wait_idle(session.session_id)
+    async with host.running() as service:  # a restarted host reads the session back
+        events = service.log.read(session.session_id)
+        by_run = runs_of(events)
+        check_events(by_run[bad.run_id])
+        check_events(by_run[good.run_id])
+        last = by_run[bad.run_id][-1]
+        assert isinstance(last, RunCrashed)
+        assert last.kind == "protocol"
+        assert "events[0] (message.delta) field 'ts'" in last.message
+        assert len(by_run[bad.run_id]) == 3  # run.started, one delta, then the crash
+        assert project(events).runs[-1].status == "completed"
         assert [r.status for r in service.runs(session.session_id)] == ["crashed", "completed"]
 
 
