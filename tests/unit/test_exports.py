@@ -42,9 +42,9 @@ KINDS: dict[str, dict[str, str]] = {
     },
     "stuntset.errors": {
         "exception": "CapabilityError ConformanceFailure ContractViolation HarnessFailure "
-        "InvariantViolation LeftoverPaths PrefixUnstable ScriptError ScriptExhausted StaleCursor "
-        "StuntsetError ToolMismatch TrajectoryMismatch UnknownScenario UnstubbedCall UnusedTurns "
-        "UsageError WaitTimeout WorkspaceMismatch",
+        "InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse PrefixUnstable "
+        "ScriptError ScriptExhausted StaleCursor StuntsetError ToolMismatch TrajectoryMismatch "
+        "UnknownScenario UnstubbedCall UnusedTurns UsageError WaitTimeout WorkspaceMismatch",
     },
     "stuntset.script": {
         "constant": "AGENT_WIRE FAULT_KINDS STEP_KINDS",
@@ -265,7 +265,7 @@ from stuntset.errors import (
     CapabilityError, ConformanceFailure, ContractViolation, HarnessFailure, InvariantViolation,
     ScriptError, ScriptExhausted, StaleCursor, StuntsetError, UnknownScenario, UnstubbedCall,
     UnusedTurns, UsageError, WaitTimeout, LeftoverPaths, PrefixUnstable, ToolMismatch,
-    TrajectoryMismatch, WorkspaceMismatch,
+    TrajectoryMismatch, WorkspaceMismatch, InvalidEvent, LogFileError, LogInUse,
 )
 raised = [
     CapabilityError("no resume"), ConformanceFailure("x", invariant="contract", scenario=None,
@@ -274,7 +274,8 @@ raised = [
     StaleCursor("x", session_id="s", cursor=3, resume_at=1), StuntsetError("x"),
     UnknownScenario("x"), UnstubbedCall("x"), UnusedTurns("x"), UsageError("x"), WaitTimeout("x"),
     LeftoverPaths("x"), PrefixUnstable("x"), ToolMismatch("x"), TrajectoryMismatch("x"),
-    WorkspaceMismatch("x"),
+    WorkspaceMismatch("x"), InvalidEvent("x", index=0, field="ts"),
+    LogFileError("x", path="host.db"), LogInUse("x", path="host.db", pid=1),
 ]
 assert all(isinstance(error, StuntsetError) for error in raised)
 """,
