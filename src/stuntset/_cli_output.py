@@ -46,7 +46,11 @@ def print_script_summary(script: Script) -> None:
 
 
 def print_verify(paths: tuple[str, ...]) -> int:
-    """Scan ``paths``; print one line per problem. 1 if any, else 0."""
+    """Scan ``paths``: a secret is a line on stdout (exit 1); a file that does not parse, or a
+    named path that is no regular file, a line on stderr naming file and line (exit 2); a
+    skipped entry of a tree, a note on stderr."""
+    import click
+
     from stuntset.cassettes import verify_tree
 
     out = console()
@@ -57,9 +61,16 @@ def print_verify(paths: tuple[str, ...]) -> int:
         total += checked
         problems.extend(found)
     for problem in problems:
-        out.print(f"{problem.path}: {problem.message}", markup=False)
-    out.print(f"checked {total} cassette/JSONL file(s): {len(problems)} problem(s)")
-    return 1 if problems else 0
+        if problem.kind == "secret":
+            out.print(problem.describe(), markup=False)
+        else:
+            label = "note" if problem.kind == "skipped" else "error"
+            click.echo(f"{label}: {problem.describe()}", err=True)
+    counted = [p for p in problems if p.kind != "skipped"]
+    out.print(f"checked {total} cassette/JSONL file(s): {len(counted)} problem(s)")
+    if any(p.kind == "invalid" for p in problems):
+        return 2
+    return 1 if counted else 0
 
 
 def print_cassette(cassette: Cassette, *, frames: bool = False) -> None:

@@ -106,10 +106,11 @@ def cassettes() -> None:
 
 
 @cassettes.command("verify")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, type=click.Path())
 def cassettes_verify(paths: tuple[str, ...]) -> None:
-    """Fail if any cassette or JSONL file under PATHS (default: .) is malformed or holds
-    something that looks like a secret."""
+    """Fail if any cassette or JSONL file under PATHS (default: .) holds something that looks
+    like a secret (exit 1) or is malformed (exit 2, naming file and line). Entries that are
+    not regular files are skipped, saying so."""
     from stuntset._cli_output import print_verify
 
     sys.exit(print_verify(paths or (".",)))

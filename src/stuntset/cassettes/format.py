@@ -19,10 +19,12 @@ temporary file renamed on success) and refuses bytes that still look like a secr
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -50,6 +52,8 @@ __all__ = [
     "is_cassette",
     "load_cassette",
     "loads_cassette",
+    "numbered_lines",
+    "read_regular",
     "short_json",
     "wire_of",
     "write_cassette",
@@ -228,32 +232,29 @@ def dumps_cassette(cassette: Cassette) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+def numbered_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """The non-blank lines of ``data`` with their 1-based numbers."""
     for number, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
             yield number, line
 
 
 def loads_cassette(data: bytes, *, source: str = "<bytes>") -> Cassette:
-    """Parse a cassette; ``CassetteError`` names the file, line and field of any problem."""
+    """Parse a cassette; ``CassetteError`` names the file, line and field of any problem —
+    whatever the bytes (binary, a BOM, nesting too deep for any parser, a status no server
+    sends), never another exception."""
+    if data.startswith(codecs.BOM_UTF8):
+        raise CassetteError(
+            f"{source}:1: starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM"
+        )
     cassette = Cassette(source=source)
     blocks: dict[str, Any] = {}
     ids: dict[str, int] = {}
     header_seen = False
     truncated = not data.endswith(b"\n")
-    for number, raw in _lines(data):
+    for number, raw in numbered_lines(data):
         where = f"{source}:{number}"
-        try:
-            line = _line_decoder.decode(raw)
-        except msgspec.ValidationError as error:
-            raise CassetteError(f"{where}: {error}") from None
-        except msgspec.DecodeError as error:
-            hint = (
-                " (the file ends mid-line: truncated?)"
-                if truncated and number == _last(data)
-                else ""
-            )
-            raise CassetteError(f"{where}: not valid JSON: {error}{hint}") from None
+        line = _decode_line(raw, where, truncated and number == _last(data))
         if not header_seen:
             if not isinstance(line, Header):
                 raise CassetteError(f"{where}: the first line must be the cassette header")
@@ -271,13 +272,48 @@ def loads_cassette(data: bytes, *, source: str = "<bytes>") -> Cassette:
                 f"{where}: field 'id': duplicate interaction id {line.id!r} (first on line {ids[line.id]})"
             )
         ids[line.id] = number
-        body = _resolve(line.request.body, blocks, f"{where}: field 'request.body'")
+        _check_status(line, where)
+        try:
+            body = _resolve(line.request.body, blocks, f"{where}: field 'request.body'")
+        except RecursionError:
+            raise CassetteError(f"{where}: field 'request.body': nested too deep") from None
         cassette.interactions.append(
             msgspec.structs.replace(line, request=msgspec.structs.replace(line.request, body=body))
         )
     if not header_seen:
         raise CassetteError(f"{source}: empty file, not a cassette")
     return cassette
+
+
+def _decode_line(raw: bytes, where: str, last_and_cut: bool) -> _Line:
+    try:
+        return _line_decoder.decode(raw)
+    except msgspec.ValidationError as error:
+        raise CassetteError(f"{where}: {error}") from None
+    except msgspec.DecodeError as error:
+        hint = " (the file ends mid-line: truncated?)" if last_and_cut else ""
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise CassetteError(
+                f"{where}: not UTF-8 text (byte {bad.start + 1} of the line){hint}"
+            ) from None
+        raise CassetteError(f"{where}: not valid JSON: {error}{hint}") from None
+    except RecursionError:
+        raise CassetteError(f"{where}: not a cassette line: nested too deep") from None
+
+
+#: HTTP statuses a server can send; a CLI run's status is its exit code (negative: a signal).
+_HTTP_STATUS = range(100, 600)
+_EXIT_STATUS = range(-64, 256)
+
+
+def _check_status(interaction: Interaction, where: str) -> None:
+    status = interaction.response.status
+    cli = interaction.wire.endswith("-cli")
+    if status not in (_EXIT_STATUS if cli else _HTTP_STATUS):
+        allowed = "an exit code (-64 to 255)" if cli else "an HTTP status (100 to 599)"
+        raise CassetteError(f"{where}: field 'response.status': {status} is not {allowed}")
 
 
 def _last(data: bytes) -> int:
@@ -299,25 +335,52 @@ def _check_header(header: Header, where: str) -> None:
         )
 
 
-def load_cassette(path: str | os.PathLike[str]) -> Cassette:
+def read_regular(path: str | os.PathLike[str], what: str = "cassette") -> bytes:
+    """The bytes of a regular file; ``CassetteError`` naming it for anything else (missing, a
+    dangling link, a folder, a FIFO — which would block a read forever —, unreadable)."""
     file = Path(path)
     try:
-        data = file.read_bytes()
+        mode = file.stat().st_mode
     except FileNotFoundError:
-        raise CassetteError(f"{file}: no such cassette") from None
-    return loads_cassette(data, source=str(file))
+        kind = "a dangling symbolic link" if file.is_symlink() else f"no such {what}"
+        raise CassetteError(f"{file}: {kind}") from None
+    except OSError as error:
+        raise CassetteError(f"{file}: cannot read it: {error.strerror or error}") from None
+    if not stat.S_ISREG(mode):
+        raise CassetteError(f"{file}: not a regular file ({_file_kind(mode)}), not a {what}")
+    try:
+        return file.read_bytes()
+    except OSError as error:
+        raise CassetteError(f"{file}: cannot read it: {error.strerror or error}") from None
+
+
+def _file_kind(mode: int) -> str:
+    kinds = [
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "not a plain file")
+
+
+def load_cassette(path: str | os.PathLike[str]) -> Cassette:
+    return loads_cassette(read_regular(path), source=str(Path(path)))
 
 
 def is_cassette(path: str | os.PathLike[str]) -> bool:
-    """True if the file starts with a stuntset cassette header (discovery by content)."""
+    """True if the regular file starts with a stuntset cassette header (discovery by content)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as file:
             first = file.readline(4096)
     except OSError:
         return False
     try:
         line = _line_decoder.decode(first)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return False
     return isinstance(line, Header) and line.format == FORMAT
 
@@ -356,25 +419,47 @@ def write_cassette(
 
 
 def _scrubbed(interaction: Interaction, scrubber: Scrubber) -> Interaction:
+    """Everything an interaction holds, scrubbed: path, query, headers, bodies, a CLI run's
+    argv, stdin and stderr lines, and the response frames as one stream (a key split across
+    frames is redacted in each frame that holds part of it)."""
     request = interaction.request
     response = interaction.response
-    frames = (
-        [msgspec.structs.replace(f, data=scrubber.text(f.data)) for f in response.frames]
-        if response.frames is not None
-        else None
-    )
+    frames = response.frames
+    if frames is not None:
+        datas = scrubber.stream([f.data for f in frames])
+        frames = [
+            f if f.data == data else msgspec.structs.replace(f, data=data)
+            for f, data in zip(frames, datas, strict=True)
+        ]
+    body = scrubber.value(request.body)
+    if isinstance(body, dict):
+        if isinstance(body.get("argv"), list):
+            body["argv"] = scrubber.argv(body["argv"])
+        body = _scrub_lines(body, "stdin", scrubber)
     return msgspec.structs.replace(
         interaction,
         request=msgspec.structs.replace(
             request,
-            query=scrubber.text(request.query),
+            path=scrubber.path(request.path),
+            query=scrubber.query(request.query),
             headers=scrubber.headers(request.headers),
-            body=scrubber.value(request.body),
+            body=body,
         ),
         response=msgspec.structs.replace(
             response,
             headers=scrubber.headers(response.headers),
             frames=frames,
-            body=scrubber.value(response.body),
+            body=_scrub_lines(scrubber.value(response.body, strict=True), "stderr", scrubber),
         ),
     )
+
+
+def _scrub_lines(body: Any, key: str, scrubber: Scrubber) -> Any:
+    """A CLI run's recorded lines (``[{"t", "data"}…]`` under ``key``) scrubbed as a stream."""
+    if not isinstance(body, dict) or not isinstance(body.get(key), list):
+        return body
+    lines = body[key]
+    if not all(isinstance(line, dict) and isinstance(line.get("data"), str) for line in lines):
+        return body
+    datas = scrubber.stream([line["data"] for line in lines])
+    return {**body, key: [{**line, "data": data} for line, data in zip(lines, datas, strict=True)]}

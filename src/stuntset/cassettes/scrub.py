@@ -8,12 +8,34 @@ The scan is independent of the scrubbing code path on purpose: a filter bug (vcr
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, quote, unquote, unquote_plus, urlencode
 
 import msgspec
+
+from stuntset.cassettes.decoded import (
+    NOT_JSON,
+    Fragment,
+    channels,
+    decode_json,
+    encode_json,
+    redact_fragments,
+    set_at,
+    strings,
+)
+from stuntset.cassettes.secrets import (
+    MIN_ENV_VALUE,
+    SECRET_ENV,
+    SHAPES,
+    Hit,
+    Shape,
+    env_secrets,
+    find_secrets,
+    placeholder,
+    redact,
+)
 
 __all__ = [
     "ALLOWED_HEADERS",
@@ -53,7 +75,7 @@ DENIED_HEADERS = frozenset(
         "x-goog-api-key",
     }
 )
-#: JSON/query fields whose values are credentials wherever they appear.
+#: JSON/query fields and CLI options whose values are credentials wherever they appear.
 SECRET_FIELDS = frozenset(
     {
         "api_key",
@@ -62,46 +84,61 @@ SECRET_FIELDS = frozenset(
         "token",
         "access_token",
         "refresh_token",
+        "id_token",
+        "session_token",
         "client_secret",
         "password",
         "secret",
+        "secret_access_key",
+        "aws_secret_access_key",
+        "private_key",
     }
 )
+#: The fields that name a credential even in a response stream or a file ``verify`` reads
+#: (``key`` and ``token`` also name ordinary data there: a logprob's ``token``).
+STRICT_SECRET_FIELDS = SECRET_FIELDS - {"key", "token"}
 
-#: Shapes of secrets: (name, pattern). Ordered: specific before generic.
-PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_\-]{16,}")),
-    ("openai-key", re.compile(r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
-    ("aws-key", re.compile(r"AKIA[0-9A-Z]{16}")),
-    ("github-token", re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}")),
-    ("slack-token", re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}")),
-    ("jwt", re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-    ("bearer-token", re.compile(r"(?i)bearer\s+[A-Za-z0-9._~+/\-]{16,}=*")),
-)
 
-#: Environment variables whose *values* are replaced wherever they appear.
-SECRET_ENV = (
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-)
+def _field(name: str) -> str:
+    """A field or option name in one spelling: ``--API-Key`` → ``api_key``, ``SecretAccessKey``
+    → ``secretaccesskey`` (also listed without underscores)."""
+    return name.lstrip("-").lower().replace("-", "_")
+
+
+_FIELD_NAMES = SECRET_FIELDS | {name.replace("_", "") for name in SECRET_FIELDS}
+_STRICT_NAMES = STRICT_SECRET_FIELDS | {name.replace("_", "") for name in STRICT_SECRET_FIELDS}
+
+
+def is_secret_field(name: str, *, strict: bool = False) -> bool:
+    """Whether a JSON field, query parameter or CLI option of this name holds a credential."""
+    return _field(name) in (_STRICT_NAMES if strict else _FIELD_NAMES)
+
+
+def _secret_option(arg: str) -> bool:
+    """A CLI option naming a credential: ``--token``, ``--api-key``, ``--db-password``…"""
+    if not arg.startswith("-") or arg == "-" or arg == "--":
+        return False
+    name = _field(arg.partition("=")[0])
+    return is_secret_field(name) or name.endswith(("_key", "_token", "_secret", "_password"))
 
 
 class Finding(msgspec.Struct, frozen=True):
-    """Something that looks like a secret: where (1-based line, column) and what kind."""
+    """Something that looks like a secret: where (1-based line, and column, or ``where`` in
+    the line's JSON when it is not verbatim in the bytes) and what kind."""
 
     line: int
     column: int
     kind: str
     excerpt: str
+    where: str = ""
 
     def describe(self) -> str:
-        return f"line {self.line}, column {self.column}: looks like a {self.kind} ({self.excerpt})"
+        place = f"line {self.line}, " + (self.where if self.where else f"column {self.column}")
+        return f"{place}: looks like a {self.kind} ({self.excerpt})"
 
 
-def _placeholder(kind: str) -> str:
-    return f"<scrubbed:{kind}>"
+def _is_placeholder(text: str) -> bool:
+    return text.startswith("<scrubbed:") and text.endswith(">")
 
 
 class Scrubber:
@@ -109,6 +146,10 @@ class Scrubber:
 
     scrubber = Scrubber(extra_values=[my_token], extra_patterns={"acme-key": r"acme_[0-9a-f]{32}"})
     scrubber.allow_header("x-acme-trace")
+
+    Shapes come from the one table (``stuntset.cassettes.secrets.SHAPES``); secret values are
+    those of ``extra_values`` and of the environment (``env``, default ``os.environ``): the
+    variables ``env_names`` and every one whose name ends in KEY, TOKEN, SECRET or PASSWORD.
     """
 
     def __init__(
@@ -119,19 +160,23 @@ class Scrubber:
         env: Mapping[str, str] | None = None,
         env_names: Iterable[str] = SECRET_ENV,
     ) -> None:
-        environment = os.environ if env is None else env
-        values = [environment.get(name, "") for name in env_names]
-        self._values = sorted(
-            {v for v in [*values, *extra_values] if len(v) >= 8}, key=len, reverse=True
+        values = {
+            *env_secrets(env, env_names),
+            *(v for v in extra_values if len(v) >= MIN_ENV_VALUE),
+        }
+        self._values = sorted(values, key=lambda v: (-len(v), v))
+        self._shapes = SHAPES + tuple(
+            Shape(name, re.compile(pattern)) for name, pattern in (extra_patterns or {}).items()
         )
-        self._patterns = list(PATTERNS) + [
-            (name, re.compile(pattern)) for name, pattern in (extra_patterns or {}).items()
-        ]
         self._allowed = set(ALLOWED_HEADERS)
 
     def allow_header(self, name: str) -> None:
         """Keep ``name`` in cassettes (denied headers stay denied)."""
         self._allowed.add(name.lower())
+
+    def find(self, text: str) -> list[Hit]:
+        """Every secret in ``text`` (by shape or by value), in order."""
+        return find_secrets(text, values=self._values, shapes=self._shapes)
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         """Only allow-listed headers, their values scrubbed."""
@@ -142,53 +187,244 @@ class Scrubber:
         }
 
     def text(self, value: str) -> str:
-        for secret in self._values:
-            value = value.replace(secret, _placeholder("env-value"))
-        for name, pattern in self._patterns:
-            value = pattern.sub(_placeholder(name), value)
-        return value
+        """``value`` with every secret replaced by a placeholder; a JSON document (a CLI's
+        stdin line) is scrubbed as JSON, so escapes hide nothing."""
+        document = decode_json(value)
+        if document is not NOT_JSON:
+            clean = self.value(document)
+            return value if clean == document else encode_json(clean)
+        return redact(value, self.find(value))
 
-    def value(self, data: Any) -> Any:
-        """A JSON value with secret fields and secret-looking strings replaced."""
+    def value(self, data: Any, *, strict: bool = False) -> Any:
+        """A JSON value with secret fields and secret-looking strings replaced (``strict``:
+        only the fields that always name a credential, for response data)."""
         if isinstance(data, str):
             return self.text(data)
         if isinstance(data, list):
-            return [self.value(item) for item in data]
+            return [self.value(item, strict=strict) for item in data]
         if isinstance(data, dict):
             return {
-                key: _placeholder(key.lower())
-                if key.lower() in SECRET_FIELDS and isinstance(item, str) and item
-                else self.value(item)
+                self.text(key): placeholder(key.lower())
+                if is_secret_field(key, strict=strict)
+                and isinstance(item, str)
+                and item
+                and not _is_placeholder(item)
+                else self.value(item, strict=strict)
                 for key, item in data.items()
             }
         return data
 
+    def query(self, query: str) -> str:
+        """A query string with credential parameters (``?api_key=``, ``?token=``, ``?key=``…)
+        and secret-looking values replaced; unchanged when there is nothing to replace."""
+        if not query:
+            return query
+        pairs = parse_qsl(query, keep_blank_values=True)
+        clean = [
+            (
+                self.text(name),
+                placeholder(name.lower())
+                if is_secret_field(name) and value and not _is_placeholder(value)
+                else self.text(value),
+            )
+            for name, value in pairs
+        ]
+        if clean == pairs and not self.find(unquote_plus(query)):
+            return query
+        return urlencode(clean, safe="<>:", quote_via=quote)
+
+    def path(self, path: str) -> str:
+        """A URL path with secret-looking segments replaced (read percent-decoded)."""
+        decoded = unquote(path)
+        hits = self.find(decoded)
+        return redact(decoded, hits) if hits else path
+
+    def argv(self, argv: list[Any]) -> list[Any]:
+        """CLI arguments: the value of a credential option (``--token X``, ``--api-key=X``)
+        replaced, and every argument scrubbed as text."""
+        out: list[Any] = []
+        secret_next = False
+        for arg in argv:
+            if not isinstance(arg, str):
+                out.append(arg)
+                secret_next = False
+                continue
+            if secret_next and not arg.startswith("-"):
+                out.append(arg if _is_placeholder(arg) else placeholder("cli-option"))
+                secret_next = False
+                continue
+            secret_next = False
+            if _secret_option(arg):
+                name, equals, value = arg.partition("=")
+                if equals:
+                    out.append(
+                        arg
+                        if not value or _is_placeholder(value)
+                        else f"{name}={placeholder('cli-option')}"
+                    )
+                    continue
+                secret_next = True
+            out.append(self.text(arg))
+        return out
+
+    def stream(self, datas: list[str]) -> list[str]:
+        """A stream's frames (SSE ``data``, CLI stdout or stderr lines) with every secret
+        replaced, also one split across frames: each frame is scrubbed as JSON (as text if it
+        is not), then each channel is joined and what is still found is redacted in every
+        frame holding part of it (the placeholder where it starts). Frames stay valid JSON."""
+        decoded: list[Any] = []
+        for data in datas:
+            document = decode_json(data)
+            if document is NOT_JSON or isinstance(document, str):
+                decoded.append((redact(data, self.find(data)),))
+            else:
+                decoded.append(self.value(document, strict=True))
+        changed: set[int] = set()
+        for fragments in channels(decoded):
+            replaced = redact_fragments(fragments, self.find)
+            for position, text in (replaced or {}).items():
+                fragment = fragments[position]
+                if fragment.path is None:
+                    decoded[fragment.frame] = (text,)
+                else:
+                    set_at(decoded[fragment.frame], fragment.path, text)
+                changed.add(fragment.frame)
+        out: list[str] = []
+        for number, (data, document) in enumerate(zip(datas, decoded, strict=True)):
+            if isinstance(document, tuple):
+                out.append(document[0])
+            elif number in changed or decode_json(data) != document:
+                out.append(encode_json(document))
+            else:
+                out.append(data)
+        return out
+
     def patterns(self) -> list[tuple[str, re.Pattern[str]]]:
-        return list(self._patterns)
+        return [(shape.name, shape.pattern) for shape in self._shapes]
 
     def values(self) -> list[str]:
         return list(self._values)
 
 
 def scan_for_secrets(data: bytes, scrubber: Scrubber | None = None) -> list[Finding]:
-    """Everything in ``data`` that looks like a secret (by shape, or by an env var's value)."""
+    """Everything in ``data`` that looks like a secret (by shape, by an env var's value, or
+    as the value of a credential field), read as decoded text: each JSON line's strings
+    unescaped, and each recorded stream (response frames, CLI stdin and stderr lines) joined,
+    so a key split across frames is found. Linear in the size of ``data``."""
     scrubber = scrubber or Scrubber()
     text = data.decode("utf-8", errors="replace")
-    findings: dict[tuple[int, int], Finding] = {}  # one finding per place, the most specific
-    for number, line in enumerate(text.splitlines(), start=1):
-        for secret in scrubber.values():
-            start = line.find(secret)
-            if start >= 0:
-                findings.setdefault(
-                    (number, start), Finding(number, start + 1, "env-value", _mask(secret))
+    findings: list[Finding] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            findings += _scan_line(number, line, scrubber)
+    return findings
+
+
+def _scan_line(number: int, line: str, scrubber: Scrubber) -> list[Finding]:
+    seen: set[str] = set()
+    found: list[Finding] = []
+
+    def add(secret: str, kind: str, where: str) -> None:
+        if secret in seen:
+            return
+        seen.add(secret)
+        column = line.find(secret)
+        found.append(Finding(number, column + 1, kind, _mask(secret), "" if column >= 0 else where))
+
+    document = decode_json(line)
+    if document is NOT_JSON:
+        for hit in scrubber.find(line):
+            add(line[hit.start : hit.end], hit.kind, "")
+        return _ordered(found)
+    for path, value, _is_key in strings(document):
+        for hit in scrubber.find(value):
+            add(value[hit.start : hit.end], hit.kind, f"field {_dotted(path)}")
+    for path, key, value in _fields(document):
+        if (
+            is_secret_field(key, strict=True)
+            and len(value) >= MIN_ENV_VALUE
+            and not _is_placeholder(value)
+        ):
+            add(value, f"{key} field", f"field {_dotted((*path, key))}")
+    for name, stream in _streams(document):
+        for fragments in channels(stream):
+            joined = "".join(f.text for f in fragments)
+            for hit in scrubber.find(joined):
+                inside = [f.frame for f in _holding(fragments, hit)]
+                add(
+                    joined[hit.start : hit.end],
+                    hit.kind,
+                    f"{name} {inside[0]}–{inside[-1]} (split across them)",
                 )
-        for name, pattern in scrubber.patterns():
-            for match in pattern.finditer(line):
-                place = (number, match.start())
-                findings.setdefault(
-                    place, Finding(number, match.start() + 1, name, _mask(match.group()))
+    return _ordered(found)
+
+
+def _ordered(found: list[Finding]) -> list[Finding]:
+    return sorted(found, key=lambda f: (f.column <= 0, f.column, f.where))
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "$"
+
+
+def _fields(document: Any) -> list[tuple[tuple[str | int, ...], str, str]]:
+    """Every (object path, key, string value) of a JSON value."""
+    out: list[tuple[tuple[str | int, ...], str, str]] = []
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), document)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(value, str):
+                    out.append((path, key, value))
+                else:
+                    stack.append(((*path, key), value))
+        elif isinstance(item, list):
+            stack.extend(((*path, index), value) for index, value in enumerate(item))
+    return out
+
+
+def _streams(document: Any) -> list[tuple[str, list[Any]]]:
+    """The streams of a recorded interaction line: its response frames, and a CLI run's stdin
+    and stderr lines, each frame decoded (a frame that is not JSON as a 1-tuple of its text)."""
+    if not isinstance(document, dict) or document.get("kind") != "interaction":
+        return []
+    out: list[tuple[str, list[Any]]] = []
+    request, response = document.get("request"), document.get("response")
+    sources = [
+        ("frames", response.get("frames") if isinstance(response, dict) else None),
+        ("stdin lines", _get(request, "body", "stdin")),
+        ("stderr lines", _get(response, "body", "stderr")),
+    ]
+    for name, frames in sources:
+        if isinstance(frames, list) and len(frames) > 1:
+            stream: list[Any] = []
+            for frame in frames:
+                data = frame.get("data") if isinstance(frame, dict) else None
+                data = data if isinstance(data, str) else ""
+                document_ = decode_json(data)
+                stream.append(
+                    (data,) if document_ is NOT_JSON or isinstance(document_, str) else document_
                 )
-    return [findings[place] for place in sorted(findings)]
+            out.append((name, stream))
+    return out
+
+
+def _get(value: Any, *keys: str) -> Any:
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _holding(fragments: list[Fragment], hit: Hit) -> list[Fragment]:
+    out: list[Fragment] = []
+    offset = 0
+    for fragment in fragments:
+        end = offset + len(fragment.text)
+        if offset < hit.end and end > hit.start:
+            out.append(fragment)
+        offset = end
+    return out
 
 
 def _mask(secret: str) -> str:

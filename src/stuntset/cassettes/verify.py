@@ -1,15 +1,34 @@
-"""``stuntset cassettes verify``: every cassette (found by its header) and every JSONL file in
-a tree must parse and hold nothing that looks like a secret."""
+"""``stuntset cassettes verify``: every cassette and every JSONL file in a tree must parse and
+hold nothing that looks like a secret. It trusts nothing it reads:
+
+* a file is read only if it is a regular file (a FIFO named ``*.jsonl`` would block a read
+  forever; a dangling link has nothing to read): anything else in a tree is skipped, saying
+  so, and named on the command line it is an error;
+* a cassette — named ``*.cassette``, named on the command line, or whose first line mentions
+  the cassette format — is validated as the loader reads it (a truncated header, a BOM, a
+  version written as a string are errors naming file and line); any other ``*.jsonl`` file
+  must be UTF-8 JSON on every line;
+* every file read is scanned as decoded text (``scan_for_secrets``), in linear time.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
-from stuntset.cassettes.format import CassetteError, is_cassette, load_cassette
+from stuntset.cassettes.format import (
+    FORMAT,
+    CassetteError,
+    loads_cassette,
+    numbered_lines,
+    read_regular,
+)
 from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
 
 __all__ = ["Problem", "verify_tree"]
@@ -27,41 +46,136 @@ _SKIP_DIRS = frozenset(
         ".hypothesis",
     }
 )
+_SUFFIXES = (".jsonl", ".cassette", ".json")
 
 
 class Problem(msgspec.Struct, frozen=True):
+    """What is wrong with a file: ``invalid`` (it does not parse: exit 2), ``secret`` (it holds
+    something that looks like one: exit 1) or ``skipped`` (not a regular file: a note)."""
+
     path: str
     message: str
+    kind: Literal["invalid", "secret", "skipped"] = "secret"
+    line: int | None = None
+
+    def describe(self) -> str:
+        place = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{place}: {self.message}"
 
 
-def _candidates(root: Path) -> Iterator[Path]:
-    if root.is_file():
-        yield root
-        return
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-        for name in sorted(files):
-            if name.endswith((".jsonl", ".cassette", ".json")):
-                yield Path(folder) / name
+def _candidates(root: Path) -> Iterator[tuple[Path, bool]]:
+    """(path, named on the command line) of every file to look at."""
+    if root.is_dir():
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+            for name in sorted(files):
+                if name.endswith(_SUFFIXES):
+                    yield Path(folder) / name, False
+    else:
+        yield root, True
+
+
+_PLACE = re.compile(r"(\d+): (.*)", re.DOTALL)
+
+
+def _invalid(path: Path, error: CassetteError) -> Problem:
+    message = str(error)
+    prefix = f"{path}:"
+    if message.startswith(prefix):
+        rest = message[len(prefix) :].lstrip()
+        place = _PLACE.fullmatch(rest)
+        if place:
+            return Problem(str(path), place.group(2), "invalid", int(place.group(1)))
+        return Problem(str(path), rest, "invalid")
+    return Problem(str(path), message, "invalid")
+
+
+def _looks_like_cassette(path: Path, data: bytes, named: bool) -> bool:
+    """Named ``*.cassette``, or mentioning the format on its first line; a file named on the
+    command line also when it is empty or its first line is no JSON (then the loader says
+    why). A named JSONL file of other records is scanned as JSONL."""
+    first = next(numbered_lines(data), (0, b""))[1]
+    if path.suffix == ".cassette" or FORMAT.encode() in first:
+        return True
+    if not named:
+        return False
+    try:
+        msgspec.json.decode(first)
+    except (msgspec.DecodeError, RecursionError):
+        return True
+    return False
+
+
+def _jsonl_problem(path: Path, data: bytes) -> Problem | None:
+    """The first line of a JSONL file that is not UTF-8 JSON, if any."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return Problem(
+            str(path), "starts with a UTF-8 byte-order mark; save it without BOM", "invalid", 1
+        )
+    for number, raw in numbered_lines(data):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return Problem(
+                str(path), f"not UTF-8 text (byte {bad.start + 1} of the line)", "invalid", number
+            )
+        try:
+            msgspec.json.decode(raw)
+        except msgspec.DecodeError as error:
+            return Problem(str(path), f"not valid JSON: {error}", "invalid", number)
+        except RecursionError:
+            return Problem(str(path), "not valid JSON: nested too deep", "invalid", number)
+    return None
+
+
+def _skipped(path: Path, named: bool) -> Problem | None:
+    """A note (a tree's entry) or an error (named on the command line) for a path that is not
+    a regular file; ``None`` for a regular file."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        what = "a dangling symbolic link" if path.is_symlink() else "no such file"
+    except OSError as error:
+        what = f"cannot look at it ({error.strerror or error})"
+    else:
+        if stat.S_ISREG(mode):
+            return None
+        what = "not a regular file"
+    if named:
+        return Problem(str(path), f"{what}: nothing to verify", "invalid")
+    return Problem(str(path), f"skipped: {what}", "skipped")
 
 
 def verify_tree(
     root: str | os.PathLike[str], *, scrubber: Scrubber | None = None
 ) -> tuple[int, list[Problem]]:
-    """(files checked, problems). Cassettes must also parse; JSONL files are only scanned."""
+    """(files checked, problems) for a file or a tree. See the module's doc for the rules."""
     scrubber = scrubber or Scrubber()
     checked = 0
     problems: list[Problem] = []
-    for path in _candidates(Path(root)):
-        cassette = is_cassette(path)
-        if not cassette and path.suffix != ".jsonl":
+    for path, named in _candidates(Path(root)):
+        skipped = _skipped(path, named)
+        if skipped is not None:
+            problems.append(skipped)
             continue
+        try:
+            data = read_regular(path)
+        except CassetteError as error:
+            problems.append(_invalid(path, error))
+            continue
+        cassette = _looks_like_cassette(path, data, named)
+        if not cassette and path.suffix != ".jsonl":
+            continue  # a .json file that is not a cassette: not ours to judge
         checked += 1
         if cassette:
             try:
-                load_cassette(path)
+                loads_cassette(data, source=str(path))
             except CassetteError as error:
-                problems.append(Problem(str(path), str(error)))
-        for finding in scan_for_secrets(path.read_bytes(), scrubber):
+                problems.append(_invalid(path, error))
+        else:
+            broken = _jsonl_problem(path, data)
+            if broken is not None:
+                problems.append(broken)
+        for finding in scan_for_secrets(data, scrubber):
             problems.append(Problem(str(path), finding.describe()))
     return checked, problems

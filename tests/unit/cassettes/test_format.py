@@ -199,7 +199,7 @@ def test_a_secret_the_scrubber_cannot_see_stops_the_write(tmp_path: Path) -> Non
 
 def test_secret_found_refuses_and_keeps_the_old_file(tmp_path: Path) -> None:
     class Leaky(Scrubber):
-        def value(self, data: object) -> object:  # a broken filter: scrubs nothing
+        def value(self, data: object, **_: object) -> object:  # a broken filter: scrubs nothing
             return data
 
     key = "sk-" + "ant-" + "k" * 30

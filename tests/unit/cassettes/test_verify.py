@@ -64,10 +64,10 @@ def test_cli_verify_and_show(tmp_path: Path) -> None:
     assert "model claude-x" in result.output
     assert "2 frame(s), first after 250 ms, last after 500 ms" in result.output
     assert "message_start: {}" in result.output
-    (tmp_path / "leak.jsonl").write_text("Bearer " + "q" * 40 + "\n")
+    (tmp_path / "leak.jsonl").write_text('{"auth":"Bearer ' + "q" * 40 + '"}\n')
     result = runner.invoke(main, ["cassettes", "verify", str(tmp_path)])
     assert result.exit_code == 1
-    assert "leak.jsonl: line 1, column 1: looks like a bearer-token" in result.output
+    assert "leak.jsonl: line 1, column 10: looks like a bearer-token" in result.output
     result = runner.invoke(main, ["cassettes", "show", str(tmp_path / "nope.jsonl")])
     assert result.exit_code == 2
     assert "no such cassette" in result.output
