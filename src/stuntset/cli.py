@@ -117,7 +117,7 @@ def cassettes_verify(paths: tuple[str, ...]) -> None:
 
 
 @cassettes.command("show")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())
 @click.option("--frames", is_flag=True, help="Also list every streamed frame of HTTP responses.")
 def cassettes_show(path: str, frames: bool) -> None:
     """Print a cassette as a readable transcript: what was asked, what came back (text, tool
@@ -129,8 +129,8 @@ def cassettes_show(path: str, frames: bool) -> None:
 
 
 @cassettes.command("diff")
-@click.argument("old", type=click.Path(dir_okay=False))
-@click.argument("new", type=click.Path(dir_okay=False))
+@click.argument("old", type=click.Path())
+@click.argument("new", type=click.Path())
 def cassettes_diff(old: str, new: str) -> None:
     """What changed between two recordings, per interaction (exit 1 if anything did)."""
     from stuntset.cassettes import load_cassette
@@ -146,7 +146,7 @@ def cassettes_diff(old: str, new: str) -> None:
 
 
 @cassettes.command("migrate")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 def cassettes_migrate(paths: tuple[str, ...]) -> None:
     """Rewrite cassettes in place in the current format (canonical, scrubbed, scanned)."""
     from stuntset.cassettes.migrate import migrate_file
@@ -156,7 +156,7 @@ def cassettes_migrate(paths: tuple[str, ...]) -> None:
 
 
 @cassettes.command("to-script")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())
 @click.option(
     "-o",
     "--output",
@@ -184,14 +184,16 @@ def cassettes_to_script(path: str, output: str | None) -> None:
     "--upstream", required=True, help="The real API's base URL (e.g. https://api.openai.com/v1)."
 )
 @click.option(
-    "--output", "-o", required=True, type=click.Path(dir_okay=False), help="Cassette to write."
+    "--output", "-o", required=True, type=click.Path(), help="Cassette to write."
 )
 @click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
 def record_command(upstream: str, output: str, port: int) -> None:
     """Record traffic through a proxy: point the client at the printed URL, then Ctrl-C (or
     SIGTERM) to write the (scrubbed) cassette."""
+    from stuntset.cassettes.format import check_target
     from stuntset.cassettes.record import record
 
+    check_target(output)
     stop = _until_signalled()
     with record(upstream, output, port=port) as recording:
         click.echo(recording.url, nl=True)
@@ -204,7 +206,7 @@ def record_command(upstream: str, output: str, port: int) -> None:
 @cassettes.command("tee")
 @click.argument("name")
 @click.option(
-    "--output", "-o", required=True, type=click.Path(dir_okay=False), help="Cassette to add to."
+    "--output", "-o", required=True, type=click.Path(), help="Cassette to add to."
 )
 @click.option(
     "--real",
@@ -226,7 +228,9 @@ def cassettes_tee(name: str, output: str, real: str | None, bin_dir: str) -> Non
     import shutil
 
     from stuntset.cassettes.cli_record import install_cli_recorder
+    from stuntset.cassettes.format import check_target
 
+    check_target(output)
     program = real or shutil.which(name)
     if program is None:
         raise UsageError(f"no {name!r} on PATH: pass --real /path/to/{name}")
@@ -234,7 +238,7 @@ def cassettes_tee(name: str, output: str, real: str | None, bin_dir: str) -> Non
 
 
 @cassettes.command("serve")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())
 @click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
 @click.option(
     "--pace",
@@ -248,10 +252,12 @@ def cassettes_serve(path: str, port: int, pace: Any, scale: float) -> None:
     """Serve a cassette on a port for clients in other processes (a real agent CLI, a Node
     client) until Ctrl-C or SIGTERM; then fail (exit 1) on mismatches and unplayed
     interactions."""
+    from stuntset.cassettes import load_cassette
     from stuntset.cassettes.replay_server import replay_server
 
+    cassette = load_cassette(path)  # a bad file is refused before anything listens
     stop = _until_signalled()
-    with replay_server(path, pace=pace, scale=scale, port=port) as server:
+    with replay_server(cassette, pace=pace, scale=scale, port=port) as server:
         click.echo(server.url, nl=True)
         sys.stdout.flush()
         stop.wait()

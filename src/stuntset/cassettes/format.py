@@ -52,6 +52,7 @@ __all__ = [
     "is_cassette",
     "load_cassette",
     "loads_cassette",
+    "check_target",
     "numbered_lines",
     "read_regular",
     "short_json",
@@ -313,7 +314,8 @@ def _check_status(interaction: Interaction, where: str) -> None:
     cli = interaction.wire.endswith("-cli")
     if status not in (_EXIT_STATUS if cli else _HTTP_STATUS):
         allowed = "an exit code (-64 to 255)" if cli else "an HTTP status (100 to 599)"
-        raise CassetteError(f"{where}: field 'response.status': {status} is not {allowed}")
+        shown = str(status) if abs(status) < 10**15 else f"a {len(str(abs(status)))}-digit number"
+        raise CassetteError(f"{where}: field 'response.status': {shown} is not {allowed}")
 
 
 def _last(data: bytes) -> int:
@@ -363,6 +365,24 @@ def _file_kind(mode: int) -> str:
         (stat.S_ISBLK, "a block device"),
     ]
     return next((name for test, name in kinds if test(mode)), "not a plain file")
+
+
+def check_target(path: str | os.PathLike[str]) -> Path:
+    """``path`` if a cassette can be written there (before anything is recorded); else
+    ``CassetteError`` naming it: an existing folder, FIFO or device, or a parent that is a
+    file."""
+    target = Path(path)
+    if target.is_symlink() and not target.exists():
+        raise CassetteError(f"{target}: a dangling symbolic link, not a place to write a cassette")
+    if target.exists() and not target.is_file():
+        kind = _file_kind(target.stat().st_mode)
+        raise CassetteError(f"{target}: not a regular file ({kind}), cannot write a cassette there")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CassetteError(f"{target}: {parent} is not a folder")
+            break
+    return target
 
 
 def load_cassette(path: str | os.PathLike[str]) -> Cassette:

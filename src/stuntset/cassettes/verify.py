@@ -31,7 +31,7 @@ from stuntset.cassettes.format import (
 )
 from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
 
-__all__ = ["Problem", "verify_tree"]
+__all__ = ["SKIP_MARKER", "Problem", "verify_tree"]
 
 _SKIP_DIRS = frozenset(
     {
@@ -63,16 +63,25 @@ class Problem(msgspec.Struct, frozen=True):
         return f"{place}: {self.message}"
 
 
+#: A folder holding a file of this name is not verified (e.g. a corpus of hostile inputs).
+SKIP_MARKER = ".stuntset-verify-skip"
+
+
 def _candidates(root: Path) -> Iterator[tuple[Path, bool]]:
-    """(path, named on the command line) of every file to look at."""
-    if root.is_dir():
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-            for name in sorted(files):
-                if name.endswith(_SUFFIXES):
-                    yield Path(folder) / name, False
-    else:
+    """(path, named on the command line) of every file to look at; a folder marked with
+    ``SKIP_MARKER`` as (folder, False)."""
+    if not root.is_dir():
         yield root, True
+        return
+    for folder, dirs, files in os.walk(root):
+        if SKIP_MARKER in files:
+            dirs[:] = []
+            yield Path(folder), False
+            continue
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        for name in sorted(files):
+            if name.endswith(_SUFFIXES):
+                yield Path(folder) / name, False
 
 
 _PLACE = re.compile(r"(\d+): (.*)", re.DOTALL)
@@ -91,19 +100,12 @@ def _invalid(path: Path, error: CassetteError) -> Problem:
 
 
 def _looks_like_cassette(path: Path, data: bytes, named: bool) -> bool:
-    """Named ``*.cassette``, or mentioning the format on its first line; a file named on the
-    command line also when it is empty or its first line is no JSON (then the loader says
-    why). A named JSONL file of other records is scanned as JSONL."""
+    """Named on the command line or ``*.cassette``, or mentioning the format on its first
+    line (a tree's other JSONL files are records of something else: checked as JSONL)."""
+    if named or path.suffix == ".cassette":
+        return True
     first = next(numbered_lines(data), (0, b""))[1]
-    if path.suffix == ".cassette" or FORMAT.encode() in first:
-        return True
-    if not named:
-        return False
-    try:
-        msgspec.json.decode(first)
-    except (msgspec.DecodeError, RecursionError):
-        return True
-    return False
+    return FORMAT.encode() in first
 
 
 def _jsonl_problem(path: Path, data: bytes) -> Problem | None:
@@ -131,6 +133,8 @@ def _jsonl_problem(path: Path, data: bytes) -> Problem | None:
 def _skipped(path: Path, named: bool) -> Problem | None:
     """A note (a tree's entry) or an error (named on the command line) for a path that is not
     a regular file; ``None`` for a regular file."""
+    if not named and path.is_dir():
+        return Problem(str(path), f"skipped: the folder holds {SKIP_MARKER}", "skipped")
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
