@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from bench.runner import Case
 
-from . import cli_claude, cli_codex, log, model, suite
+from . import cassettes, cli_claude, cli_codex, log, model, suite
 
 CASES: list[tuple[str, Callable[[], Case]]] = [
     ("openai_inprocess", model.openai_inprocess),
@@ -23,4 +23,6 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("log_replay", log.log_replay),
     ("log_subscribe_latency", log.log_subscribe_latency),
     ("log_idle_subscriptions", log.log_idle_subscriptions),
+    ("replay_match", cassettes.replay_match),
+    ("secret_scan", cassettes.secret_scan),
 ]

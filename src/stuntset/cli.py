@@ -183,9 +183,7 @@ def cassettes_to_script(path: str, output: str | None) -> None:
 @click.option(
     "--upstream", required=True, help="The real API's base URL (e.g. https://api.openai.com/v1)."
 )
-@click.option(
-    "--output", "-o", required=True, type=click.Path(), help="Cassette to write."
-)
+@click.option("--output", "-o", required=True, type=click.Path(), help="Cassette to write.")
 @click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
 def record_command(upstream: str, output: str, port: int) -> None:
     """Record traffic through a proxy: point the client at the printed URL, then Ctrl-C (or
@@ -205,9 +203,7 @@ def record_command(upstream: str, output: str, port: int) -> None:
 
 @cassettes.command("tee")
 @click.argument("name")
-@click.option(
-    "--output", "-o", required=True, type=click.Path(), help="Cassette to add to."
-)
+@click.option("--output", "-o", required=True, type=click.Path(), help="Cassette to add to.")
 @click.option(
     "--real",
     type=click.Path(dir_okay=False, exists=True),

@@ -6,6 +6,14 @@ agree after *volatile* fields are dropped: top-level ``metadata``, ``user``,
 ``prompt_cache_key``, ``safety_identifier`` and ``stream_options`` (they change from run to
 run without changing what is asked). Headers are not compared.
 
+Matching goes through an index: each request's canonical form (``request_key``: method,
+endpoint and body without volatile fields, as canonical JSON) finds the sessions waiting for it
+in constant time, however many sessions or turns the cassette holds. A request the index does
+not find is compared field by field with each session's next interaction before it is a miss
+(``==`` equates ``1`` and ``1.0``, which canonical JSON writes apart), and the differences are
+built only to explain the miss. (Where two sessions wait for requests that are equal only that
+way, the one written identically to the request now wins over an earlier one.)
+
 Matching is session-aware: recorded interactions are grouped by session (the recorded
 ``session``, or one default session) and each session is replayed in its own order. A request
 is offered to the next unplayed interaction of every session and binds to the first session,
@@ -18,6 +26,7 @@ the difference; ``verify()`` fails on recorded interactions never played.
 
 from __future__ import annotations
 
+import heapq
 import json
 import sys
 import threading
@@ -69,6 +78,24 @@ def _normalized(body: Any) -> Any:
     return body
 
 
+def request_key(method: str, path: str, body: Any) -> str | None:
+    """The canonical form of a request as matching compares it — method, API endpoint, body
+    without volatile fields — as canonical JSON (sorted keys): equal keys mean equal requests.
+    ``None`` where there is none (a NaN, a value JSON cannot hold, nesting too deep).
+
+    The converse does not quite hold (``==`` also equates ``1``, ``1.0`` and ``true``), so a
+    request the index does not find is compared field by field before it is called a miss."""
+    try:
+        return _canonical.encode([method, endpoint_of(path), _normalized(body)])
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+_canonical = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False
+)
+
+
 def _differences(recorded: Interaction, method: str, path: str, body: Any) -> list[str]:
     out = []
     if recorded.request.method != method:
@@ -113,6 +140,17 @@ class Replayer:
         self._sessions = list(sessions.values())
         self._cursor = [0] * len(self._sessions)
         self._lock = threading.Lock()
+        # the index: canonical request → the sessions (by number: recording order) whose next
+        # interaction is that request, as a heap of (session, position); an entry whose
+        # session has moved on is stale and dropped when met
+        self._keys = [
+            [request_key(i.request.method, i.request.path, i.request.body) for i in session]
+            for session in self._sessions
+        ]
+        self._waiting: dict[str | None, list[tuple[int, int]]] = {}
+        for index, keys in enumerate(self._keys):
+            if keys:
+                self._waiting.setdefault(keys[0], []).append((index, 0))
         self.played: list[Interaction] = []
         #: What requests met that the cassette does not have (``verify()`` raises the first).
         self.mismatches: list[str] = []
@@ -120,18 +158,45 @@ class Replayer:
     def match(self, method: str, path: str, body: Any) -> Interaction:
         """The recorded interaction for this request (it is then consumed)."""
         __tracebackhide__ = True
+        key = request_key(method, path, body)
         with self._lock:
-            for index, session in enumerate(self._sessions):
+            index = (
+                self._first_waiting(key)
+                if key is not None
+                else self._first_equal(method, path, body)
+            )
+            if index is not None:
                 position = self._cursor[index]
-                if position < len(session) and not _differences(
-                    session[position], method, path, body
-                ):
-                    self._cursor[index] += 1
-                    self.played.append(session[position])
-                    return session[position]
+                self._cursor[index] = position + 1
+                if position + 1 < len(self._keys[index]):
+                    heapq.heappush(
+                        self._waiting.setdefault(self._keys[index][position + 1], []),
+                        (index, position + 1),
+                    )
+                interaction = self._sessions[index][position]
+                self.played.append(interaction)
+                return interaction
             message = self._mismatch(method, path, body)
             self.mismatches.append(message)
             raise CassetteMismatch(message)
+
+    def _first_waiting(self, key: str) -> int | None:
+        """The first session (recording order) whose next interaction is ``key``."""
+        heap = self._waiting.get(key)
+        while heap:
+            index, position = heap[0]
+            if self._cursor[index] == position:
+                return index
+            heapq.heappop(heap)
+        return None
+
+    def _first_equal(self, method: str, path: str, body: Any) -> int | None:
+        """The same, field by field (for a request with no canonical form)."""
+        for index, session in enumerate(self._sessions):
+            position = self._cursor[index]
+            if position < len(session) and not _differences(session[position], method, path, body):
+                return index
+        return None
 
     def _mismatch(self, method: str, path: str, body: Any) -> str:
         candidates = [

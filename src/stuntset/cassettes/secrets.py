@@ -80,9 +80,7 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "aws-secret-key",
-        re.compile(
-            r"(?i:aws_?)?(?i:secret_?access_?key)[\"']?[ \t]*+[:=][ \t]*+[\"']?[A-Za-z0-9/+]{40}"
-        ),
+        re.compile(r"(?i)secret_?access_?key[\"']?[ \t]*+[:=][ \t]*+[\"']?[a-z0-9/+]{40}"),
     ),
     Shape("github-token", re.compile(r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{30,}+")),
     Shape("github-token", re.compile(_start("github_pat_") + r"[A-Za-z0-9_]{22,}+")),
