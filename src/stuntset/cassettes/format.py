@@ -55,6 +55,7 @@ __all__ = [
     "loads_cassette",
     "numbered_lines",
     "read_regular",
+    "scrub_cassette",
     "short_json",
     "wire_of",
     "write_cassette",
@@ -411,11 +412,7 @@ def write_cassette(
     """Scrub, scan and write atomically. ``SecretFound`` (nothing written) if the bytes still
     hold anything that looks like a secret."""
     scrubber = scrubber or Scrubber()
-    clean = Cassette(
-        interactions=[_scrubbed(i, scrubber) for i in cassette.interactions],
-        recorded_by=cassette.recorded_by,
-    )
-    data = dumps_cassette(clean)
+    data = dumps_cassette(scrub_cassette(cassette, scrubber))
     target = Path(path)
     findings = scan_for_secrets(data, scrubber)
     if findings:
@@ -436,6 +433,16 @@ def write_cassette(
         Path(temp).unlink(missing_ok=True)
         raise
     return target
+
+
+def scrub_cassette(cassette: Cassette, scrubber: Scrubber) -> Cassette:
+    """The cassette as it will be written: every interaction scrubbed (``write_cassette``
+    then scans the bytes and refuses any that still look like a secret)."""
+    return Cassette(
+        interactions=[_scrubbed(i, scrubber) for i in cassette.interactions],
+        recorded_by=cassette.recorded_by,
+        source=cassette.source,
+    )
 
 
 def _scrubbed(interaction: Interaction, scrubber: Scrubber) -> Interaction:

@@ -269,17 +269,15 @@ class Scrubber:
 
     def stream(self, datas: list[str]) -> list[str]:
         """A stream's frames (SSE ``data``, CLI stdout or stderr lines) with every secret
-        replaced, also one split across frames: each frame is scrubbed as JSON (as text if it
-        is not), then each channel is joined and what is still found is redacted in every
-        frame holding part of it (the placeholder where it starts). Frames stay valid JSON."""
+        replaced, also one split across frames: each channel (the same place in every frame)
+        is joined first and what it holds is redacted in every frame holding part of it (the
+        placeholder where it starts); then each frame is scrubbed on its own (as JSON, or as
+        text if it is none). Frames stay valid JSON."""
         decoded: list[Any] = []
         for data in datas:
             document = decode_json(data)
-            if document is NOT_JSON or isinstance(document, str):
-                decoded.append((redact(data, self.find(data)),))
-            else:
-                decoded.append(self.value(document, strict=True))
-        changed: set[int] = set()
+            plain = document is NOT_JSON or isinstance(document, str)
+            decoded.append((data,) if plain else document)
         for fragments in channels(decoded):
             replaced = redact_fragments(fragments, self.find)
             for position, text in (replaced or {}).items():
@@ -288,15 +286,13 @@ class Scrubber:
                     decoded[fragment.frame] = (text,)
                 else:
                     set_at(decoded[fragment.frame], fragment.path, text)
-                changed.add(fragment.frame)
         out: list[str] = []
-        for number, (data, document) in enumerate(zip(datas, decoded, strict=True)):
+        for data, document in zip(datas, decoded, strict=True):
             if isinstance(document, tuple):
-                out.append(document[0])
-            elif number in changed or decode_json(data) != document:
-                out.append(encode_json(document))
-            else:
-                out.append(data)
+                out.append(redact(document[0], self.find(document[0])))
+                continue
+            clean = self.value(document, strict=True)
+            out.append(data if clean == decode_json(data) else encode_json(clean))
         return out
 
     def patterns(self) -> list[tuple[str, re.Pattern[str]]]:
@@ -337,8 +333,9 @@ def _scan_line(number: int, line: str, scrubber: Scrubber) -> list[Finding]:
             add(line[hit.start : hit.end], hit.kind, "")
         return _ordered(found)
     for path, value, _is_key in strings(document):
-        for hit in scrubber.find(value):
-            add(value[hit.start : hit.end], hit.kind, f"field {_dotted(path)}")
+        for text in _readings(value):
+            for hit in scrubber.find(text):
+                add(text[hit.start : hit.end], hit.kind, f"field {_dotted(path)}")
     for path, key, value in _fields(document):
         if (
             is_secret_field(key, strict=True)
@@ -357,6 +354,18 @@ def _scan_line(number: int, line: str, scrubber: Scrubber) -> list[Finding]:
                     f"{name} {inside[0]}–{inside[-1]} (split across them)",
                 )
     return _ordered(found)
+
+
+def _readings(value: str) -> list[str]:
+    """A string as it may be read: itself, percent-decoded (a query, a path), and the strings
+    of the JSON document it holds (a CLI's stdin or stdout line), unescaped."""
+    out = [value]
+    if "%" in value:
+        out.append(unquote_plus(value))
+    document = decode_json(value)
+    if document is not NOT_JSON and not isinstance(document, str):
+        out += [text for _, text, _ in strings(document)]
+    return out
 
 
 def _ordered(found: list[Finding]) -> list[Finding]:

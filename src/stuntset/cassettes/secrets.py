@@ -98,8 +98,8 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "private-key",
         re.compile(
-            r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s:,\-]*?"
-            r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|$)"
+            r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s:,]*+"
+            r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----)?"
         ),
     ),
     Shape(
