@@ -160,11 +160,9 @@ class Replayer:
         __tracebackhide__ = True
         key = request_key(method, path, body)
         with self._lock:
-            index = (
-                self._first_waiting(key)
-                if key is not None
-                else self._first_equal(method, path, body)
-            )
+            index = self._first_waiting(key) if key is not None else None
+            if index is None:  # 1 and 1.0 are equal, but written apart: field by field
+                index = self._first_equal(method, path, body)
             if index is not None:
                 position = self._cursor[index]
                 self._cursor[index] = position + 1

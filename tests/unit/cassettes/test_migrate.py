@@ -100,3 +100,20 @@ def test_the_command(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["cassettes", "migrate", str(path)])
     assert result.exit_code == 0, result.output
     assert result.output == f"{path}: already current\n"
+
+
+def test_a_broken_line_is_named_by_its_number_in_the_file(
+    tmp_path: Path, v0_migration: None
+) -> None:
+    """Blank lines count: the number is the file's, not the n-th non-blank line's (it was
+    always 1, from parsing each line on its own)."""
+    path = tmp_path / "old.jsonl"
+    path.write_text(
+        '{"kind":"header","format":"stuntset-cassette","version":0}\n\n\n{"kind": oops}\n'
+    )
+    with pytest.raises(CassetteError, match=r"old.jsonl:4: not valid JSON"):
+        migrate_file(path)
+    current = tmp_path / "current.jsonl"
+    current.write_text('{"kind":"header","format":"stuntset-cassette","version":1}\n\n{oops\n')
+    with pytest.raises(CassetteError, match=r"current.jsonl:3: not valid JSON"):
+        migrate_file(current)

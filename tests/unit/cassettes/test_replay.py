@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import httpx
@@ -23,7 +24,12 @@ from stuntset.cassettes import (
     load_cassette,
 )
 from stuntset.cassettes.record import record
-from stuntset.cassettes.replay import CassetteMismatch, Replayer, UnusedInteractions
+from stuntset.cassettes.replay import (
+    CassetteMismatch,
+    Replayer,
+    UnusedInteractions,
+    request_key,
+)
 from stuntset.errors import UsageError
 
 ASK = [{"role": "user", "content": "hi"}]
@@ -217,3 +223,78 @@ def test_anthropic_stream_helper_over_a_recording(tmp_path: Path) -> None:
     with client.messages.stream(model="claude-x", max_tokens=100, messages=ASK) as stream:
         replayed = stream.get_final_message()
     assert replayed.model_dump() == recorded.model_dump()
+
+
+def _turns(sessions: int, turns: int) -> Cassette:
+    return Cassette(
+        interactions=[
+            Interaction(
+                id=f"i-{s}-{t}",
+                wire="openai-chat",
+                session=f"s-{s}",
+                request=RecordedRequest(
+                    method="POST",
+                    path="/v1/chat/completions",
+                    body={"model": "m", "messages": [{"role": "user", "content": f"{s}/{t}"}]},
+                ),
+                response=RecordedResponse(status=200, body={"n": f"{s}/{t}"}),
+            )
+            for s in range(sessions)
+            for t in range(turns)
+        ]
+    )
+
+
+def _ask(replayer: Replayer, text: str, **extra: Any) -> str:
+    body = {"model": "m", "messages": [{"role": "user", "content": text}], **extra}
+    return str(replayer.match("POST", "/v2/chat/completions", body).response.body["n"])
+
+
+def test_many_sessions_asked_out_of_order_each_get_their_own_stream() -> None:
+    replayer = Replayer(_turns(50, 3))
+    for t in range(3):
+        for s in reversed(range(50)):
+            assert _ask(replayer, f"{s}/{t}", metadata={"volatile": s}) == f"{s}/{t}"
+    replayer.verify()
+    with pytest.raises(CassetteMismatch, match="All 150 recorded interactions were played"):
+        _ask(replayer, "0/0")
+
+
+def test_a_request_not_next_in_its_session_is_a_miss_explained_by_the_nearest() -> None:
+    replayer = Replayer(_turns(2, 2))
+    with pytest.raises(CassetteMismatch) as raised:
+        _ask(replayer, "0/1")  # the second turn before the first
+    message = str(raised.value)
+    assert "nearest: i-0-0 (session 's-0')" in message
+    assert 'body.messages: recorded [{"content": "0/0"' in message
+    assert _ask(replayer, "0/0") == "0/0"  # a miss consumes nothing
+
+
+def test_equal_as_python_compares_still_matches_when_written_apart() -> None:
+    """1 and 1.0 (and true) are equal under ==, which matching always used; canonical JSON
+    writes them apart, so the index misses and the field-by-field comparison finds them."""
+    cassette = Cassette(
+        interactions=[
+            Interaction(
+                id="i-1",
+                wire="openai-chat",
+                request=RecordedRequest(
+                    method="POST", path="/v1/chat/completions", body={"temperature": 1.0}
+                ),
+                response=RecordedResponse(status=200, body={"n": "one"}),
+            )
+        ]
+    )
+    replayer = Replayer(cassette)
+    assert replayer.match("POST", "/chat/completions", {"temperature": 1}).id == "i-1"
+    nan = Replayer(cassette)
+    with pytest.raises(CassetteMismatch):
+        nan.match("POST", "/chat/completions", {"temperature": float("nan")})
+
+
+def test_request_keys_are_canonical() -> None:
+    a = request_key("POST", "/v1/messages", {"b": [1, {"y": 2, "x": 3}], "a": "é", "user": "u1"})
+    b = request_key("POST", "/anthropic/v1/messages", {"a": "é", "b": [1, {"x": 3, "y": 2}]})
+    assert a == b  # key order, base-URL prefix and volatile fields do not count
+    assert request_key("POST", "/v1/messages", {"a": float("nan")}) is None
+    assert request_key("POST", "/v1/messages", {"a": {1, 2}}) is None

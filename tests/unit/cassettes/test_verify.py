@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -13,6 +14,7 @@ from stuntset.cassettes import (
     verify_tree,
     write_cassette,
 )
+from stuntset.cassettes.verify import SKIP_MARKER, Problem
 from stuntset.cli import main
 
 
@@ -71,3 +73,72 @@ def test_cli_verify_and_show(tmp_path: Path) -> None:
     result = runner.invoke(main, ["cassettes", "show", str(tmp_path / "nope.jsonl")])
     assert result.exit_code == 2
     assert "no such cassette" in result.output
+
+
+HEADER = '{"format":"stuntset-cassette","kind":"header","version":1}\n'
+
+
+def test_verify_validates_cassettes_as_the_loader_does(tmp_path: Path) -> None:
+    """What it passed before: a truncated header, a BOM, binary garbage, a version as a string
+    (found by the format's name on the first line), and in a named file anything at all."""
+    (tmp_path / "cut.jsonl").write_text('{"format":"stuntset-cassette","kind":"hea')
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + HEADER.encode())
+    (tmp_path / "garbage.jsonl").write_bytes(bytes(range(256)))
+    (tmp_path / "string.jsonl").write_text(HEADER.replace('"version":1', '"version":"1"'))
+    (tmp_path / "empty.jsonl").write_text("")  # a JSONL file of no records: fine in a tree
+    checked, problems = verify_tree(tmp_path)
+    assert checked == 5
+    found = sorted((Path(p.path).name, p.line, p.kind) for p in problems)
+    assert found == [
+        ("bom.jsonl", 1, "invalid"),
+        ("cut.jsonl", 1, "invalid"),
+        ("garbage.jsonl", 1, "invalid"),
+        ("string.jsonl", 1, "invalid"),
+    ]
+    assert verify_tree(tmp_path / "empty.jsonl")[1] == [
+        Problem(str(tmp_path / "empty.jsonl"), "empty file, not a cassette", "invalid")
+    ]
+
+
+def test_verify_skips_what_is_not_a_regular_file_saying_so(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.jsonl")  # reading it would block forever
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "nowhere")
+    write_cassette(tmp_path / "ok.jsonl", recording())
+    checked, problems = verify_tree(tmp_path)
+    assert checked == 1
+    assert sorted((Path(p.path).name, p.kind, p.message) for p in problems) == [
+        ("gone.jsonl", "skipped", "skipped: a dangling symbolic link"),
+        ("pipe.jsonl", "skipped", "skipped: not a regular file"),
+    ]
+    result = CliRunner().invoke(main, ["cassettes", "verify", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("note: ") == 2
+    # named on the command line, it is an error
+    result = CliRunner().invoke(main, ["cassettes", "verify", str(tmp_path / "pipe.jsonl")])
+    assert result.exit_code == 2
+    assert (
+        result.stderr
+        == f"error: {tmp_path / 'pipe.jsonl'}: not a regular file: nothing to verify\n"
+    )
+
+
+def test_exit_codes_say_broken_over_leaking(tmp_path: Path) -> None:
+    write_cassette(tmp_path / "ok.jsonl", recording())
+    (tmp_path / "leak.jsonl").write_text('{"k":"' + "sk-" + "ant-" + "z" * 30 + '"}\n')
+    assert CliRunner().invoke(main, ["cassettes", "verify", str(tmp_path)]).exit_code == 1
+    (tmp_path / "broken.jsonl").write_text(HEADER + "{\n")
+    result = CliRunner().invoke(main, ["cassettes", "verify", str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"error: {tmp_path / 'broken.jsonl'}:2: not valid JSON" in result.stderr
+    assert "leak.jsonl: line 1, column 7: looks like a anthropic-key" in result.stdout
+
+
+def test_a_folder_marked_hostile_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / SKIP_MARKER).write_text("")
+    (tmp_path / "corpus" / "broken.jsonl").write_text("{")
+    checked, problems = verify_tree(tmp_path)
+    assert checked == 0
+    assert [(p.kind, p.message) for p in problems] == [
+        ("skipped", f"skipped: the folder holds {SKIP_MARKER}")
+    ]
