@@ -32,6 +32,7 @@ from typing import Any
 
 from stuntset.cassettes.format import Cassette, CassetteError, Interaction, load_cassette
 from stuntset.cassettes.replay import Pace, UnusedInteractions, check_mismatches, not_allowed
+from stuntset.cassettes.secrets import placeholder
 from stuntset.doubles.cli._install import InstalledExecutable, prepare_state, write_launcher
 from stuntset.errors import UsageError
 
@@ -175,7 +176,7 @@ def install_cli_replay(
         "source": recording.source,
         "time_scale": _scale(pace, scale),
         "stdin_timeout": float(stdin_timeout),
-        "ignore_args": sorted(ignore_args),
+        "ignore_args": sorted({*ignore_args, *_scrubbed_flags(interactions)}),
         "invocations": invocations,
         "journal_env": list(_journal_env(name)),
     }
@@ -190,6 +191,21 @@ def install_cli_replay(
         state_dir=state_dir,
         owns=owns,
     )
+
+
+def _scrubbed_flags(interactions: list[Interaction]) -> set[str]:
+    """Flags whose recorded value was scrubbed (``--token <scrubbed:cli-option>``): the client
+    passes the real value again, so these are compared without their values."""
+    scrubbed = placeholder("cli-option")
+    flags: set[str] = set()
+    for interaction in interactions:
+        argv = interaction.request.body.get("argv", []) if interaction.request.body else []
+        for before, arg in zip([None, *argv], argv, strict=False):
+            if arg == scrubbed and isinstance(before, str) and before.startswith("-"):
+                flags.add(before)
+            elif isinstance(arg, str) and arg.endswith("=" + scrubbed):
+                flags.add(arg.partition("=")[0])
+    return flags
 
 
 def _journal_env(name: str) -> tuple[str, ...]:

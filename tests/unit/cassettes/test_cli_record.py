@@ -127,3 +127,60 @@ def test_the_tee_command_writes_a_recorder_for_a_real_program(tmp_path: Path) ->
     missing = CliRunner().invoke(command, ["cassettes", "tee", "no-such-cli-here", "-o", "x"])
     assert missing.exit_code == 2
     assert "no 'no-such-cli-here' on PATH: pass --real" in missing.output
+
+
+def test_the_tee_writes_no_secret_from_any_channel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planted as an attacker would: a --token argument, a secret environment value (no
+    shape) printed on stderr, a key sent on stdin with a JSON escape, and a key the program
+    streams split across two stdout lines. None of them reaches the cassette."""
+    key = "sk-" + "proj-" + "Zq8" * 12
+    token = "deploy-" + "t0k3n" * 4
+    monkeypatch.setenv("ACME_DEPLOY_TOKEN", token)
+    real = tmp_path / "real"
+    real.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, sys\n"
+        "for line in sys.stdin:\n"
+        "    sys.stdout.write(line)\n"
+        "key = json.loads(line)['message']['content']\n"
+        "for part in (key[:9], key[9:]):\n"
+        "    print(json.dumps({'type': 'stream_event', 'delta': {'text': part}}))\n"
+        "sys.stderr.write('using ' + os.environ['ACME_DEPLOY_TOKEN'] + '\\n')\n"
+    )
+    real.chmod(0o755)
+    escaped = "\\u0073" + key[1:]
+    stdin = ('{"type":"user","message":{"content":"' + escaped + '"}}\n').encode()
+    streams = {
+        name: io.TextIOWrapper(io.BytesIO(data))
+        for name, data in (("stdin", stdin), ("stdout", b""), ("stderr", b""))
+    }
+    for name, stream in streams.items():
+        monkeypatch.setattr(sys, name, stream)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    cassette = tmp_path / "run.jsonl"
+    try:
+        status = main("tool", str(real), str(cassette), ["--token", "hunter2hunter2", "-p", key])
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    assert status == 0
+    seen = streams["stdout"].buffer.getvalue()  # the client saw it all
+    assert key[:9].encode() in seen
+    assert key[9:].encode() in seen
+    written = cassette.read_text()
+    for secret in (key, key[9:], token, "hunter2hunter2", "Zq8Zq8Zq8"):
+        assert secret not in written
+    (run,) = load_cassette(cassette).interactions
+    assert run.request.body["argv"] == [
+        "--token", "<scrubbed:cli-option>", "-p", "<scrubbed:openai-key>",
+    ]  # fmt: skip
+    assert [line["data"] for line in run.response.body["stderr"]] == [
+        "using <scrubbed:env-value>\n"
+    ]
+    frames = run.response.frames
+    assert frames is not None
+    parts = [json.loads(f.data)["delta"]["text"] for f in frames[1:]]
+    assert parts == ["<scrubbed:openai-key>", ""]
+    assert verify_tree(cassette) == (1, [])

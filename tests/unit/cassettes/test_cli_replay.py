@@ -374,3 +374,21 @@ def test_bad_cassettes_and_options_are_refused_naming_the_place(tmp_path: Path) 
     fine = run_of([("out", 0.0, {"ok": 1})])
     with pytest.raises(UsageError, match="pace 'fast'"):
         install_cli_replay("tool", Cassette(interactions=[fine]), pace="fast")  # type: ignore[arg-type]
+
+
+def test_a_scrubbed_credential_option_matches_whatever_value_the_client_passes(
+    install: Any, tmp_path: Path
+) -> None:
+    """The recorder replaced the values of --token and --api-key=; the client passes its own
+    real ones again at replay."""
+    cli = install(
+        run_of(
+            [("out", 0.0, {"ok": True})],
+            argv=("--json", "--token", "<scrubbed:cli-option>", "--api-key=<scrubbed:cli-option>"),
+        )
+    )
+    out, _, status = Process(
+        cli, "--json", "--token", "real-1", "--api-key=real-2", cwd=tmp_path
+    ).finish()
+    assert (json.loads(out), status) == ({"ok": True}, 0)
+    cli.verify()
