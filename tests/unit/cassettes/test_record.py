@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -171,3 +172,44 @@ def test_the_record_command_writes_on_ctrl_c(tmp_path: Path, stack: ExitStack) -
     assert process.returncode == 0, err
     assert "1 interaction(s)" in err
     assert len(load_cassette(output).interactions) == 1
+
+
+@pytest.mark.real_time
+def test_keys_planted_in_real_traffic_never_reach_the_file(
+    tmp_path: Path, stack: ExitStack
+) -> None:
+    """Through the proxy: a key in the query string, one in the request body written with a
+    JSON escape, and one the model streams four characters a frame (so no frame holds it)."""
+    from stuntset.script import Script, Text
+
+    streamed = "sk-" + "ant-" + "api03-" + "Qw7" * 14
+    path = tmp_path / "leaky.jsonl"
+    script = Script.of([Text(f"here: {streamed} done", chunk_size=4)])
+    with (
+        stuntset.serve(script) as upstream,
+        record(upstream.url("openai"), path) as recording,
+    ):
+        client = stack.enter_context(
+            openai.OpenAI(api_key=KEY, base_url=recording.url, max_retries=0)
+        )
+        stream = client.chat.completions.create(
+            model="gpt-x",
+            messages=[{"role": "user", "content": "my key is " + KEY}],
+            stream=True,
+            extra_query={"api_key": "q-" + "k" * 20, "token": "t" * 12},
+        )
+        text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert streamed in text  # the client got it whole
+    written = path.read_text()
+    for secret in (KEY, streamed, streamed[8:20], "k" * 20, "t" * 12):
+        assert secret not in written
+    (interaction,) = load_cassette(path).interactions
+    assert interaction.request.query == "api_key=<scrubbed:api_key>&token=<scrubbed:token>"
+    frames = interaction.response.frames
+    assert frames is not None
+    replayed = "".join(
+        (json.loads(f.data)["choices"] or [{}])[0].get("delta", {}).get("content") or ""
+        for f in frames
+        if f.data != "[DONE]"
+    )
+    assert replayed == "here: <scrubbed:anthropic-key> done"
