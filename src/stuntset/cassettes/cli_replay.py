@@ -167,7 +167,7 @@ def install_cli_replay(
             "argv": list(interaction.request.body["argv"]),
             "cwd": interaction.request.body.get("cwd") or "",
             "status": interaction.response.status,
-            "timeline": timeline(interaction, source=recording.source),
+            "timeline": timeline(interaction, source=recording.where(interaction)),
         }
         for interaction in interactions
     ]

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from stuntset.cassettes.format import Cassette, Interaction, short_json
+from stuntset.cassettes.format import Cassette, Interaction, reading, short_json
 from stuntset.cassettes.to_script import steps_of
 from stuntset.script import kind_of
 
@@ -51,7 +51,19 @@ def _asked(interaction: Interaction) -> dict[str, Any]:
     return {"argv": body.get("argv"), **{f"stdin[{n}]": m for n, m in enumerate(sent)}}
 
 
-def _interaction_diff(old: Interaction, new: Interaction) -> list[str]:
+def _reading(cassette: Cassette, interaction: Interaction) -> tuple[dict[str, Any], list[str]]:
+    """What an interaction asked and answered, read once (a content not shaped like its wire
+    is a ``CassetteError`` naming its file and line)."""
+    with reading(cassette, interaction):
+        return _asked(interaction), _content(interaction)
+
+
+def _interaction_diff(
+    old: Interaction,
+    new: Interaction,
+    before: tuple[dict[str, Any], list[str]],
+    after: tuple[dict[str, Any], list[str]],
+) -> list[str]:
     lines = []
     for label, a, b in (
         ("method", old.request.method, new.request.method),
@@ -60,11 +72,12 @@ def _interaction_diff(old: Interaction, new: Interaction) -> list[str]:
     ):
         if a != b:
             lines.append(f"  {label}: {a} → {b}")
-    before, after = _asked(old), _asked(new)
-    for key in sorted(set(before) | set(after)):
-        if before.get(key) != after.get(key):
-            lines.append(f"  request.{key}: {_short(before.get(key))} → {_short(after.get(key))}")
-    old_steps, new_steps = _content(old), _content(new)
+    (asked_before, old_steps), (asked_after, new_steps) = before, after
+    for key in sorted(set(asked_before) | set(asked_after)):
+        if asked_before.get(key) != asked_after.get(key):
+            lines.append(
+                f"  request.{key}: {_short(asked_before.get(key))} → {_short(asked_after.get(key))}"
+            )
     for index, (a, b) in enumerate(zip_longest(old_steps, new_steps)):
         if a != b:
             lines.append(f"  response step {index}: {a or '(none)'} → {b or '(none)'}")
@@ -80,7 +93,7 @@ def diff_cassettes(old: Cassette, new: Cassette) -> list[str]:
         elif b is None:
             lines.append(f"- {a.id}: {a.request.method} {a.request.path} (only in {old.source})")
         else:
-            changes = _interaction_diff(a, b)
+            changes = _interaction_diff(a, b, _reading(old, a), _reading(new, b))
             if changes:
                 lines.append(f"~ interaction {position + 1} ({a.id} → {b.id}):")
                 lines += changes

@@ -26,6 +26,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -55,6 +56,7 @@ __all__ = [
     "loads_cassette",
     "numbered_lines",
     "read_regular",
+    "reading",
     "scrub_cassette",
     "short_json",
     "wire_of",
@@ -161,10 +163,37 @@ class Cassette(msgspec.Struct, kw_only=True):
     interactions: list[Interaction] = msgspec.field(default_factory=list)
     recorded_by: str = "stuntset"
     source: str = "<memory>"
+    #: The line of each interaction (by id) in the file it was loaded from.
+    lines: dict[str, int] = msgspec.field(default_factory=dict)
 
     @property
     def wires(self) -> list[str]:
         return sorted({i.wire for i in self.interactions})
+
+    def where(self, interaction: Interaction) -> str:
+        """``file:line`` of an interaction (the file alone when it was not loaded from one)."""
+        line = self.lines.get(interaction.id)
+        return f"{self.source}:{line}" if line else self.source
+
+
+#: What interpreting a recording's content can raise when it is not shaped like its wire.
+_SHAPE_ERRORS = (TypeError, AttributeError, ValueError, KeyError, IndexError, RecursionError)
+
+
+@contextmanager
+def reading(cassette: Cassette, interaction: Interaction) -> Iterator[None]:
+    """Interpreting one interaction's content (``show``, ``to-script``, ``diff``): content
+    that loads but is not shaped like its wire — a delta that is a number, an argv that is a
+    string — becomes a ``CassetteError`` naming file, line and interaction, not a traceback."""
+    try:
+        yield
+    except CassetteError:
+        raise
+    except _SHAPE_ERRORS as error:
+        raise CassetteError(
+            f"{cassette.where(interaction)}: interaction {interaction.id!r}: its content is not "
+            f"what a {interaction.wire} recording holds ({type(error).__name__}: {error})"
+        ) from None
 
 
 _encoder = msgspec.json.Encoder(order="sorted")
@@ -274,6 +303,7 @@ def loads_cassette(data: bytes, *, source: str = "<bytes>") -> Cassette:
                 f"{where}: field 'id': duplicate interaction id {line.id!r} (first on line {ids[line.id]})"
             )
         ids[line.id] = number
+        cassette.lines[line.id] = number
         _check_status(line, where)
         try:
             body = _resolve(line.request.body, blocks, f"{where}: field 'request.body'")

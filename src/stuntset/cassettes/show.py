@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from stuntset.cassettes.format import Cassette, Interaction
+from stuntset.cassettes.format import Cassette, Interaction, reading
 from stuntset.cassettes.to_script import steps_of
 from stuntset.script import kind_of
 
@@ -98,7 +98,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:8.1f} ms"
 
 
-def _cli_lines(interaction: Interaction) -> list[str]:
+def _cli_lines(interaction: Interaction, source: str) -> list[str]:
     from stuntset.cassettes.cli_replay import timeline
 
     body = interaction.request.body if isinstance(interaction.request.body, dict) else {}
@@ -108,7 +108,7 @@ def _cli_lines(interaction: Interaction) -> list[str]:
     lines = [f"{interaction.id} {interaction.wire}: {program} {' '.join(body.get('argv', []))}"]
     lines.append(f"  in {body.get('cwd') or '?'}; {ended}")
     arrows = {"in": "→", "out": "←", "err": "!", "eof": "→"}
-    for step in timeline(interaction):
+    for step in timeline(interaction, source=source):
         kind, t = step[0], step[1]
         if kind == "eof":
             text = "(stdin closed)"
@@ -170,8 +170,9 @@ def transcript(cassette: Cassette, *, frames: bool = False) -> list[str]:
     ]
     for interaction in cassette.interactions:
         lines.append("")
-        if interaction.wire.endswith("-cli"):
-            lines += _cli_lines(interaction)
-        else:
-            lines += _http_lines(interaction, frames)
+        with reading(cassette, interaction):
+            if interaction.wire.endswith("-cli"):
+                lines += _cli_lines(interaction, cassette.where(interaction))
+            else:
+                lines += _http_lines(interaction, frames)
     return lines

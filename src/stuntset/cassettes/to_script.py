@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from stuntset.cassettes.cli_script import cli_turns
-from stuntset.cassettes.format import Cassette, Frame, Interaction
+from stuntset.cassettes.format import Cassette, Frame, Interaction, reading
 from stuntset.errors import ScriptError
 from stuntset.script import (
     HttpError,
@@ -298,15 +298,16 @@ def script_from_cassette(cassette: Cassette) -> Script:
     recorded order."""
     turns = []
     for interaction in cassette.interactions:
-        if interaction.wire.endswith("-cli"):
-            runs = cli_turns(interaction)
-            turns += [
-                msgspec.structs.replace(turn, name=f"{interaction.id}.{n + 1}")
-                for n, turn in enumerate(runs)
-            ]
-            continue
-        steps = steps_of(interaction)
-        turns.append(Turn(steps=tuple(steps), name=interaction.id))
+        with reading(cassette, interaction):
+            if interaction.wire.endswith("-cli"):
+                runs = cli_turns(interaction)
+                turns += [
+                    msgspec.structs.replace(turn, name=f"{interaction.id}.{n + 1}")
+                    for n, turn in enumerate(runs)
+                ]
+                continue
+            steps = steps_of(interaction)
+            turns.append(Turn(steps=tuple(steps), name=interaction.id))
     return Script(turns=tuple(turns), name=f"from {cassette.source}", source=cassette.source)
 
 
