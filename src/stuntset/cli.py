@@ -206,7 +206,7 @@ def record_command(upstream: str, output: str, port: int) -> None:
 @click.option("--output", "-o", required=True, type=click.Path(), help="Cassette to add to.")
 @click.option(
     "--real",
-    type=click.Path(dir_okay=False, exists=True),
+    type=click.Path(),
     default=None,
     help="The real program (default: NAME on PATH).",
 )
@@ -221,6 +221,7 @@ def cassettes_tee(name: str, output: str, real: str | None, bin_dir: str) -> Non
     """Record an agent CLI by hand: writes an executable NAME that runs the real program and
     adds every run (argv, stdin, stdout, stderr, exit) to the cassette. Point the SDK at the
     printed path (cli_path=, codex_bin=) or put its folder first on PATH."""
+    import os
     import shutil
 
     from stuntset.cassettes.cli_record import install_cli_recorder
@@ -230,6 +231,8 @@ def cassettes_tee(name: str, output: str, real: str | None, bin_dir: str) -> Non
     program = real or shutil.which(name)
     if program is None:
         raise UsageError(f"no {name!r} on PATH: pass --real /path/to/{name}")
+    if not os.path.isfile(program):
+        raise UsageError(f"--real {program}: no such program (not a file)")
     click.echo(install_cli_recorder(name, program, output, bin_dir=bin_dir))
 
 
