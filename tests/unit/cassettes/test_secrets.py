@@ -162,6 +162,8 @@ CHANNELS = {
     "cli stdin": lambda s: cli(stdin=[json.dumps({"type": "user", "message": {"content": s}})]),
     "cli stdout": lambda s: cli(stdout=[assistant(f"the key is {s}")]),
     "cli stderr": lambda s: cli(stderr=[f"error: bad credential {s}\n"]),
+    # the secret is the value of ACME_DEPLOY_TOKEN in the recorder's environment (see below)
+    "cli env": lambda s: cli(stdout=[assistant(f"$ printenv\nACME_DEPLOY_TOKEN={s}\n")]),
 }
 
 
@@ -174,11 +176,12 @@ def written(cassette: Cassette) -> bytes:
 def test_every_shape_in_every_channel_is_scrubbed_and_found(name: str, channel: str) -> None:
     secret = SECRETS[name]
     cassette = CHANNELS[channel](secret)
+    env = {**ENV, "ACME_DEPLOY_TOKEN": secret} if channel == "cli env" else ENV
     raw = dumps_cassette(cassette)
-    findings = scan_for_secrets(raw, scrubber())
+    findings = scan_for_secrets(raw, Scrubber(env=env))
     assert findings, f"verify misses a {name} in the {channel}"
-    clean = written(cassette)
-    assert scan_for_secrets(clean, scrubber()) == []
+    clean = dumps_cassette(scrub_cassette(cassette, Scrubber(env=env)))
+    assert scan_for_secrets(clean, Scrubber(env=env)) == []
     text = clean.decode()
     decoded = json.loads(text.splitlines()[-1])
     flat = json.dumps(decoded, ensure_ascii=False)
@@ -423,3 +426,61 @@ def test_placeholders_are_never_found_again() -> None:
     text = " ".join(f"<scrubbed:{kind_of(n)}>" for n in SECRETS) + " <scrubbed:cli-option>"
     assert find_secrets(text) == []
     assert re.search(r"sk-|eyJ|AKIA", text) is None
+
+
+def test_no_false_positive_on_the_catalog_through_the_fake_clis(tmp_path: Path) -> None:
+    """The fake claude (stream-json) and codex (exec --json) play every scenario that ends by
+    itself; stdout and stderr, as the tee records them, hold nothing that looks like a secret
+    and come out of the scrubber unchanged. (One process per scenario and program.)"""
+    import os
+    import subprocess
+
+    from stuntset import scenarios
+    from stuntset.doubles.cli import install_cli
+
+    programs = {
+        "claude": ["-p", "hi", "--output-format", "stream-json", "--verbose"],
+        "codex": ["exec", "--json", "hi"],
+    }
+    played = 0
+    for program, args in programs.items():
+        for entry in scenarios.all():
+            if entry.name in ("stuck", "spawn_missing"):  # never ends / nothing to spawn
+                continue
+            cli = install_cli(
+                program, entry.build(), bin_dir=tmp_path / program / entry.name, time_scale=0
+            )
+            done = subprocess.run(
+                [str(cli.path), *args],
+                input=b"",
+                capture_output=True,
+                timeout=30,
+                env={**os.environ, "IS_SANDBOX": "1"},
+            )
+            out = done.stdout.decode("utf-8", "replace").splitlines()
+            err = done.stderr.decode("utf-8", "replace").splitlines(keepends=True)
+            cassette = cli_run(program, args, out, err)
+            assert scan_for_secrets(dumps_cassette(cassette), Scrubber(env={})) == [], (
+                program,
+                entry.name,
+            )
+            assert scrub_cassette(cassette, Scrubber(env={})) == cassette, (program, entry.name)
+            played += 1
+    assert played == 2 * (len(scenarios.all()) - 2)
+
+
+def cli_run(program: str, argv: list[str], stdout: list[str], stderr: list[str]) -> Cassette:
+    return Cassette(
+        interactions=[
+            Interaction(
+                id="i-1",
+                wire=f"{program}-cli",
+                request=RecordedRequest(method="EXEC", path=program, body={"argv": argv}),
+                response=RecordedResponse(
+                    status=0,
+                    frames=[Frame(t=0.0, data=line) for line in stdout],
+                    body={"stderr": [{"t": 0.0, "data": line} for line in stderr]},
+                ),
+            )
+        ]
+    )
