@@ -70,7 +70,7 @@ SHAPES: tuple[Shape, ...] = (
         re.compile(_start("sk-") + r"(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}+"),
     ),
     Shape(
-        "stripe-key", re.compile(r"[rs]k_(?:live|test)_(?<![A-Za-z0-9_\-][rs]k_)[A-Za-z0-9]{16,}+")
+        "stripe-key", re.compile(r"[rs]k_(?<![A-Za-z0-9_\-][rs]k_)(?:live|test)_[A-Za-z0-9]{16,}+")
     ),
     Shape(
         "aws-key",
@@ -166,7 +166,8 @@ def find_secrets(
     text: str, *, values: Iterable[str] = (), shapes: Iterable[Shape] = SHAPES
 ) -> list[Hit]:
     """Every secret in ``text``, in order, not overlapping (where two overlap, the one starting
-    first wins; at the same start, an exact value before a shape, then the table's order)."""
+    first wins; at the same start the longer, then an exact value before a shape, then the
+    table's order)."""
     found: list[tuple[int, int, int, str]] = []
     for value in values:
         start = text.find(value)

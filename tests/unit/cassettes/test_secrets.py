@@ -484,3 +484,29 @@ def cli_run(program: str, argv: list[str], stdout: list[str], stderr: list[str])
             )
         ]
     )
+
+
+def test_a_shape_does_not_start_inside_a_longer_word() -> None:
+    """The left boundary that also keeps the scan linear: ``task-…`` holds ``sk-`` and
+    ``disk_live_…`` holds ``sk_live_``, neither is a key."""
+    words = [
+        "task-" + "a" * 30,
+        "disk_" + "live_" + "a" * 20,
+        "xeyJ" + "a" * 10 + ".eyJ" + "b" * 10 + "." + "c" * 10,
+        "PAKIA" + "B" * 16,
+        "thf_" + "a" * 32,
+        "unbearer " + "t" * 20,
+    ]
+    assert [find_secrets(word) for word in words] == [[]] * len(words)
+    apart = [
+        "a " + w[len(prefix) :]
+        for w, prefix in zip(words, ["ta", "di", "x", "P", "t", "un"], strict=True)
+    ]
+    assert [[h.kind for h in find_secrets(text)] for text in apart] == [
+        ["openai-key"],
+        ["stripe-key"],
+        ["jwt"],
+        ["aws-key"],
+        ["huggingface-token"],
+        ["bearer-token"],
+    ]
