@@ -25,4 +25,5 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("log_idle_subscriptions", log.log_idle_subscriptions),
     ("replay_match", cassettes.replay_match),
     ("secret_scan", cassettes.secret_scan),
+    ("cassette_write", cassettes.cassette_write),
 ]

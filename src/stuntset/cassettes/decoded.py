@@ -13,7 +13,7 @@ the scrubber redacts it in every frame while each frame stays valid JSON.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from stuntset.cassettes.secrets import Hit, placeholder
@@ -24,6 +24,7 @@ __all__ = [
     "channels",
     "decode_json",
     "encode_json",
+    "joined",
     "redact_fragments",
     "set_at",
     "strings",
@@ -96,9 +97,10 @@ def _channel_key(value: Any, path: Path) -> tuple[Any, ...]:
     return tuple(key)
 
 
-def channels(frames: list[Any]) -> list[list[Fragment]]:
-    """The channels of a stream whose frames are decoded JSON values (``NOT_JSON`` for a frame
-    kept as text, given as a string in a 1-tuple ``(text,)``)."""
+def channels(frames: list[Any], *, singletons: bool = False) -> list[list[Fragment]]:
+    """The channels of a stream whose frames are decoded JSON values (a frame kept as text
+    given as a 1-tuple ``(text,)``): those that more than one frame holds, or all of them
+    (``singletons``)."""
     grouped: dict[tuple[Any, ...], list[Fragment]] = {}
     for number, frame in enumerate(frames):
         if isinstance(frame, tuple):
@@ -109,25 +111,29 @@ def channels(frames: list[Any]) -> list[list[Fragment]]:
                 grouped.setdefault(_channel_key(frame, path), []).append(
                     Fragment(number, path, text)
                 )
-    return [fragments for fragments in grouped.values() if len(fragments) > 1]
+    return [f for f in grouped.values() if singletons or len(f) > 1]
 
 
-def redact_fragments(
-    fragments: list[Fragment], find: Callable[[str], list[Hit]]
-) -> dict[int, str] | None:
-    """The new text of each fragment (by its position in ``fragments``) once every secret in
-    the joined channel is replaced: the placeholder goes where the secret starts, and the rest
-    of the secret is removed from the fragments that hold it. ``None`` if there is none."""
-    joined = "".join(f.text for f in fragments)
-    hits = find(joined)
-    if not hits:
-        return None
+def redact_fragments(fragments: list[Fragment], hits: list[Hit]) -> dict[int, str]:
+    """The new text of each fragment (by its position in ``fragments``) once every hit in the
+    joined channel is replaced: the placeholder goes where the secret starts, and the rest of
+    the secret is removed from the fragments that hold it."""
     out: dict[int, str] = {}
+    if not hits:
+        return out
+    joined = "".join(f.text for f in fragments)
     offset = 0
+    first = 0  # hits before this one end before the current fragment
     for position, fragment in enumerate(fragments):
         start, end = offset, offset + len(fragment.text)
         offset = end
-        touching = [h for h in hits if h.start < end and h.end > start]
+        while first < len(hits) and hits[first].end <= start:
+            first += 1
+        touching = []
+        for hit in hits[first:]:
+            if hit.start >= end:
+                break
+            touching.append(hit)
         if not touching:
             continue
         pieces: list[str] = []
@@ -141,6 +147,10 @@ def redact_fragments(
         pieces.append(joined[cursor:end])
         out[position] = "".join(pieces)
     return out
+
+
+def joined(fragments: list[Fragment]) -> str:
+    return "".join(f.text for f in fragments)
 
 
 def set_at(value: Any, path: Path, text: str) -> None:

@@ -31,6 +31,7 @@ import json
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Collection, Iterator
 from typing import Any, Literal
 
@@ -140,16 +141,26 @@ class Replayer:
         self._sessions = list(sessions.values())
         self._cursor = [0] * len(self._sessions)
         self._lock = threading.Lock()
-        # the index: canonical request → the sessions (by number: recording order) whose next
-        # interaction is that request, as a heap of (session, position); an entry whose
-        # session has moved on is stale and dropped when met
+        # the index, by canonical request: the one interaction (session, position) that is
+        # that request, or — for a request recorded more than once — a heap of the sessions
+        # (by number: recording order) whose next interaction it is; an entry whose session
+        # has moved on is stale and dropped when met
         self._keys = [
             [request_key(i.request.method, i.request.path, i.request.body) for i in session]
             for session in self._sessions
         ]
+        counts = Counter(key for keys in self._keys for key in keys)
+        #: key recorded once → (session, position, the interaction, the session's next key if
+        #: that one is recorded more than once): all a hit needs, in one place
+        self._only: dict[str, tuple[int, int, Interaction, str | None]] = {}
         self._waiting: dict[str | None, list[tuple[int, int]]] = {}
-        for index, keys in enumerate(self._keys):
-            if keys:
+        for index, (session, keys) in enumerate(zip(self._sessions, self._keys, strict=True)):
+            for position, key in enumerate(keys):
+                if key is not None and counts[key] == 1:
+                    following = keys[position + 1] if position + 1 < len(keys) else None
+                    shared = following if following is not None and counts[following] > 1 else None
+                    self._only[key] = (index, position, session[position], shared)
+            if keys and counts[keys[0]] != 1:
                 self._waiting.setdefault(keys[0], []).append((index, 0))
         self.played: list[Interaction] = []
         #: What requests met that the cassette does not have (``verify()`` raises the first).
@@ -160,17 +171,24 @@ class Replayer:
         __tracebackhide__ = True
         key = request_key(method, path, body)
         with self._lock:
-            index = self._first_waiting(key) if key is not None else None
+            only = self._only.get(key) if key is not None else None
+            if only is not None and self._cursor[only[0]] == only[1]:
+                session, at, recorded, shared = only  # the common case: one lookup
+                self._cursor[session] = at + 1
+                if shared is not None:
+                    heapq.heappush(self._waiting.setdefault(shared, []), (session, at + 1))
+                self.played.append(recorded)
+                return recorded
+            index = self._first_waiting(key) if key is not None and only is None else None
             if index is None:  # 1 and 1.0 are equal, but written apart: field by field
                 index = self._first_equal(method, path, body)
             if index is not None:
                 position = self._cursor[index]
                 self._cursor[index] = position + 1
-                if position + 1 < len(self._keys[index]):
-                    heapq.heappush(
-                        self._waiting.setdefault(self._keys[index][position + 1], []),
-                        (index, position + 1),
-                    )
+                keys = self._keys[index]
+                following = keys[position + 1] if position + 1 < len(keys) else None
+                if following is not None and following not in self._only:
+                    heapq.heappush(self._waiting.setdefault(following, []), (index, position + 1))
                 interaction = self._sessions[index][position]
                 self.played.append(interaction)
                 return interaction
@@ -179,7 +197,7 @@ class Replayer:
             raise CassetteMismatch(message)
 
     def _first_waiting(self, key: str) -> int | None:
-        """The first session (recording order) whose next interaction is ``key``."""
+        """The first session (recording order) waiting for ``key``, recorded more than once."""
         heap = self._waiting.get(key)
         while heap:
             index, position = heap[0]

@@ -21,6 +21,7 @@ from stuntset.cassettes.decoded import (
     channels,
     decode_json,
     encode_json,
+    joined,
     redact_fragments,
     set_at,
     strings,
@@ -32,6 +33,7 @@ from stuntset.cassettes.secrets import (
     Hit,
     Shape,
     env_secrets,
+    find_many,
     find_secrets,
     placeholder,
     redact,
@@ -196,20 +198,44 @@ class Scrubber:
         return redact(value, self.find(value))
 
     def value(self, data: Any, *, strict: bool = False) -> Any:
-        """A JSON value with secret fields and secret-looking strings replaced (``strict``:
-        only the fields that always name a credential, for response data)."""
+        """A JSON value with secret fields and secret-looking strings (keys too) replaced
+        (``strict``: only the fields that always name a credential, for response data). All
+        its strings are searched in one pass."""
+        found: dict[str, str] = {}
+        plain: list[str] = []
+        stack: list[Any] = [data]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                if item not in found:
+                    found[item] = item
+                    if decode_json(item) is NOT_JSON:
+                        plain.append(item)
+                    else:  # a JSON document in a string (a CLI's stdin line): read through
+                        found[item] = self.text(item)
+            elif isinstance(item, dict):
+                stack.extend(item)
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+        for text, hits in zip(plain, find_many(plain, self.find), strict=True):
+            if hits:
+                found[text] = redact(text, hits)
+        return self._rebuilt(data, found, strict)
+
+    def _rebuilt(self, data: Any, clean: dict[str, str], strict: bool) -> Any:
         if isinstance(data, str):
-            return self.text(data)
+            return clean.get(data, data)
         if isinstance(data, list):
-            return [self.value(item, strict=strict) for item in data]
+            return [self._rebuilt(item, clean, strict) for item in data]
         if isinstance(data, dict):
             return {
-                self.text(key): placeholder(key.lower())
+                clean.get(key, key): placeholder(key.lower())
                 if is_secret_field(key, strict=strict)
                 and isinstance(item, str)
                 and item
                 and not _is_placeholder(item)
-                else self.value(item, strict=strict)
+                else self._rebuilt(item, clean, strict)
                 for key, item in data.items()
             }
         return data
@@ -272,27 +298,40 @@ class Scrubber:
         replaced, also one split across frames: each channel (the same place in every frame)
         is joined first and what it holds is redacted in every frame holding part of it (the
         placeholder where it starts); then each frame is scrubbed on its own (as JSON, or as
-        text if it is none). Frames stay valid JSON."""
+        text if it is none). Frames stay valid JSON. All channels, then all frames, are
+        searched in one pass each."""
         decoded: list[Any] = []
         for data in datas:
             document = decode_json(data)
             plain = document is NOT_JSON or isinstance(document, str)
             decoded.append((data,) if plain else document)
-        for fragments in channels(decoded):
-            replaced = redact_fragments(fragments, self.find)
-            for position, text in (replaced or {}).items():
+        grouped = channels(decoded)
+        changed: set[int] = set()
+        for fragments, hits in zip(
+            grouped, find_many([joined(f) for f in grouped], self.find), strict=True
+        ):
+            for position, text in redact_fragments(fragments, hits).items():
                 fragment = fragments[position]
+                changed.add(fragment.frame)
                 if fragment.path is None:
                     decoded[fragment.frame] = (text,)
                 else:
                     set_at(decoded[fragment.frame], fragment.path, text)
+        texts = [d[0] for d in decoded if isinstance(d, tuple)]
+        clean_texts = iter(
+            redact(text, hits)
+            for text, hits in zip(texts, find_many(texts, self.find), strict=True)
+        )
+        documents = [d for d in decoded if not isinstance(d, tuple)]
+        clean_documents = iter(self.value(documents, strict=True))
         out: list[str] = []
-        for data, document in zip(datas, decoded, strict=True):
+        for number, (data, document) in enumerate(zip(datas, decoded, strict=True)):
             if isinstance(document, tuple):
-                out.append(redact(document[0], self.find(document[0])))
+                out.append(next(clean_texts))
                 continue
-            clean = self.value(document, strict=True)
-            out.append(data if clean == decode_json(data) else encode_json(clean))
+            clean = next(clean_documents)
+            same = number not in changed and clean == document
+            out.append(data if same else encode_json(clean))
         return out
 
     def patterns(self) -> list[tuple[str, re.Pattern[str]]]:
@@ -332,10 +371,18 @@ def _scan_line(number: int, line: str, scrubber: Scrubber) -> list[Finding]:
         for hit in scrubber.find(line):
             add(line[hit.start : hit.end], hit.kind, "")
         return _ordered(found)
+    streams = _streams(document)
+    # the frames' own text is read through the streams below, each string once
+    in_streams = {id(text) for _, _, datas in streams for text in datas}
+    paths: list[tuple[str | int, ...]] = []
+    texts: list[str] = []
     for path, value, _is_key in strings(document):
-        for text in _readings(value):
-            for hit in scrubber.find(text):
-                add(text[hit.start : hit.end], hit.kind, f"field {_dotted(path)}")
+        for text in _readings(value, nested=id(value) not in in_streams):
+            paths.append(path)
+            texts.append(text)
+    for path, text, hits in zip(paths, texts, find_many(texts, scrubber.find), strict=True):
+        for hit in hits:
+            add(text[hit.start : hit.end], hit.kind, f"field {_dotted(path)}")
     for path, key, value in _fields(document):
         if (
             is_secret_field(key, strict=True)
@@ -343,28 +390,32 @@ def _scan_line(number: int, line: str, scrubber: Scrubber) -> list[Finding]:
             and not _is_placeholder(value)
         ):
             add(value, f"{key} field", f"field {_dotted((*path, key))}")
-    for name, stream in _streams(document):
-        for fragments in channels(stream):
-            joined = "".join(f.text for f in fragments)
-            for hit in scrubber.find(joined):
-                inside = [f.frame for f in _holding(fragments, hit)]
-                add(
-                    joined[hit.start : hit.end],
-                    hit.kind,
-                    f"{name} {inside[0]}–{inside[-1]} (split across them)",
-                )
+    grouped = [(name, f) for name, stream, _ in streams for f in channels(stream, singletons=True)]
+    channel_texts = [joined(fragments) for _, fragments in grouped]
+    for (name, fragments), text, hits in zip(
+        grouped, channel_texts, find_many(channel_texts, scrubber.find), strict=True
+    ):
+        for hit in hits:
+            inside = [f.frame for f in _holding(fragments, hit)]
+            where = (
+                f"{name} {inside[0]}–{inside[-1]} (split across them)"
+                if inside[-1] > inside[0]
+                else f"{name.removesuffix('s')} {inside[0]}"
+            )
+            add(text[hit.start : hit.end], hit.kind, where)
     return _ordered(found)
 
 
-def _readings(value: str) -> list[str]:
-    """A string as it may be read: itself, percent-decoded (a query, a path), and the strings
-    of the JSON document it holds (a CLI's stdin or stdout line), unescaped."""
+def _readings(value: str, *, nested: bool = True) -> list[str]:
+    """A string as it may be read: itself, percent-decoded (a query, a path), and (``nested``)
+    the strings of the JSON document it holds (a tool call's arguments), unescaped."""
     out = [value]
     if "%" in value:
         out.append(unquote_plus(value))
-    document = decode_json(value)
-    if document is not NOT_JSON and not isinstance(document, str):
-        out += [text for _, text, _ in strings(document)]
+    if nested:
+        document = decode_json(value)
+        if document is not NOT_JSON and not isinstance(document, str):
+            out += [text for _, text, _ in strings(document)]
     return out
 
 
@@ -393,12 +444,13 @@ def _fields(document: Any) -> list[tuple[tuple[str | int, ...], str, str]]:
     return out
 
 
-def _streams(document: Any) -> list[tuple[str, list[Any]]]:
-    """The streams of a recorded interaction line: its response frames, and a CLI run's stdin
-    and stderr lines, each frame decoded (a frame that is not JSON as a 1-tuple of its text)."""
+def _streams(document: Any) -> list[tuple[str, list[Any], list[str]]]:
+    """The streams of a recorded interaction line — its response frames, and a CLI run's
+    stdin and stderr lines —, each as (name, frames decoded: a frame that is not JSON as a
+    1-tuple of its text, the frames' raw texts)."""
     if not isinstance(document, dict) or document.get("kind") != "interaction":
         return []
-    out: list[tuple[str, list[Any]]] = []
+    out: list[tuple[str, list[Any], list[str]]] = []
     request, response = document.get("request"), document.get("response")
     sources = [
         ("frames", response.get("frames") if isinstance(response, dict) else None),
@@ -406,16 +458,16 @@ def _streams(document: Any) -> list[tuple[str, list[Any]]]:
         ("stderr lines", _get(response, "body", "stderr")),
     ]
     for name, frames in sources:
-        if isinstance(frames, list) and len(frames) > 1:
-            stream: list[Any] = []
-            for frame in frames:
-                data = frame.get("data") if isinstance(frame, dict) else None
-                data = data if isinstance(data, str) else ""
-                document_ = decode_json(data)
-                stream.append(
-                    (data,) if document_ is NOT_JSON or isinstance(document_, str) else document_
-                )
-            out.append((name, stream))
+        if not isinstance(frames, list):
+            continue
+        datas = [
+            f["data"] for f in frames if isinstance(f, dict) and isinstance(f.get("data"), str)
+        ]
+        stream: list[Any] = []
+        for data in datas:
+            inner = decode_json(data)
+            stream.append((data,) if inner is NOT_JSON or isinstance(inner, str) else inner)
+        out.append((name, stream, datas))
     return out
 
 

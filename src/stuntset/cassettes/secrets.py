@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -30,6 +31,7 @@ __all__ = [
     "Hit",
     "Shape",
     "env_secrets",
+    "find_many",
     "find_secrets",
     "placeholder",
 ]
@@ -202,3 +204,24 @@ def redact(text: str, hits: list[Hit]) -> str:
         last = hit.end
     out.append(text[last:])
     return "".join(out)
+
+
+def find_many(texts: list[str], find: Callable[[str], list[Hit]]) -> list[list[Hit]]:
+    """``find`` applied to each of ``texts``, in one pass over them all (joined by newlines,
+    which no shape crosses but a PEM body, clipped here to its own text): a regex pass per
+    shape, not per shape and per string, whatever the number of strings."""
+    if not texts:
+        return []
+    starts: list[int] = []
+    offset = 0
+    for text in texts:
+        starts.append(offset)
+        offset += len(text) + 1
+    out: list[list[Hit]] = [[] for _ in texts]
+    for hit in find("\n".join(texts)):
+        index = bisect.bisect_right(starts, hit.start) - 1
+        base = starts[index]
+        end = min(hit.end, base + len(texts[index]))
+        if end > hit.start:
+            out[index].append(Hit(hit.start - base, end - base, hit.kind))
+    return out
