@@ -8,6 +8,7 @@ The scan is independent of the scrubbing code path on purpose: a filter bug (vcr
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -111,6 +112,7 @@ _FIELD_NAMES = SECRET_FIELDS | {name.replace("_", "") for name in SECRET_FIELDS}
 _STRICT_NAMES = STRICT_SECRET_FIELDS | {name.replace("_", "") for name in STRICT_SECRET_FIELDS}
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_field(name: str, *, strict: bool = False) -> bool:
     """Whether a JSON field, query parameter or CLI option of this name holds a credential."""
     return _field(name) in (_STRICT_NAMES if strict else _FIELD_NAMES)
@@ -203,6 +205,7 @@ class Scrubber:
         its strings are searched in one pass."""
         found: dict[str, str] = {}
         plain: list[str] = []
+        fields = False  # a credential field to replace
         stack: list[Any] = [data]
         while stack:
             item = stack.pop()
@@ -214,6 +217,7 @@ class Scrubber:
                     else:  # a JSON document in a string (a CLI's stdin line): read through
                         found[item] = self.text(item)
             elif isinstance(item, dict):
+                fields = fields or any(is_secret_field(key, strict=strict) for key in item)
                 stack.extend(item)
                 stack.extend(item.values())
             elif isinstance(item, list):
@@ -221,7 +225,10 @@ class Scrubber:
         for text, hits in zip(plain, find_many(plain, self.find), strict=True):
             if hits:
                 found[text] = redact(text, hits)
-        return self._rebuilt(data, found, strict)
+        changed = {text: clean for text, clean in found.items() if clean != text}
+        if not changed and not fields:
+            return data  # nothing to replace: the very same value
+        return self._rebuilt(data, changed, strict)
 
     def _rebuilt(self, data: Any, clean: dict[str, str], strict: bool) -> Any:
         if isinstance(data, str):
@@ -330,7 +337,7 @@ class Scrubber:
                 out.append(next(clean_texts))
                 continue
             clean = next(clean_documents)
-            same = number not in changed and clean == document
+            same = number not in changed and (clean is document or clean == document)
             out.append(data if same else encode_json(clean))
         return out
 
