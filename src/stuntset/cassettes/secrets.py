@@ -100,8 +100,10 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "private-key",
         re.compile(
-            r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s:,]*+"
-            r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----)?"
+            # the body runs on (possessively) through base64, headers such as
+            # "Proc-Type: 4,ENCRYPTED" and the END line: an unterminated key is redacted to
+            # the first character no PEM holds, rather than left half in place
+            r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s:,\-]*+"
         ),
     ),
     Shape(
@@ -167,9 +169,10 @@ def placeholder(kind: str) -> str:
 def find_secrets(
     text: str, *, values: Iterable[str] = (), shapes: Iterable[Shape] = SHAPES
 ) -> list[Hit]:
-    """Every secret in ``text``, in order, not overlapping (where two overlap, the one starting
-    first wins; at the same start the longer, then an exact value before a shape, then the
-    table's order)."""
+    """Every secret in ``text``, in order, not overlapping: where two overlap they are one hit
+    covering both (so redacting it leaves no tail of either), named by the one starting first
+    (at the same start the longer, then an exact value before a shape, then the table's
+    order)."""
     found: list[tuple[int, int, int, str]] = []
     for value in values:
         start = text.find(value)
@@ -184,11 +187,13 @@ def find_secrets(
         return []
     found.sort()
     hits: list[Hit] = []
-    end = -1
     for start, negative_length, _, kind in found:
-        if start >= end:
-            end = start - negative_length
-            hits.append(Hit(start, end, kind))
+        end = start - negative_length
+        if hits and start < hits[-1].end:  # overlapping: one hit covering both
+            if end > hits[-1].end:
+                hits[-1] = hits[-1]._replace(end=end)
+            continue
+        hits.append(Hit(start, end, kind))
     return hits
 
 
@@ -206,19 +211,22 @@ def redact(text: str, hits: list[Hit]) -> str:
     return "".join(out)
 
 
+_SEPARATOR = "\x00\n"
+
+
 def find_many(texts: list[str], find: Callable[[str], list[Hit]]) -> list[list[Hit]]:
-    """``find`` applied to each of ``texts``, in one pass over them all (joined by newlines,
-    which no shape crosses but a PEM body, clipped here to its own text): a regex pass per
-    shape, not per shape and per string, whatever the number of strings."""
+    """``find`` applied to each of ``texts``, in one pass over them all: a regex pass per shape,
+    not per shape and per string, whatever the number of strings. They are joined by NUL and
+    newline, which no shape's body crosses (a hit is clipped to its own text all the same)."""
     if not texts:
         return []
     starts: list[int] = []
     offset = 0
     for text in texts:
         starts.append(offset)
-        offset += len(text) + 1
+        offset += len(text) + len(_SEPARATOR)
     out: list[list[Hit]] = [[] for _ in texts]
-    for hit in find("\n".join(texts)):
+    for hit in find(_SEPARATOR.join(texts)):
         index = bisect.bisect_right(starts, hit.start) - 1
         base = starts[index]
         end = min(hit.end, base + len(texts[index]))

@@ -298,3 +298,31 @@ def test_request_keys_are_canonical() -> None:
     assert a == b  # key order, base-URL prefix and volatile fields do not count
     assert request_key("POST", "/v1/messages", {"a": float("nan")}) is None
     assert request_key("POST", "/v1/messages", {"a": {1, 2}}) is None
+
+
+def test_a_request_recorded_in_many_sessions_binds_them_in_recording_order() -> None:
+    """Identical first turns (the heap path): each ask binds the first session still waiting,
+    then each session continues with its own turns, whatever the order they are asked in."""
+    interactions = []
+    for s in range(30):
+        for t, text in enumerate(["start", f"{s}/1", "same end"]):
+            interactions.append(
+                Interaction(
+                    id=f"i-{s}-{t}",
+                    wire="openai-chat",
+                    session=f"s-{s}",
+                    request=RecordedRequest(
+                        method="POST",
+                        path="/v1/chat/completions",
+                        body={"model": "m", "messages": [{"role": "user", "content": text}]},
+                    ),
+                    response=RecordedResponse(status=200, body={"n": f"{s}/{t}"}),
+                )
+            )
+    replayer = Replayer(Cassette(interactions=interactions))
+    assert [_ask(replayer, "start") for _ in range(30)] == [f"{s}/0" for s in range(30)]
+    for s in reversed(range(30)):
+        assert _ask(replayer, f"{s}/1") == f"{s}/1"
+    # the last turns are all alike: sessions 0, 1, 2… in recording order again
+    assert [_ask(replayer, "same end") for _ in range(30)] == [f"{s}/2" for s in range(30)]
+    replayer.verify()

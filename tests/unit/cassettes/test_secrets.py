@@ -29,7 +29,7 @@ from stuntset.cassettes import (
     scan_for_secrets,
 )
 from stuntset.cassettes.format import scrub_cassette
-from stuntset.cassettes.secrets import SHAPES, env_secrets, find_secrets
+from stuntset.cassettes.secrets import SHAPES, env_secrets, find_many, find_secrets
 from stuntset.cassettes.sse import parse_sse
 
 ENV_TOKEN = "plain-but-secret-value-42"  # no shape: found because of its variable's name
@@ -510,3 +510,29 @@ def test_a_shape_does_not_start_inside_a_longer_word() -> None:
         ["huggingface-token"],
         ["bearer-token"],
     ]
+
+
+def test_many_texts_are_searched_in_one_pass_each_hit_in_its_own_text() -> None:
+    key = SECRETS["openai-key"]
+    pem = SECRETS["private-key"].split("\n-----END")[0]  # a body with no end runs on
+    texts = ["nothing", f"a {key}", "", pem, "after the key", key]
+    found = find_many(texts, Scrubber(env={}).find)
+    assert [[(h.start, h.end, h.kind) for h in hits] for hits in found] == [
+        [],
+        [(2, 2 + len(key), "openai-key")],
+        [],
+        [(0, len(pem), "private-key")],  # clipped to its own text
+        [],
+        [(0, len(key), "openai-key")],
+    ]
+
+
+def test_overlapping_secrets_are_redacted_as_one_leaving_no_tail() -> None:
+    """An unterminated private key runs on into the text after it; a key starting inside that
+    run is covered to its own end (dropping it would leave its tail in place)."""
+    key = SECRETS["openai-key"]
+    pem = SECRETS["private-key"].split("\n-----END")[0]
+    text = f"{pem}\nthen {key}. Done"
+    (hit,) = find_secrets(text)
+    assert (hit.start, hit.end, hit.kind) == (0, text.index(key) + len(key), "private-key")
+    assert Scrubber(env={}).text(text) == "<scrubbed:private-key>. Done"
