@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 import msgspec
 
@@ -25,19 +26,24 @@ class ScriptPlayer:
     """Chooses the turn for each request: the first turn with uses left whose match accepts
     the request (turns without a match accept anything, so plain scripts play in order).
 
-    Thread-safe: doubles serve concurrent requests.
+    Thread-safe: doubles serve concurrent requests. ``keep`` bounds ``played`` to the last
+    ``keep`` turns handed out (a long-running server); by default it keeps them all.
     """
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, keep: int | None = None) -> None:
         self.script = script
         self._left = [t.times for t in script.turns]
         self._function_calls = 0
         self._lock = threading.Lock()
-        self.played: list[PlayedTurn] = []
+        #: The turns handed out, oldest first (the last ``keep`` of them when bounded).
+        self.played: deque[PlayedTurn] = deque(maxlen=keep)
+        #: How many requests asked for a turn (including those beyond ``played``).
+        self.requests = 0
 
     def next_turn(self, request: TurnRequest) -> PlayedTurn:
         """The turn for ``request``; ``ScriptExhausted`` if none is left or none matches."""
         with self._lock:
+            self.requests += 1
             for index, t in enumerate(self.script.turns):
                 if self._left[index] and t.accepts(request):
                     self._left[index] -= 1
@@ -60,7 +66,7 @@ class ScriptPlayer:
             request.input_text if len(request.input_text) <= 80 else request.input_text[:77] + "..."
         )
         head = (
-            f"script {self.script.label()!r} has no turn for request #{len(self.played) + 1} "
+            f"script {self.script.label()!r} has no turn for request #{self.requests} "
             f"(input {shown!r}, model {request.model!r}, wire {request.wire!r})"
         )
         if not left:
@@ -75,14 +81,26 @@ class ScriptPlayer:
         with self._lock:
             return [(i, t) for i, t in enumerate(self.script.turns) if self._left[i]]
 
+    def uses_left(self, index: int) -> int:
+        """How many more requests turn ``index`` may answer."""
+        with self._lock:
+            return self._left[index]
+
+    def describe_unused(self, index: int, t: Turn) -> str:
+        """``turn <i>: <turn>``, saying how often it was used when it was, but not enough
+        (a ``times=2`` turn used once is partly used, not "never requested")."""
+        left = self.uses_left(index)
+        if left == t.times:
+            return f"turn {index}: {t.describe()}"
+        used = t.times - left
+        return f"turn {index}: {t.describe()} partly used: {used} of {t.times} time(s)"
+
     def assert_all_used(self) -> None:
         """``UnusedTurns`` if any scripted turn was never requested."""
         __tracebackhide__ = True
         unused = self.unused()
         if unused:
-            lines = "\n".join(
-                f"  turn {i}: {t.describe()} ({self._left[i]} use(s) left)" for i, t in unused
-            )
+            lines = "\n".join(f"  {self.describe_unused(i, t)}" for i, t in unused)
             raise UnusedTurns(
                 f"script {self.script.label()!r}: {len(unused)} scripted turn(s) were never "
                 f"requested by the code under test:\n{lines}\n"

@@ -6,6 +6,10 @@ Routes (an optional ``/openai`` or ``/anthropic`` prefix, and ``/scenarios/<name
 that, are accepted): ``POST /v1/chat/completions``, ``POST /v1/responses``,
 ``POST /v1/messages``, ``GET /v1/models``. Each ``/scenarios/<name>`` prefix plays that
 catalog scenario on its own, over and over.
+
+The journal records the API path (``/v1/chat/completions``) whatever prefix the request
+came with, so one test's assertions hold in-process and over loopback alike; the scenario,
+if any, is in ``entry.scenario``.
 """
 
 from __future__ import annotations
@@ -98,6 +102,9 @@ class ModelDouble:
     are deterministic under the pytest plugin, even when served from another thread).
     ``framing`` applies framing stress to every stream. ``cycle`` restarts the script when it
     runs out instead of failing (what ``stuntset serve`` does for scenario routes).
+    ``keep`` bounds what the double remembers to the last ``keep`` requests (journal, played
+    turns, unanswered requests): a long-running server's memory stays flat. By default (a
+    double for one test) it keeps everything.
     """
 
     def __init__(
@@ -109,18 +116,23 @@ class ModelDouble:
         ids: IdGenerator | None = None,
         cycle: bool = False,
         scenario_routes: bool = True,
+        keep: int | None = None,
     ) -> None:
+        if keep is not None and keep < 0:
+            raise UsageError(f"keep must be 0 or more (the requests to remember), got {keep!r}")
         self.clock = clock or current_clock()
         self.ids = ids or current_ids()
         self.framing = framing
         self.cycle = cycle
         self.scenario_routes = scenario_routes
-        self.journal = Journal()
+        self.keep = keep
+        self.journal = Journal(keep=keep)
         #: Set when the double shuts down: stalled responses end.
         self.closing = threading.Event()
         self._lock = threading.Lock()
         self._scenarios: dict[str, ModelDouble] = {}
-        self._unanswered: list[str] = []
+        self._unanswered: deque[str] = deque(maxlen=keep)
+        self._unanswered_count = 0
         self.play(script or Script(name="<empty>"))
 
     # --- configuration ---
@@ -135,7 +147,7 @@ class ModelDouble:
         check_script(script)
         with self._lock:
             self.script = script
-            self.player = ScriptPlayer(script)
+            self.player = ScriptPlayer(script, keep=self.keep)
             self._memo: Memo = {}
             self._pending: deque[_Pending] = deque()
 
@@ -156,20 +168,28 @@ class ModelDouble:
         if body:
             try:
                 parsed = _decode(body)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                # not JSON, or JSON msgspec will not hold: nested too deep, an integer beyond
+                # 64 bits (answered with the provider's 400 below)
                 parsed = body.decode("utf-8", "replace")
-        entry = self.journal.record(
-            method=method,
-            path=path,
-            query=query,
-            headers=redact_headers(headers),
-            body=parsed,
-            wire=codec.wire.name if codec else None,
-        )
-        reply, turn = self._answer(method, where, codec, headers, body, parsed)
-        if self.framing.bad_gzip and reply.status is not None and reply.status < 400:
-            reply.headers = [*reply.headers, ("content-encoding", "gzip")]
-        self.journal.replace(entry, turn=turn, status=reply.status)
+        reply: Reply | None = None
+        turn: int | None = None
+        try:
+            reply, turn = self._answer(method, where, codec, headers, body, parsed)
+            if self.framing.bad_gzip and reply.status is not None and reply.status < 400:
+                reply.headers = [*reply.headers, ("content-encoding", "gzip")]
+        finally:
+            self.journal.record(
+                method=method,
+                path=where.path,
+                scenario=where.scenario,
+                query=query,
+                headers=redact_headers(headers),
+                body=parsed,
+                wire=codec.wire.name if codec else None,
+                turn=turn,
+                status=None if reply is None else reply.status,
+            )
         return reply
 
     def _answer(
@@ -220,20 +240,26 @@ class ModelDouble:
 
     def _respond(self, codec: WireCodec, request: TurnRequest) -> tuple[Reply, int | None]:
         try:
-            index, segment = self._segment_for(request)
+            try:
+                index, segment = self._segment_for(request)
+            except ScriptExhausted:
+                if not self.cycle or not self.script.turns:
+                    raise
+                # start the script over; a request no turn matches even then is unanswered
+                self.play(self.script)
+                index, segment = self._segment_for(request)
         except ScriptExhausted as error:
-            if not self.cycle or not self.script.turns:
+            with self._lock:
                 self._unanswered.append(str(error))
-                return (
-                    codec.error_reply(
-                        500,
-                        f"stuntset: no scripted turn answers this request. {error}",
-                        headers=[("x-should-retry", "false")],
-                    ),
-                    None,
-                )
-            self.play(self.script)
-            index, segment = self._segment_for(request)
+                self._unanswered_count += 1
+            return (
+                codec.error_reply(
+                    500,
+                    f"stuntset: no scripted turn answers this request. {error}",
+                    headers=[("x-should-retry", "false")],
+                ),
+                None,
+            )
         body = request.body if isinstance(request.body, dict) else {}
         options = body.get("stream_options")
         ctx = RenderContext(
@@ -287,6 +313,7 @@ class ModelDouble:
                     ids=self.ids,
                     cycle=True,
                     scenario_routes=False,
+                    keep=self.keep,
                 )
                 double.closing = self.closing
                 self._scenarios[name] = double
@@ -321,7 +348,8 @@ class ModelDouble:
                 )
                 for p in self._pending
             ]
-        turns = [(i, f"  turn {i}: {t.describe()}") for i, t in self.player.unused()]
+        player = self.player
+        turns = [(i, f"  {player.describe_unused(i, t)}") for i, t in player.unused()]
         return turns + pending
 
     def unused(self) -> list[str]:
@@ -339,10 +367,18 @@ class ModelDouble:
         scripted turns were never requested (``UnusedTurns``; allow all with
         ``allow_unused_turns=True``, or some by turn name)."""
         __tracebackhide__ = True
-        if self._unanswered:
+        if self._unanswered_count:
+            shown = self.unanswered
+            more = self._unanswered_count - len(shown)
             raise ScriptExhausted(
-                f"{len(self._unanswered)} request(s) reached the model double with no turn to "
-                f"answer them:\n" + "\n".join(self._unanswered)
+                f"{self._unanswered_count} request(s) reached the model double with no turn to "
+                f"answer them:\n"
+                + "\n".join(shown)
+                + (
+                    f"\n(and {more} earlier ones, beyond the last {len(shown)} kept)"
+                    if more
+                    else ""
+                )
             )
         if allow_unused_turns is True:
             return
@@ -350,10 +386,13 @@ class ModelDouble:
         names = {i: t.name for i, t in enumerate(self.script.turns)}
         unused = [line for i, line in self._unused() if names.get(i) not in allowed]
         if unused:
+            partly = (
+                " (or not as often as scripted)" if any("partly used" in u for u in unused) else ""
+            )
             raise UnusedTurns(
                 f"script {self.script.label()!r}: {len(unused)} scripted turn(s) were never "
-                f"requested by the code under test:\n" + "\n".join(unused) + "\nIf that is "
-                "expected, pass allow_unused_turns=True (or a list of turn names)."
+                f"requested{partly} by the code under test:\n" + "\n".join(unused) + "\nIf that "
+                "is expected, pass allow_unused_turns=True (or a list of turn names)."
             )
 
     def close(self) -> None:
