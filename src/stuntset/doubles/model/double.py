@@ -192,6 +192,36 @@ class ModelDouble:
             )
         return reply
 
+    def too_large(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], limit: int
+    ) -> Reply:
+        """The provider's 413 for a request body over ``limit`` bytes (the body is not read;
+        the connection closes after the reply). Journaled without a body."""
+        where = route(path)
+        codec = _ROUTES.get(where.path)
+        if codec is None:
+            anthropic_like = where.provider == "anthropic" or (
+                where.provider is None and "anthropic-version" in headers
+            )
+            codec = ANTHROPIC if anthropic_like else CHAT
+        reply = codec.error_reply(
+            413,
+            f"Request body too large: this stuntset server takes at most {limit} bytes "
+            f"(stuntset serve --max-body)",
+            "request_too_large" if codec is ANTHROPIC else None,
+            headers=[("connection", "close")],
+        )
+        self.journal.record(
+            method=method,
+            path=where.path,
+            scenario=where.scenario,
+            query=query,
+            headers=redact_headers(headers),
+            wire=codec.wire.name if where.path in _ROUTES else None,
+            status=413,
+        )
+        return reply
+
     def _answer(
         self,
         method: str,
