@@ -216,9 +216,7 @@ def test_a_body_nested_10000_deep_gets_the_providers_400(served: Served) -> None
     assert response.json()["error"]["type"] == "invalid_request_error"
 
 
-def test_a_hang_up_stops_the_stream_with_no_flood_of_log_lines(
-    served: Served, tmp_path: Path
-) -> None:
+def test_a_hang_up_stops_the_stream_with_no_flood_of_log_lines(tmp_path: Path) -> None:
     long = "x " * 400
     script = tmp_path / "long.toml"
     script.write_text(

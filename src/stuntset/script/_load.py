@@ -196,7 +196,8 @@ MAX_DEPTH = 64
 
 def _check_values(data: Any, source: str) -> None:
     """Refuse what no double can send: strings holding lone surrogates (not encodable as
-    UTF-8), and nesting deeper than ``MAX_DEPTH``. Errors name the place."""
+    UTF-8), integers beyond 64 bits, and nesting deeper than ``MAX_DEPTH``. Errors name the
+    place."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
     while stack:
         value, path = stack.pop()
@@ -212,6 +213,13 @@ def _check_values(data: Any, source: str) -> None:
                     path,
                     source,
                 ) from None
+        elif isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise _place_error(
+                f"the integer {str(value)[:20]}… ({len(str(abs(value)))} digits) is beyond 64 "
+                f"bits, more than a double (or a client in another language) can hold",
+                path,
+                source,
+            )
         elif isinstance(value, dict):
             for key, item in value.items():
                 stack.append((key, path))

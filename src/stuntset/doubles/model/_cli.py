@@ -13,6 +13,7 @@ connections whose request does not arrive within ``request_timeout`` seconds, ho
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 
 import click
@@ -57,10 +58,15 @@ def _check(options: ServeOptions) -> None:
         raise UsageError(f"--journal {options.journal}: must be 0 or more (requests to keep)")
     if options.max_body < 1:
         raise UsageError(f"--max-body {options.max_body}: must be at least 1 (bytes)")
-    if not options.request_timeout > 0:
-        raise UsageError(f"--request-timeout {options.request_timeout}: must be above 0 seconds")
-    if not options.keep_alive > 0:
-        raise UsageError(f"--keep-alive {options.keep_alive}: must be above 0 seconds")
+    if not (math.isfinite(options.request_timeout) and options.request_timeout > 0):
+        raise UsageError(
+            f"--request-timeout {options.request_timeout}: must be a finite number of seconds "
+            f"above 0"
+        )
+    if not (math.isfinite(options.keep_alive) and options.keep_alive > 0):
+        raise UsageError(
+            f"--keep-alive {options.keep_alive}: must be a finite number of seconds above 0"
+        )
     if options.max_connections < 1:
         raise UsageError(f"--max-connections {options.max_connections}: must be at least 1")
 
