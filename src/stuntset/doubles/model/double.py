@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import msgspec
 
-from stuntset import scenarios
 from stuntset.clock import Clock
 from stuntset.errors import ScriptExhausted, StuntsetError, UnusedTurns, UsageError
 from stuntset.ids import IdGenerator
@@ -336,6 +335,8 @@ class ModelDouble:
         with self._lock:
             double = self._scenarios.get(name)
             if double is None:
+                from stuntset import scenarios  # the catalog loads when a route names it
+
                 double = ModelDouble(
                     scenarios.build(name),
                     framing=self.framing,
