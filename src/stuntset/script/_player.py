@@ -30,8 +30,12 @@ class ScriptPlayer:
     ``keep`` turns handed out (a long-running server); by default it keeps them all.
     """
 
-    def __init__(self, script: Script, *, keep: int | None = None) -> None:
+    def __init__(self, script: Script, *, keep: int | None = None, cycle: bool = False) -> None:
         self.script = script
+        #: Start the turns over when none is left for a request (``stuntset serve``).
+        self.cycle = cycle and bool(script.turns)
+        #: How many times the turns were started over.
+        self.cycles = 0
         self._left = [t.times for t in script.turns]
         self._function_calls = 0
         self._lock = threading.Lock()
@@ -44,12 +48,12 @@ class ScriptPlayer:
         """The turn for ``request``; ``ScriptExhausted`` if none is left or none matches."""
         with self._lock:
             self.requests += 1
-            for index, t in enumerate(self.script.turns):
-                if self._left[index] and t.accepts(request):
-                    self._left[index] -= 1
-                    played = PlayedTurn(index, t, request)
-                    break
-            else:
+            played = self._scripted(request)
+            if played is None and self.cycle:
+                self._left = [t.times for t in self.script.turns]
+                self.cycles += 1
+                played = self._scripted(request)
+            if played is None:
                 if self.script.function is None:
                     raise ScriptExhausted(self._exhausted_message(request))
                 index = len(self.script.turns) + self._function_calls
@@ -57,6 +61,14 @@ class ScriptPlayer:
                 played = PlayedTurn(index, self.script.turn_from_function(request, index), request)
             self.played.append(played)
             return played
+
+    def _scripted(self, request: TurnRequest) -> PlayedTurn | None:
+        left = self._left
+        for index, t in enumerate(self.script.turns):
+            if left[index] and t.accepts(request):
+                left[index] -= 1
+                return PlayedTurn(index, t, request)
+        return None
 
     def _exhausted_message(self, request: TurnRequest) -> str:
         left = [

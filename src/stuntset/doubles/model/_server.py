@@ -6,8 +6,9 @@ uvicorn (0.54) offers ``timeout_keep_alive`` (an idle keep-alive connection is c
 client's, while a slowloris crowd keeps its connections). It has no deadline for a request's
 headers and body to arrive: a connection that sends half a request sits forever. So:
 
-- ``request_timeout``: from a connection's first byte (or its accept) the request's headers
-  and body must arrive within this many seconds, else the connection is closed;
+- ``request_timeout``: from the time a connection is ready for a request (accepted, or its
+  last response done) the request's headers and body must arrive within this many seconds,
+  else the connection is closed (checked by one sweep, not a timer per request);
 - ``max_connections``: at the cap a new connection closes the oldest connection that is
   waiting for a request (half-sent or idle keep-alive); if every connection has a request in
   flight the new one is refused (closed at once). The cap stays below the process's file
@@ -33,16 +34,52 @@ __all__ = ["DroppingLogHandler", "Guard", "guarded_protocol", "raise_fd_limit"]
 
 
 class Guard:
-    """The limits and the shared state of every connection of one server."""
+    """The limits and the shared state of every connection of one server.
+
+    No timer per request: a connection's deadline is the time it became ready for a request
+    (accepted, or its last response done) plus ``request_timeout``, and one sweep every
+    ``request_timeout / 4`` seconds (at most 1 s) closes the connections past it whose request
+    has not fully arrived. Idle keep-alive connections are closed earlier by uvicorn's
+    ``timeout_keep_alive``.
+    """
 
     def __init__(self, *, request_timeout: float, max_connections: int) -> None:
         self.request_timeout = request_timeout
         self.max_connections = max_connections
-        #: Connections waiting for a request, oldest first (dicts keep insertion order).
-        self.waiting: dict[HttpToolsProtocol, None] = {}
+        #: Connections waiting for a request, oldest first (dicts keep insertion order), with
+        #: the loop time they started waiting; they may be evicted at the cap.
+        self.waiting: dict[HttpToolsProtocol, float] = {}
+        #: Connections whose request headers arrived but not yet the whole body.
+        self.receiving: dict[HttpToolsProtocol, float] = {}
         self.timed_out = 0
         self.evicted = 0
         self.refused = 0
+        self._sweeping: asyncio.TimerHandle | None = None
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start the sweep on ``loop`` (once)."""
+        if self._sweeping is None:
+            self._sweeping = loop.call_later(self._period(), self._sweep, loop)
+
+    def _period(self) -> float:
+        return min(1.0, self.request_timeout / 4)
+
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        limit = loop.time() - self.request_timeout
+        for table in (self.waiting, self.receiving):
+            late = []
+            for protocol, since in table.items():
+                if since > limit:
+                    if table is self.waiting:
+                        break  # oldest first: the rest are younger
+                    continue
+                late.append(protocol)
+            for protocol in late:
+                table.pop(protocol, None)
+                if not protocol.transport.is_closing():
+                    self.timed_out += 1
+                    protocol.transport.close()
+        self._sweeping = loop.call_later(self._period(), self._sweep, loop)
 
 
 def guarded_protocol(guard: Guard) -> type[HttpToolsProtocol]:
@@ -50,54 +87,37 @@ def guarded_protocol(guard: Guard) -> type[HttpToolsProtocol]:
 
     class GuardedProtocol(HttpToolsProtocol):
         limits: ClassVar[Guard] = guard
-        _deadline: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             limits = self.limits
+            limits.start(self.loop)
             if len(self.connections) > limits.max_connections and not self._make_room():
                 limits.refused += 1
                 transport.abort()
                 return
-            limits.waiting[self] = None
-            self._arm()
+            limits.waiting[self] = self.loop.time()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
             self.limits.waiting.pop(self, None)
+            self.limits.receiving.pop(self, None)
             super().connection_lost(exc)
 
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            if self._deadline is None:
-                self._arm()
-
         def on_headers_complete(self) -> None:
-            self.limits.waiting.pop(self, None)
+            limits = self.limits
+            since = limits.waiting.pop(self, None)
+            if since is not None:
+                limits.receiving[self] = since
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
-            self._disarm()
+            self.limits.receiving.pop(self, None)
             super().on_message_complete()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
             if not self.transport.is_closing():
-                self.limits.waiting[self] = None
-
-        def _arm(self) -> None:
-            self._deadline = self.loop.call_later(self.limits.request_timeout, self._too_slow)
-
-        def _disarm(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-
-        def _too_slow(self) -> None:
-            self._deadline = None
-            if not self.transport.is_closing():
-                self.limits.timed_out += 1
-                self.transport.close()
+                self.limits.waiting[self] = self.loop.time()
 
         def _make_room(self) -> bool:
             """Close the oldest connection waiting for a request; False if there is none."""

@@ -146,7 +146,7 @@ class ModelDouble:
         check_script(script)
         with self._lock:
             self.script = script
-            self.player = ScriptPlayer(script, keep=self.keep)
+            self.player = ScriptPlayer(script, keep=self.keep, cycle=self.cycle)
             self._memo: Memo = {}
             self._pending: deque[_Pending] = deque()
 
@@ -269,14 +269,9 @@ class ModelDouble:
 
     def _respond(self, codec: WireCodec, request: TurnRequest) -> tuple[Reply, int | None]:
         try:
-            try:
-                index, segment = self._segment_for(request)
-            except ScriptExhausted:
-                if not self.cycle or not self.script.turns:
-                    raise
-                # start the script over; a request no turn matches even then is unanswered
-                self.play(self.script)
-                index, segment = self._segment_for(request)
+            # with ``cycle`` the player starts the turns over when none is left; a request no
+            # turn matches even then is unanswered
+            index, segment = self._segment_for(request)
         except ScriptExhausted as error:
             with self._lock:
                 self._unanswered.append(str(error))
