@@ -39,6 +39,7 @@ from ._common import (
     render,
 )
 from ._reply import PLAIN_FRAMING, Framing, Reply, json_reply
+from ._template import Template, make_template
 from .anthropic import AnthropicCodec
 from .journal import Journal, JournalEntry, redact_headers
 from .openai_chat import ChatCodec
@@ -57,6 +58,8 @@ _ROUTES: dict[str, WireCodec] = {
 }
 _ID_PREFIX = {CHAT: "chatcmpl", RESPONSES: "resp", ANTHROPIC: "msg"}
 _decode = msgspec.json.Decoder().decode
+#: Templates kept per double before they are dropped (a client asking for many models).
+_TEMPLATE_LIMIT = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,9 @@ class ModelDouble:
         self.scenario_routes = scenario_routes
         self.keep = keep
         self.journal = Journal(keep=keep)
+        #: Fault-free replies come from templates (same bytes; off only to compare in tests);
+        #: plain framing only (other framings re-encode JSON).
+        self._templates_on = framing == PLAIN_FRAMING
         #: Set when the double shuts down: stalled responses end.
         self.closing = threading.Event()
         self._lock = threading.Lock()
@@ -148,6 +154,8 @@ class ModelDouble:
             self.script = script
             self.player = ScriptPlayer(script, keep=self.keep, cycle=self.cycle)
             self._memo: Memo = {}
+            self._templates: dict[tuple[object, ...], Template] = {}
+            self._templates_at = 0
             self._pending: deque[_Pending] = deque()
 
     @property
@@ -286,18 +294,43 @@ class ModelDouble:
             )
         body = request.body if isinstance(request.body, dict) else {}
         options = body.get("stream_options")
-        ctx = RenderContext(
-            model=request.model or "stuntset",
-            response_id=self.ids.new(_ID_PREFIX[codec]),
-            request_id=self.ids.new("req"),
-            created=int(self.clock.now()),
+        include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        streaming = body.get("stream") is True
+        model = request.model or "stuntset"
+        created = int(self.clock.now())
+        plan = self._plan(segment)
+        if plan.fault is None and self._templates_on:
+            # fault-free: the reply made once per model, second and options, ids filled in
+            key = (codec, id(plan), streaming, include_usage, model)
+            templates = self._templates
+            if created != self._templates_at or len(templates) > _TEMPLATE_LIMIT:
+                templates.clear()
+                self._templates_at = created
+            template = templates.get(key)
+            if template is None or template.plan is not plan:
+                ctx = self._context(model, "", "", created, include_usage)
+                template = make_template(codec, plan, streaming, ctx, _ID_PREFIX[codec])
+                templates[key] = template
+            return template.fill(self.ids), index
+        ctx = self._context(
+            model, self.ids.new(_ID_PREFIX[codec]), self.ids.new("req"), created, include_usage
+        )
+        return render(codec, plan, streaming, ctx), index
+
+    def _context(
+        self, model: str, response_id: str, request_id: str, created: int, include_usage: bool
+    ) -> RenderContext:
+        return RenderContext(
+            model=model,
+            response_id=response_id,
+            request_id=request_id,
+            created=created,
             ids=self.ids,
             seed=self.script.seed,
             framing=self.framing,
-            include_usage=isinstance(options, dict) and options.get("include_usage") is True,
+            include_usage=include_usage,
             cache=self._memo,
         )
-        return render(codec, self._plan(segment), body.get("stream") is True, ctx), index
 
     def _plan(self, segment: tuple[Step, ...]) -> Plan:
         """The plan of ``segment``, made once per script."""
