@@ -14,6 +14,7 @@ headers and body to arrive: a connection that sends half a request sits forever.
   flight the new one is refused (closed at once). The cap stays below the process's file
   descriptor limit, so ``accept()`` never fails with ``EMFILE`` (asyncio then logs a traceback
   per attempt and stops accepting for a second);
+- a response's head and its first body write leave in one ``send`` (``CoalescingTransport``);
 - log records go through a bounded queue to a writer thread: when stderr is a pipe nobody
   reads, records beyond the queue are dropped and counted, and the event loop never waits.
 """
@@ -82,6 +83,51 @@ class Guard:
         self._sweeping = loop.call_later(self._period(), self._sweep, loop)
 
 
+class CoalescingTransport:
+    """A transport that holds a response's status line and headers until its first body
+    write (or the end of the event loop's turn), then sends both in one ``send``: one system
+    call and one packet fewer per response; the same bytes, in the same order. Everything
+    else passes through to the real transport."""
+
+    __slots__ = ("_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            self._transport.write(held + data)
+        elif data.endswith(b"\r\n\r\n") and data.startswith(b"HTTP/1.1 "):
+            self._held = data
+            self._loop.call_soon(self.flush)
+        else:
+            self._transport.write(data)
+
+    def flush(self) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self.flush()
+        self._transport.abort()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._transport, name)
+
+
 def guarded_protocol(guard: Guard) -> type[HttpToolsProtocol]:
     """uvicorn's httptools protocol with ``guard``'s request deadline and connection cap."""
 
@@ -89,7 +135,7 @@ def guarded_protocol(guard: Guard) -> type[HttpToolsProtocol]:
         limits: ClassVar[Guard] = guard
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
+            super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
             limits = self.limits
             limits.start(self.loop)
             if len(self.connections) > limits.max_connections and not self._make_room():

@@ -55,9 +55,9 @@ class Template:
         self.plan = plan  # kept: the key holds its id()
         self.reply = reply
         self.prefixes = tuple(prefixes)
-        #: (action index, pieces): bytes as they are, ints the ids' sequence numbers
+        #: (action index, %-format of the bytes, the ids' sequence numbers in order)
         self.bodies = tuple(
-            (i, _cut_bytes(a))
+            (i, *_format(a))
             for i, a in enumerate(reply.actions)
             if isinstance(a, bytes) and _TOKEN_BYTES in a
         )
@@ -73,8 +73,8 @@ class Template:
         if self.bodies:
             escaped = [_escape(value)[1:-1] for value in minted]
             actions = list(actions)
-            for i, pieces in self.bodies:
-                actions[i] = b"".join([p if isinstance(p, bytes) else escaped[p] for p in pieces])
+            for i, form, order in self.bodies:
+                actions[i] = form % tuple([escaped[n] for n in order])
         headers = reply.headers
         if self.headers:
             headers = list(headers)
@@ -98,9 +98,11 @@ _SLOT = re.compile(re.escape(_TOKEN) + r"(\d{4})z")
 _SLOT_BYTES = re.compile(re.escape(_TOKEN_BYTES) + rb"(\d{4})z")
 
 
-def _cut_bytes(data: bytes) -> list[bytes | int]:
+def _format(data: bytes) -> tuple[bytes, tuple[int, ...]]:
+    """``data`` as a ``%b`` format (literal ``%`` doubled) and the ids that fill it, in order."""
     parts = _SLOT_BYTES.split(data)  # text, number, text, number, ..., text
-    return [int(p) if i % 2 else p for i, p in enumerate(parts) if i % 2 or p]
+    form = b"%b".join(part.replace(b"%", b"%%") for part in parts[::2])
+    return form, tuple(int(number) for number in parts[1::2])
 
 
 def _cut_text(text: str) -> list[str | int]:

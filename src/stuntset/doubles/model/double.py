@@ -41,7 +41,7 @@ from ._common import (
 from ._reply import PLAIN_FRAMING, Framing, Reply, json_reply
 from ._template import Template, make_template
 from .anthropic import AnthropicCodec
-from .journal import Journal, JournalEntry, redact_headers
+from .journal import Journal, JournalEntry
 from .openai_chat import ChatCodec
 from .openai_responses import ResponsesCodec
 from .wires import check_script
@@ -191,7 +191,7 @@ class ModelDouble:
                 path=where.path,
                 scenario=where.scenario,
                 query=query,
-                headers=redact_headers(headers),
+                headers=headers,
                 body=parsed,
                 wire=codec.wire.name if codec else None,
                 turn=turn,
@@ -223,7 +223,7 @@ class ModelDouble:
             path=where.path,
             scenario=where.scenario,
             query=query,
-            headers=redact_headers(headers),
+            headers=headers,
             wire=codec.wire.name if where.path in _ROUTES else None,
             status=413,
         )

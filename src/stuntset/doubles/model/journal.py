@@ -83,19 +83,22 @@ class JournalEntry(msgspec.Struct, frozen=True, kw_only=True):
 class Journal:
     """Thread-safe list of ``JournalEntry`` in arrival order (the loopback server records
     from its own thread). ``keep`` bounds it to the last ``keep`` entries (``stuntset
-    serve``); indexes keep counting from the first request."""
+    serve``); indexes keep counting from the first request.
+
+    A request is kept as recorded and becomes a ``JournalEntry`` (its secrets redacted) when
+    the journal is read: recording stays cheap, and what a reader sees is the same.
+    """
 
     def __init__(self, *, keep: int | None = None) -> None:
-        self._entries: deque[JournalEntry] = deque(maxlen=keep)
+        self._entries: deque[tuple[int, dict[str, Any]]] = deque(maxlen=keep)
         self._count = 0
         self._lock = threading.Lock()
 
-    def record(self, **fields: Any) -> JournalEntry:
+    def record(self, **fields: Any) -> None:
+        """Keep one request (``headers`` as received: redacted when read)."""
         with self._lock:
-            entry = JournalEntry(index=self._count, **fields)
+            self._entries.append((self._count, fields))
             self._count += 1
-            self._entries.append(entry)
-            return entry
 
     @property
     def count(self) -> int:
@@ -104,7 +107,11 @@ class Journal:
 
     def entries(self) -> list[JournalEntry]:
         with self._lock:
-            return list(self._entries)
+            kept = list(self._entries)
+        return [
+            JournalEntry(index=index, **{**fields, "headers": redact_headers(fields["headers"])})
+            for index, fields in kept
+        ]
 
     def clear(self) -> None:
         with self._lock:

@@ -76,3 +76,57 @@ def test_the_fd_limit_is_raised_towards_what_the_cap_needs() -> None:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert raise_fd_limit(soft) == soft
     assert raise_fd_limit(soft + 1) >= soft
+
+
+class FakeTransport:
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def get_extra_info(self, name: str) -> str:
+        return f"info {name}"
+
+
+class FakeLoop:
+    def __init__(self) -> None:
+        self.soon: list[object] = []
+
+    def call_soon(self, callback: object) -> None:
+        self.soon.append(callback)
+
+
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
+
+
+def test_a_head_leaves_with_its_first_body_write_in_one_send() -> None:
+    from stuntset.doubles.model._server import CoalescingTransport
+
+    real, loop = FakeTransport(), FakeLoop()
+    transport = CoalescingTransport(real, loop)  # type: ignore[arg-type]
+    transport.write(HEAD)
+    assert real.writes == []
+    transport.write(b"ok")
+    assert real.writes == [HEAD + b"ok"]
+    transport.write(b"more")  # not a head: straight through
+    assert real.writes[-1] == b"more"
+    transport.write(HEAD)  # a head whose body is late: sent at the end of the loop's turn
+    for callback in loop.soon:
+        callback()  # type: ignore[operator]
+    assert real.writes[-1] == HEAD
+    transport.write(HEAD)
+    transport.close()  # closing sends what is held first
+    assert real.writes[-1] == HEAD
+    assert real.closed and transport.is_closing()
+    assert transport.get_extra_info("socket") == "info socket"
