@@ -128,5 +128,6 @@ def test_a_head_leaves_with_its_first_body_write_in_one_send() -> None:
     transport.write(HEAD)
     transport.close()  # closing sends what is held first
     assert real.writes[-1] == HEAD
-    assert real.closed and transport.is_closing()
+    assert real.closed
+    assert transport.is_closing()
     assert transport.get_extra_info("socket") == "info socket"
