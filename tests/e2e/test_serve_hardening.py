@@ -245,3 +245,19 @@ def test_a_hang_up_stops_the_stream_with_no_flood_of_log_lines(tmp_path: Path) -
         err = server.stop()
     assert "socket.send() raised exception" not in err
     assert len(err.splitlines()) <= 10, err
+
+
+def test_a_stderr_nobody_reads_does_not_freeze_the_server() -> None:
+    # every malformed request is a warning line; 3,000 of them overflow a 64 KiB pipe that
+    # is never read, and the server must keep answering (the lines beyond the queue dropped)
+    server = Served()
+    try:
+        for _ in range(3_000):
+            with connect(server.port) as bad:
+                bad.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+                assert bad.recv(12) == b"HTTP/1.1 400"
+        with connect(server.port) as good:
+            assert exchange(good)[0] == 200
+    finally:
+        err = server.stop()
+    assert "log line(s) dropped (stderr was not being read)" in err

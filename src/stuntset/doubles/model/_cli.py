@@ -129,6 +129,5 @@ def run_serve(
         double.close()
         sock.close()
         stats = describe_stats(guard, handler)
-        if stats:  # through the handler: a stderr nobody reads must not hang the exit either
-            logging.getLogger("stuntset.serve").warning("stuntset serve: %s", stats)
-        handler.close()
+        # through the handler: a stderr nobody reads must not hang the exit either
+        handler.close(f"stuntset serve: {stats}" if stats else None)

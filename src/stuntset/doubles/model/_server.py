@@ -228,9 +228,12 @@ class DroppingLogHandler(logging.Handler):
             except (OSError, ValueError):  # stderr closed: nothing more can be said
                 return
 
-    def close(self, timeout: float = 1.0) -> None:
-        """Stop the writer after what is queued (waiting at most ``timeout`` seconds)."""
+    def close(self, last: str | None = None, timeout: float = 5.0) -> None:
+        """Stop the writer after what is queued and ``last`` (a closing line, which may wait
+        ``timeout`` seconds for room: the server no longer serves)."""
         with contextlib.suppress(queue.Full):
+            if last is not None:
+                self._lines.put(last, timeout=timeout)
             self._lines.put(None, timeout=timeout)
         self._writer.join(timeout)
         super().close()
