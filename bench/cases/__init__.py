@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from bench.runner import Case
 
-from . import cassettes, cli_claude, cli_codex, log, model, suite
+from . import cassettes, cli_claude, cli_codex, log, model, serve_load, suite
 
 CASES: list[tuple[str, Callable[[], Case]]] = [
     ("openai_inprocess", model.openai_inprocess),
@@ -14,6 +14,9 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("anthropic_create", model.anthropic_create),
     ("anthropic_stream", model.anthropic_stream),
     ("pydantic_ai", model.pydantic_ai_agent),
+    ("serve_load_1", serve_load.serve_load_1),
+    ("serve_load_50", serve_load.serve_load_50),
+    ("serve_load_200", serve_load.serve_load_200),
     ("plugin_overhead", suite.plugin_overhead),
     ("test_suite", suite.test_suite),
     ("claude_spawn", cli_claude.claude_spawn),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from stuntset import scenarios
@@ -25,21 +26,27 @@ def print_scenarios() -> None:
     table.add_column("kind")
     table.add_column("what it is")
     for entry in scenarios.all():
-        table.add_row(entry.name, "failure" if entry.fault else "feature", entry.description)
+        table.add_row(
+            escape(entry.name), "failure" if entry.fault else "feature", escape(entry.description)
+        )
     console().print(table)
 
 
 def print_script_summary(script: Script) -> None:
-    table = Table(title=f"{script.label()}: {len(script.turns)} turn(s), seed {script.seed}")
+    # names and match strings come from the file: shown as written, never read as Rich markup
+    table = Table(
+        title=f"{escape(script.label())}: {len(script.turns)} turn(s), seed {script.seed}"
+    )
     table.add_column("turn", justify="right")
     table.add_column("times", justify="right")
     table.add_column("match")
     table.add_column("steps")
     for index, t in enumerate(script.turns):
+        name = f"{t.name} " if t.name else ""
         table.add_row(
-            str(index),
+            escape(f"{index} {name}".strip()),
             str(t.times),
-            t.match.describe() if t.match else "any",
+            escape(t.match.describe()) if t.match else "any",
             ", ".join(kind_of(s) for s in t.steps),
         )
     console().print(table)

@@ -20,12 +20,21 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
+        except click.UsageError as error:  # a bad option: one line naming it, not the usage
+            click.echo(f"error: {_one_line(error.format_message())}", err=True)
+            sys.exit(2)
         except UsageError as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {_one_line(str(error))}", err=True)
             sys.exit(2)
         except StuntsetError as error:
             click.echo(f"failed: {error}", err=True)
             sys.exit(1)
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line, printable whatever it holds (a lone surrogate from a file)."""
+    flat = " ".join(message.split("\n"))
+    return flat.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @click.group(cls=_Group)
@@ -184,16 +193,23 @@ def cassettes_to_script(path: str, output: str | None) -> None:
     "--upstream", required=True, help="The real API's base URL (e.g. https://api.openai.com/v1)."
 )
 @click.option("--output", "-o", required=True, type=click.Path(), help="Cassette to write.")
-@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
-def record_command(upstream: str, output: str, port: int) -> None:
+@click.option("--port", default=0, show_default=True, help="Port to listen on (0: a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--allow-remote", is_flag=True, help="Allow a --host that is not loopback.")
+def record_command(upstream: str, output: str, port: int, host: str, allow_remote: bool) -> None:
     """Record traffic through a proxy: point the client at the printed URL, then Ctrl-C (or
     SIGTERM) to write the (scrubbed) cassette."""
+    from stuntset._bind import check_bind, listening_socket
     from stuntset.cassettes.format import check_target
     from stuntset.cassettes.record import record
 
     check_target(output)
+    warning = check_bind(host, port, allow_remote=allow_remote)
+    listening_socket(host, port).close()  # a port in use is one line naming --port, here
+    if warning:
+        click.echo(warning, err=True)
     stop = _until_signalled()
-    with record(upstream, output, port=port) as recording:
+    with record(upstream, output, host=host, port=port) as recording:
         click.echo(recording.url, nl=True)
         sys.stdout.flush()
         stop.wait()
@@ -299,6 +315,11 @@ def matrix(adapters: tuple[str, ...], names: tuple[str, ...], markdown: bool) ->
 @click.option("--port", default=0, show_default=True, help="Port on the host (0: a free one).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Allow a --host that is not loopback (anyone who reaches it can use the server).",
+)
+@click.option(
     "--script",
     "script_path",
     type=click.Path(dir_okay=False),
@@ -306,12 +327,59 @@ def matrix(adapters: tuple[str, ...], names: tuple[str, ...], markdown: bool) ->
     help="Script file (TOML/JSON) to play; default: happy_path, over and over.",
 )
 @click.option("--cycle", is_flag=True, help="Restart the script when it runs out.")
-def serve(port: int, host: str, script_path: str | None, cycle: bool) -> None:
+@click.option(
+    "--journal",
+    default=1000,
+    show_default=True,
+    help="Remember the last N requests (and played turns); memory stays flat.",
+)
+@click.option(
+    "--max-body",
+    default=32 * 1024 * 1024,
+    show_default=True,
+    help="Largest request body in bytes; beyond it the provider's 413.",
+)
+@click.option(
+    "--request-timeout",
+    default=10.0,
+    show_default=True,
+    help="Seconds a connection has to send a request's headers and body before it is closed.",
+)
+@click.option(
+    "--keep-alive", default=5.0, show_default=True, help="Seconds an idle connection stays open."
+)
+@click.option(
+    "--max-connections",
+    default=1024,
+    show_default=True,
+    help="At this many, a new connection closes the oldest one waiting for a request.",
+)
+def serve(
+    port: int,
+    host: str,
+    allow_remote: bool,
+    script_path: str | None,
+    cycle: bool,
+    journal: int,
+    max_body: int,
+    request_timeout: float,
+    keep_alive: float,
+    max_connections: int,
+) -> None:
     """Serve the model double (OpenAI Chat/Responses, Anthropic Messages) and every catalog
-    scenario under /scenarios/<name>/, until interrupted."""
-    from stuntset.doubles.model._cli import run_serve
+    scenario under /scenarios/<name>/, until interrupted. The journal path of a request is
+    its API path (/v1/...), whatever prefix it came with."""
+    from stuntset.doubles.model._cli import ServeOptions, run_serve
 
-    run_serve(host, port, script_path, cycle)
+    options = ServeOptions(
+        journal=journal,
+        max_body=max_body,
+        request_timeout=request_timeout,
+        keep_alive=keep_alive,
+        max_connections=max_connections,
+        allow_remote=allow_remote,
+    )
+    run_serve(host, port, script_path, cycle, options)
 
 
 @main.group("cli")

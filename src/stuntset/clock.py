@@ -11,9 +11,6 @@ import time
 from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
-import anyio
-import anyio.lowlevel
-
 __all__ = ["DEFAULT_START", "Clock", "FakeClock", "SystemClock"]
 
 #: Where every ``FakeClock`` starts unless told otherwise: 2026-01-01T00:00:00Z.
@@ -47,6 +44,8 @@ class SystemClock:
         return time.monotonic()
 
     async def sleep(self, seconds: float) -> None:
+        import anyio  # on first use: in-process doubles that never sleep do not load it
+
         await anyio.sleep(seconds)
 
     def __repr__(self) -> str:
@@ -79,6 +78,8 @@ class FakeClock:
         self._elapsed += seconds
 
     async def sleep(self, seconds: float) -> None:
+        import anyio.lowlevel
+
         self.advance(max(0.0, seconds))
         await anyio.lowlevel.checkpoint()
 

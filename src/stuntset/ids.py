@@ -7,6 +7,7 @@ test produces the same ids on any machine, any xdist worker, in any order.
 
 from __future__ import annotations
 
+import _random
 import os
 from collections import defaultdict
 from typing import Protocol, runtime_checkable
@@ -40,11 +41,17 @@ class SequentialIds:
         return f"SequentialIds(namespace={self._namespace!r})"
 
 
+#: 48 random bits an id, from a generator seeded by the OS (and again in a forked child, so
+#: parent and child never share a sequence): no system call per id, as ``os.urandom`` was.
+_SOURCE = _random.Random(int.from_bytes(os.urandom(16), "big"))
+os.register_at_fork(after_in_child=lambda: _SOURCE.seed(int.from_bytes(os.urandom(16), "big")))
+
+
 class RandomIds:
     """Unique ids for real runs: ``<prefix>-<12 hex digits>``."""
 
     def new(self, prefix: str) -> str:
-        return f"{prefix}-{os.urandom(6).hex()}"  # 48 random bits, as uuid4's first 12 digits
+        return f"{prefix}-{_SOURCE.getrandbits(48):012x}"  # as uuid4's first 12 digits
 
     def __repr__(self) -> str:
         return "RandomIds()"

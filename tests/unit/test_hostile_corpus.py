@@ -82,6 +82,7 @@ ALL = _cases()
 def test_the_corpus_covers_every_command_group() -> None:
     groups = {case.group for case in ALL}
     assert {"script", "daemon", "log"} <= groups
+    assert {"serve", "record", "cli", "matrix", "scenarios", "demo"} <= groups
 
 
 @pytest.mark.parametrize("case", ALL, ids=[f"{c.group}: {c.name}" for c in ALL])
@@ -108,3 +109,4 @@ def test_hostile_input_is_one_line_exit_2_no_traceback(case: Case, tmp_path: Pat
     assert len(lines) == 1, f"{case.name}: expected one line on stderr, got {lines!r}"
     for mention in mentions:
         assert mention in lines[0], (lines[0], mention)
+    assert "Usage:" not in result.output

@@ -27,7 +27,7 @@ def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str) -> I
     """Serve ``app`` until the block ends; yields ``http://host:port``."""
     import uvicorn
 
-    from stuntset.doubles.model.serve import _listening_socket, _Server
+    from stuntset.doubles.model._loopback_server import _listening_socket, _Server
 
     sock = _listening_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]

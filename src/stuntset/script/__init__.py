@@ -14,7 +14,8 @@ or load one from a TOML/JSON file with ``load_script``. A double declares its ``
 ``wire.check(script)`` rejects steps it cannot render, at load time.
 """
 
-from stuntset.script._load import dumps_script, load_script, loads_script
+from typing import TYPE_CHECKING
+
 from stuntset.script._model import Match, Script, Turn, TurnFunction, TurnRequest, turn
 from stuntset.script._player import PlayedTurn, ScriptPlayer
 from stuntset.script._steps import (
@@ -44,6 +45,22 @@ from stuntset.script._steps import (
     split_text,
 )
 from stuntset.script._wire import AGENT_WIRE, Wire
+
+if TYPE_CHECKING:
+    from stuntset.script._load import dumps_script, load_script, loads_script
+
+
+def __getattr__(name: str) -> object:
+    # the file loader (tomllib, json, difflib) loads on first use: a double built from a
+    # Python script never needs it
+    if name in ("dumps_script", "load_script", "loads_script"):
+        from stuntset.script import _load
+
+        value = getattr(_load, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'stuntset.script' has no attribute {name!r}")
+
 
 __all__ = [
     "AGENT_WIRE",

@@ -76,13 +76,31 @@ _PATH = re.compile(r"`\$(?P<path>[^`]*)`")
 _INDEX = re.compile(r"\.turns\[(?P<turn>\d+)\](?:\.steps\[(?P<step>\d+)\])?(?P<rest>.*)")
 
 
+def _shorthand_kind(raw: dict[str, Any]) -> str | None:
+    """The kind of a shorthand step with more fields (``{ text = "hi", chunks = 3 }``): the
+    one key that names a kind whose fields cover every other key."""
+    found = [
+        key
+        for key in raw
+        if key in STEP_CLASSES
+        and not isinstance(raw[key], dict)
+        and all(other in STEP_CLASSES[key].__struct_fields__ for other in raw if other != key)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
 def _normalize_step(raw: Any, turn: int, step: int, source: str) -> Any:
     if not isinstance(raw, dict) or "kind" in raw:
         return raw
     if len(raw) != 1:
+        kind = _shorthand_kind(raw)
+        if kind is not None and kind in _MAIN_FIELD:
+            rest = {key: value for key, value in raw.items() if key != kind}
+            return {"kind": kind, _MAIN_FIELD[kind]: raw[kind], **rest}
         raise ScriptError(
             f"a step needs a 'kind' (one of {', '.join(STEP_KINDS)}), or the shorthand "
-            f"{{ <kind> = <value> }}; got keys {sorted(raw)}",
+            f"{{ <kind> = <value> }} (with more fields of that kind beside it); got keys "
+            f"{sorted(raw)}",
             source=source,
             turn=turn,
             step=step,
@@ -171,7 +189,61 @@ def _validation_error(error: msgspec.ValidationError, source: str, data: Any) ->
     return ScriptError(text, source=source, turn=turn, step=step, field=field)
 
 
+#: Deeper than this, a script is refused (a tool input is a few levels deep; the doubles
+#: encode what they are given, and every level costs a frame of recursion somewhere).
+MAX_DEPTH = 64
+
+
+def _check_values(data: Any, source: str) -> None:
+    """Refuse what no double can send: strings holding lone surrogates (not encodable as
+    UTF-8), integers beyond 64 bits, and nesting deeper than ``MAX_DEPTH``. Errors name the
+    place."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise _place_error(f"nested deeper than {MAX_DEPTH} levels", path, source)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise _place_error(
+                    f"holds a lone surrogate ({value[error.start]!r} at character "
+                    f"{error.start}), which cannot be sent as UTF-8",
+                    path,
+                    source,
+                ) from None
+        elif isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise _place_error(
+                f"the integer {str(value)[:20]}… ({len(str(abs(value)))} digits) is beyond 64 "
+                f"bits, more than a double (or a client in another language) can hold",
+                path,
+                source,
+            )
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                stack.append((key, path))
+                stack.append((item, (*path, str(key))))
+        elif isinstance(value, list):
+            stack.extend((item, (*path, index)) for index, item in enumerate(value))
+
+
+def _place_error(message: str, path: tuple[str | int, ...], source: str) -> ScriptError:
+    turn = step = None
+    rest = list(path)
+    if len(rest) >= 2 and rest[0] == "turns" and isinstance(rest[1], int):
+        turn, rest = rest[1], rest[2:]
+        if len(rest) >= 2 and rest[0] == "steps" and isinstance(rest[1], int):
+            step, rest = rest[1], rest[2:]
+    shown = rest if len(rest) <= 6 else [*rest[:3], "…", *rest[-2:]]
+    field = ".".join(str(part) if isinstance(part, str) else f"[{part}]" for part in shown)
+    return ScriptError(
+        message, source=source, turn=turn, step=step, field=field.replace(".[", "[") or None
+    )
+
+
 def _build(data: Any, source: str, wire: Wire | None) -> Script:
+    _check_values(data, source)
     data = _normalize(data, source)
     try:
         parsed = msgspec.convert(data, _ScriptFile)
@@ -193,6 +265,7 @@ def loads_script(
 ) -> Script:
     """Parse a script from TOML or JSON text; ``wire`` checks that every step renders on it."""
     raw = text.decode() if isinstance(text, bytes) else text
+    kind = "TOML" if format == "toml" else "JSON"
     try:
         data = tomllib.loads(raw) if format == "toml" else json.loads(raw)
     except tomllib.TOMLDecodeError as error:
@@ -202,6 +275,14 @@ def loads_script(
             f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})",
             source=f"{source}:{error.lineno}",
         ) from None
+    except RecursionError:
+        raise ScriptError(
+            f"not a usable {kind} script: nested too deep (a script nests at most "
+            f"{MAX_DEPTH} levels)",
+            source=source,
+        ) from None
+    except ValueError as error:  # an integer of more than 4,300 digits
+        raise ScriptError(f"not a usable {kind} script: {error}", source=source) from None
     return _build(data, source, wire)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 import msgspec
 
@@ -25,25 +26,34 @@ class ScriptPlayer:
     """Chooses the turn for each request: the first turn with uses left whose match accepts
     the request (turns without a match accept anything, so plain scripts play in order).
 
-    Thread-safe: doubles serve concurrent requests.
+    Thread-safe: doubles serve concurrent requests. ``keep`` bounds ``played`` to the last
+    ``keep`` turns handed out (a long-running server); by default it keeps them all.
     """
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, keep: int | None = None, cycle: bool = False) -> None:
         self.script = script
+        #: Start the turns over when none is left for a request (``stuntset serve``).
+        self.cycle = cycle and bool(script.turns)
+        #: How many times the turns were started over.
+        self.cycles = 0
         self._left = [t.times for t in script.turns]
         self._function_calls = 0
         self._lock = threading.Lock()
-        self.played: list[PlayedTurn] = []
+        #: The turns handed out, oldest first (the last ``keep`` of them when bounded).
+        self.played: deque[PlayedTurn] = deque(maxlen=keep)
+        #: How many requests asked for a turn (including those beyond ``played``).
+        self.requests = 0
 
     def next_turn(self, request: TurnRequest) -> PlayedTurn:
         """The turn for ``request``; ``ScriptExhausted`` if none is left or none matches."""
         with self._lock:
-            for index, t in enumerate(self.script.turns):
-                if self._left[index] and t.accepts(request):
-                    self._left[index] -= 1
-                    played = PlayedTurn(index, t, request)
-                    break
-            else:
+            self.requests += 1
+            played = self._scripted(request)
+            if played is None and self.cycle:
+                self._left = [t.times for t in self.script.turns]
+                self.cycles += 1
+                played = self._scripted(request)
+            if played is None:
                 if self.script.function is None:
                     raise ScriptExhausted(self._exhausted_message(request))
                 index = len(self.script.turns) + self._function_calls
@@ -51,6 +61,14 @@ class ScriptPlayer:
                 played = PlayedTurn(index, self.script.turn_from_function(request, index), request)
             self.played.append(played)
             return played
+
+    def _scripted(self, request: TurnRequest) -> PlayedTurn | None:
+        left = self._left
+        for index, t in enumerate(self.script.turns):
+            if left[index] and t.accepts(request):
+                left[index] -= 1
+                return PlayedTurn(index, t, request)
+        return None
 
     def _exhausted_message(self, request: TurnRequest) -> str:
         left = [
@@ -60,7 +78,7 @@ class ScriptPlayer:
             request.input_text if len(request.input_text) <= 80 else request.input_text[:77] + "..."
         )
         head = (
-            f"script {self.script.label()!r} has no turn for request #{len(self.played) + 1} "
+            f"script {self.script.label()!r} has no turn for request #{self.requests} "
             f"(input {shown!r}, model {request.model!r}, wire {request.wire!r})"
         )
         if not left:
@@ -75,14 +93,26 @@ class ScriptPlayer:
         with self._lock:
             return [(i, t) for i, t in enumerate(self.script.turns) if self._left[i]]
 
+    def uses_left(self, index: int) -> int:
+        """How many more requests turn ``index`` may answer."""
+        with self._lock:
+            return self._left[index]
+
+    def describe_unused(self, index: int, t: Turn) -> str:
+        """``turn <i>: <turn>``, saying how often it was used when it was, but not enough
+        (a ``times=2`` turn used once is partly used, not "never requested")."""
+        left = self.uses_left(index)
+        if left == t.times:
+            return f"turn {index}: {t.describe()}"
+        used = t.times - left
+        return f"turn {index}: {t.describe()} partly used: {used} of {t.times} time(s)"
+
     def assert_all_used(self) -> None:
         """``UnusedTurns`` if any scripted turn was never requested."""
         __tracebackhide__ = True
         unused = self.unused()
         if unused:
-            lines = "\n".join(
-                f"  turn {i}: {t.describe()} ({self._left[i]} use(s) left)" for i, t in unused
-            )
+            lines = "\n".join(f"  {self.describe_unused(i, t)}" for i, t in unused)
             raise UnusedTurns(
                 f"script {self.script.label()!r}: {len(unused)} scripted turn(s) were never "
                 f"requested by the code under test:\n{lines}\n"

@@ -6,6 +6,7 @@ turns them into normalized events. ``kind`` tags each step in files (``{kind = "
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -67,6 +68,19 @@ def _positive(name: str, value: int | None) -> None:
         raise ValueError(f"{name} must be at least 1, got {value!r}")
 
 
+def _seconds(name: str, value: float | None) -> None:
+    """A duration: finite and not negative (``nan`` would stall a double forever)."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must not be negative, and finite (seconds), got {value!r}")
+
+
+def _count(name: str, value: int | float | None) -> None:
+    if value is None:
+        return
+    if not (value >= 0 if isinstance(value, int) else math.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must not be negative, got {value!r}")
+
+
 class StepBase(
     msgspec.Struct, frozen=True, tag_field="kind", forbid_unknown_fields=True, omit_defaults=True
 ):
@@ -95,6 +109,7 @@ class Text(StepBase, frozen=True, tag="text"):
     def __post_init__(self) -> None:
         _positive("chunks", self.chunks)
         _positive("chunk_size", self.chunk_size)
+        _seconds("interval", self.interval)
 
     def deltas(self) -> list[str]:
         return split_text(self.text, chunks=self.chunks, chunk_size=self.chunk_size)
@@ -113,6 +128,7 @@ class Reasoning(StepBase, frozen=True, tag="reasoning"):
     def __post_init__(self) -> None:
         _positive("chunks", self.chunks)
         _positive("chunk_size", self.chunk_size)
+        _seconds("interval", self.interval)
 
     def deltas(self) -> list[str]:
         return split_text(self.text, chunks=self.chunks, chunk_size=self.chunk_size)
@@ -174,6 +190,11 @@ class Usage(StepBase, frozen=True, tag="usage"):
     output_tokens: int = 0
     cost: float | None = None
 
+    def __post_init__(self) -> None:
+        _count("input_tokens", self.input_tokens)
+        _count("output_tokens", self.output_tokens)
+        _count("cost", self.cost)
+
 
 class Delay(StepBase, frozen=True, tag="delay"):
     """A pause of ``seconds`` on the clock seam (free under a ``FakeClock``)."""
@@ -181,8 +202,7 @@ class Delay(StepBase, frozen=True, tag="delay"):
     seconds: float
 
     def __post_init__(self) -> None:
-        if self.seconds < 0:
-            raise ValueError(f"seconds must not be negative, got {self.seconds!r}")
+        _seconds("seconds", self.seconds)
 
 
 # --- faults ----------------------------------------------------------------------------------
@@ -193,7 +213,11 @@ class _Fault(StepBase, frozen=True):
     fault: ClassVar[bool] = True
 
 
-def _check_retry_after(retry_after: float | None, allow_long: bool) -> None:
+def _check_retry_after(
+    retry_after: float | None, allow_long: bool, retry_after_ms: int | None = None
+) -> None:
+    _seconds("retry_after", retry_after)
+    _count("retry_after_ms", retry_after_ms)
     if retry_after is not None and retry_after > MAX_RETRY_AFTER and not allow_long:
         raise ValueError(
             f"retry_after={retry_after!r} s would make the anthropic SDK really sleep that long "
@@ -221,7 +245,7 @@ class HttpError(_Fault, frozen=True, tag="http_error"):
     def __post_init__(self) -> None:
         if not 400 <= self.status <= 599:
             raise ValueError(f"status must be an HTTP error status (400-599), got {self.status!r}")
-        _check_retry_after(self.retry_after, self.allow_long_retry_after)
+        _check_retry_after(self.retry_after, self.allow_long_retry_after, self.retry_after_ms)
 
 
 class AuthExpired(_Fault, frozen=True, tag="auth_expired"):
@@ -243,7 +267,7 @@ class RateLimit(_Fault, frozen=True, tag="rate_limit"):
     retry_after_format: Literal["seconds", "http-date"] = "seconds"
 
     def __post_init__(self) -> None:
-        _check_retry_after(self.retry_after, self.allow_long_retry_after)
+        _check_retry_after(self.retry_after, self.allow_long_retry_after, self.retry_after_ms)
 
 
 class Overloaded(_Fault, frozen=True, tag="overloaded"):
@@ -251,6 +275,9 @@ class Overloaded(_Fault, frozen=True, tag="overloaded"):
 
     message: str = "Overloaded"
     retry_after_ms: int | None = 1
+
+    def __post_init__(self) -> None:
+        _count("retry_after_ms", self.retry_after_ms)
 
 
 class StreamCut(_Fault, frozen=True, tag="stream_cut"):
@@ -303,6 +330,10 @@ class Exit(_Fault, frozen=True, tag="exit"):
     code: int = 1
     stderr: str = ""
     reset: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.code <= 255:
+            raise ValueError(f"code must be a process exit status (0-255), got {self.code!r}")
 
 
 class SpawnFailure(_Fault, frozen=True, tag="spawn_failure"):

@@ -34,6 +34,7 @@ steps = [
   { kind = "tool_call", name = "get_weather", input = { city = "Paris" } },
   { tool_result = "sunny" },
   { text = { text = "It is sunny.", chunks = 3 } },
+  { text = "It is sunny.", chunks = 3 },
   { usage = { input_tokens = 12, output_tokens = 5 } },
   { delay = 0.5 },
 ]
@@ -57,6 +58,7 @@ def test_toml_file_with_full_and_shorthand_steps(tmp_path: Path) -> None:
         Text("Let me check."),
         ToolCall("get_weather", {"city": "Paris"}),
         ToolResult("sunny"),
+        Text("It is sunny.", chunks=3),
         Text("It is sunny.", chunks=3),
         Usage(input_tokens=12, output_tokens=5),
         Delay(0.5),
@@ -115,6 +117,34 @@ def test_every_scenario_round_trips_through_json(entry: scenarios.Scenario, tmp_
             "[[turns]]\nsteps = [{ out_of_order = 3 }]",
             "a.toml, turn 0, step 0: out_of_order has no main field",
         ),
+        (
+            "[[turns]]\nsteps = [{ text = 'a', chunks = 0 }]",
+            "a.toml, turn 0, step 0: chunks must be at least 1",
+        ),
+        (
+            "[[turns]]\nsteps = [{ tool_result = 'a', is_error = true, text = 'x' }]",
+            "a.toml, turn 0, step 0: a step needs a 'kind'",
+        ),
+        ("[[turns]]\nsteps = [{ delay = nan }]", "a.toml, turn 0, step 0: seconds must not be"),
+        (
+            "[[turns]]\nsteps = [{ rate_limit = { retry_after = -1 } }]",
+            "a.toml, turn 0, step 0: retry_after must not be negative",
+        ),
+        ("[[turns]]\nsteps = [{ exit = 300 }]", "a.toml, turn 0, step 0: code must be a process"),
+        (
+            "[[turns]]\nsteps = [{ usage = { output_tokens = -2 } }]",
+            "a.toml, turn 0, step 0: output_tokens must not be negative",
+        ),
+        ("seed = " + "9" * 5000, "a.toml: not a usable TOML script: Exceeds the limit"),
+        ("a = " + "[" * 10_000 + "]" * 10_000, "a.toml: not a usable TOML script: nested too deep"),
+        (
+            "[[turns]]\nsteps = [{ tool_call = { name = 'x', input = "
+            + "{ a = " * 70
+            + "1"
+            + " }" * 70
+            + " } }]",
+            "a.toml, turn 0, step 0, field 'tool_call.input.a.….a.a': nested deeper than 64 levels",
+        ),
         ("turns = [", "a.toml: not valid TOML: Invalid value (at end of document)"),
         ("turns = 3", "a.toml, field 'turns': Expected `array`, got `int`"),
     ],
@@ -159,3 +189,18 @@ def test_loading_checks_the_wire() -> None:
 def test_scripts_with_callables_cannot_be_written() -> None:
     with pytest.raises(ScriptError, match="cannot be written"):
         dumps_script(Script.from_function(lambda r: [Text("x")]))
+
+
+def test_json_that_no_double_can_send_is_refused_naming_the_place() -> None:
+    surrogate = '{"turns": [{"steps": [{"kind": "text", "text": "a\\ud800b"}]}]}'
+    with pytest.raises(ScriptError, match=r"^a.json, turn 0, step 0, field 'text': holds a lone"):
+        loads_script(surrogate, format="json", source="a.json")
+    named = '{"name": "\\udfff", "turns": []}'
+    with pytest.raises(ScriptError, match=r"^a.json, field 'name': holds a lone surrogate"):
+        loads_script(named, format="json", source="a.json")
+    deep = '{"turns": ' + "[" * 10_000 + "]" * 10_000 + "}"
+    with pytest.raises(ScriptError, match="nested too deep"):
+        loads_script(deep, format="json", source="a.json")
+    huge = '{"seed": ' + "9" * 5000 + ', "turns": []}'
+    with pytest.raises(ScriptError, match="4300 digits"):
+        loads_script(huge, format="json", source="a.json")

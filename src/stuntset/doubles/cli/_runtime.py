@@ -355,10 +355,30 @@ class Runtime:
         posix._exit(code)
 
 
+def load_plan(plan_path: str) -> dict[str, Any]:
+    """The plan the installer wrote; a missing or corrupt plan file (the double's state
+    directory removed or edited while its executable lives on) is one line on stderr naming
+    the file, and exit 2."""
+    try:
+        with open(plan_path, "rb") as file:
+            plan = marshal.load(file)
+        problem = None if isinstance(plan, dict) and "state_dir" in plan else "not a plan"
+    except FileNotFoundError:
+        problem = "no such file (was the double's directory removed? install it again)"
+    except OSError as error:
+        problem = error.strerror or type(error).__name__
+    except (EOFError, ValueError, TypeError):
+        problem = "corrupt (not a plan written by stuntset.install_cli)"
+    if problem is not None:
+        sys.stderr.write(f"stuntset fake CLI: plan file {plan_path}: {problem}\n")
+        sys.stderr.flush()
+        posix._exit(2)
+    return plan  # type: ignore[no-any-return]
+
+
 def main(plan_path: str, program: str) -> None:
     """Entry point of an installed launcher: load the plan and run ``program``'s ``run``."""
-    with open(plan_path, "rb") as file:
-        plan = marshal.load(file)
+    plan = load_plan(plan_path)
     runtime = Runtime(plan, sys.argv[1:])
     try:
         __import__(program)

@@ -11,10 +11,12 @@ Anthropic Messages from a script, in-process or over loopback.
     client = OpenAI(http_client=httpx2.Client(transport=transport), api_key="test")
 """
 
+from typing import TYPE_CHECKING
+
 from stuntset.doubles.model._reply import Framing
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.doubles.model.journal import JournalEntry
-from stuntset.doubles.model.serve import LoopbackServer, StandIn, serve
+from stuntset.doubles.model.serve import StandIn, serve
 from stuntset.doubles.model.transport import ModelTransport, transport
 from stuntset.doubles.model.wires import (
     ANTHROPIC_MESSAGES,
@@ -22,6 +24,19 @@ from stuntset.doubles.model.wires import (
     OPENAI_CHAT,
     OPENAI_RESPONSES,
 )
+
+if TYPE_CHECKING:
+    from stuntset.doubles.model._loopback_server import LoopbackServer
+
+
+def __getattr__(name: str) -> object:
+    # the loopback server (uvicorn) loads on first use: in-process use never needs it
+    if name == "LoopbackServer":
+        from stuntset.doubles.model._loopback_server import LoopbackServer
+
+        return LoopbackServer
+    raise AttributeError(f"module 'stuntset.doubles.model' has no attribute {name!r}")
+
 
 __all__ = [
     "ANTHROPIC_MESSAGES",

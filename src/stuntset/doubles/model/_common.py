@@ -13,7 +13,6 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from email.utils import formatdate
 from http import HTTPStatus
 from typing import Any, ClassVar, TypeAlias
 
@@ -216,6 +215,8 @@ def _retry_headers(
         headers.append(("retry-after-ms", str(retry_after_ms)))
     if retry_after is not None and retry_after_format == "http-date":
         # an HTTP date is compared with the client's wall clock, so it comes from the real one
+        from email.utils import formatdate  # rarely needed: loaded on first use
+
         headers.append(("retry-after", formatdate(time.time() + retry_after, usegmt=True)))
     elif retry_after is not None:
         text = str(int(retry_after)) if float(retry_after).is_integer() else str(retry_after)

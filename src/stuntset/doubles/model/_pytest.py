@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stuntset._plugin_support import script_from
 from stuntset.errors import UsageError
 from stuntset.script import Script
 
 from ._reply import Framing
-from .serve import LoopbackServer, StandIn
+from .serve import StandIn
+
+if TYPE_CHECKING:
+    from ._loopback_server import LoopbackServer
 
 __all__ = ["MARKER_HELP", "SharedServer", "stand_in_from_marker"]
 
@@ -39,6 +42,8 @@ class SharedServer:
     def get(self) -> LoopbackServer:
         with self._lock:
             if self._server is None:
+                from ._loopback_server import LoopbackServer  # uvicorn: only when used
+
                 self._server = LoopbackServer()
             return self._server
 

@@ -9,7 +9,6 @@ client whichever way it is connected.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias
 
@@ -151,6 +150,8 @@ class Framing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
         return head + b"event: " + event.encode() + end + b"data: " + data + end + end
 
     def _multiline(self, data: bytes, event: str | None) -> bytes:
+        import json  # only this rare framing needs it
+
         try:
             lines = json.dumps(json.loads(data), indent=1).encode().split(b"\n")
         except ValueError:  # not JSON ([DONE], a malformed frame): one line, as it is

@@ -37,33 +37,34 @@ class _Disconnected(Exception):
 
 class ModelApp:
     """ASGI app answering from ``double`` (swap it with ``app.double = …``; ``None`` answers
-    503 until a double is attached)."""
+    503 until a double is attached). ``max_body`` (bytes) answers a larger request body with
+    the provider's 413 instead of reading it."""
 
-    def __init__(self, double: ModelDouble | None = None) -> None:
+    def __init__(self, double: ModelDouble | None = None, *, max_body: int | None = None) -> None:
         self.double = double
+        self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-            return
         if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await self._lifespan(receive, send)
             return
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
         double = self.double
         if double is None:
             await _plain(send, 503, b"stuntset: no model double is attached to this server")
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        query = scope.get("query_string", b"").decode("latin-1")
-        reply = double.handle(scope["method"], scope["path"], query, headers, b"".join(chunks))
+        headers = _headers(scope["headers"])
+        query = scope["query_string"].decode("latin-1") if scope.get("query_string") else ""
+        limit = self.max_body
         try:
+            body = None
+            if limit is None or _declared_length(headers) <= limit:
+                body = await _read_body(receive, limit)
+            if body is None:  # over the limit: the provider's 413, the body left unread
+                assert limit is not None
+                reply = double.too_large(scope["method"], scope["path"], query, headers, limit)
+            else:
+                reply = double.handle(scope["method"], scope["path"], query, headers, body)
             await self._play(double, reply, receive, send)
         except _Disconnected:
             return
@@ -85,8 +86,17 @@ class ModelApp:
                 "headers": [(k.encode(), v.encode()) for k, v in reply.header_list()],
             }
         )
-        for action in reply.actions:
+        actions = reply.actions
+        if len(actions) == 1 and isinstance(actions[0], bytes):  # a whole body in one write
+            await send({"type": "http.response.body", "body": actions[0], "more_body": False})
+            return
+        # uvicorn's transport (to stop writing the moment the client has gone: writes to a
+        # closed transport are dropped, but asyncio logs a warning for each after the fifth)
+        transport = getattr(getattr(send, "__self__", None), "transport", None)
+        for action in actions:
             if isinstance(action, bytes):
+                if transport is not None and transport.is_closing():
+                    await _hung_up(receive)
                 await send({"type": "http.response.body", "body": action, "more_body": True})
             elif isinstance(action, Pause):
                 await self._pause(double, action.seconds, receive)
@@ -118,6 +128,54 @@ class ModelApp:
             elif message["type"] == "lifespan.shutdown":
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Request headers by name (uvicorn and most servers already lower-case the names)."""
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+
+
+def _declared_length(headers: dict[str, str]) -> int:
+    value = headers.get("content-length")
+    if value is None:
+        return 0
+    try:
+        return int(value)
+    except ValueError:
+        return 0  # the server's parser refuses such a request before it gets here
+
+
+async def _read_body(receive: Receive, limit: int | None) -> bytes | None:
+    """The request body; ``None`` if it grew over ``limit`` bytes (``_Disconnected`` if the
+    client hung up)."""
+    message = await receive()
+    if message["type"] == "http.disconnect":
+        raise _Disconnected
+    body: bytes = message.get("body", b"")
+    if not message.get("more_body", False):
+        return None if limit is not None and len(body) > limit else body
+    chunks = [body]
+    size = len(body)
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if limit is not None and size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _hung_up(receive: Receive) -> None:
+    """The client went away mid-response: let the server see it (so it does not report an
+    unfinished reply), then stop playing."""
+    with anyio.move_on_after(1):
+        while (await receive())["type"] != "http.disconnect":
+            pass
+    raise _Disconnected
 
 
 async def _plain(send: Send, status: int, body: bytes) -> None:

@@ -6,6 +6,10 @@ Routes (an optional ``/openai`` or ``/anthropic`` prefix, and ``/scenarios/<name
 that, are accepted): ``POST /v1/chat/completions``, ``POST /v1/responses``,
 ``POST /v1/messages``, ``GET /v1/models``. Each ``/scenarios/<name>`` prefix plays that
 catalog scenario on its own, over and over.
+
+The journal records the API path (``/v1/chat/completions``) whatever prefix the request
+came with, so one test's assertions hold in-process and over loopback alike; the scenario,
+if any, is in ``entry.scenario``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ from dataclasses import dataclass
 
 import msgspec
 
-from stuntset import scenarios
 from stuntset.clock import Clock
 from stuntset.errors import ScriptExhausted, StuntsetError, UnusedTurns, UsageError
 from stuntset.ids import IdGenerator
@@ -36,8 +39,9 @@ from ._common import (
     render,
 )
 from ._reply import PLAIN_FRAMING, Framing, Reply, json_reply
+from ._template import Template, make_template
 from .anthropic import AnthropicCodec
-from .journal import Journal, JournalEntry, redact_headers
+from .journal import Journal, JournalEntry
 from .openai_chat import ChatCodec
 from .openai_responses import ResponsesCodec
 from .wires import check_script
@@ -54,6 +58,8 @@ _ROUTES: dict[str, WireCodec] = {
 }
 _ID_PREFIX = {CHAT: "chatcmpl", RESPONSES: "resp", ANTHROPIC: "msg"}
 _decode = msgspec.json.Decoder().decode
+#: Templates kept per double before they are dropped (a client asking for many models).
+_TEMPLATE_LIMIT = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +104,9 @@ class ModelDouble:
     are deterministic under the pytest plugin, even when served from another thread).
     ``framing`` applies framing stress to every stream. ``cycle`` restarts the script when it
     runs out instead of failing (what ``stuntset serve`` does for scenario routes).
+    ``keep`` bounds what the double remembers to the last ``keep`` requests (journal, played
+    turns, unanswered requests): a long-running server's memory stays flat. By default (a
+    double for one test) it keeps everything.
     """
 
     def __init__(
@@ -109,18 +118,26 @@ class ModelDouble:
         ids: IdGenerator | None = None,
         cycle: bool = False,
         scenario_routes: bool = True,
+        keep: int | None = None,
     ) -> None:
+        if keep is not None and keep < 0:
+            raise UsageError(f"keep must be 0 or more (the requests to remember), got {keep!r}")
         self.clock = clock or current_clock()
         self.ids = ids or current_ids()
         self.framing = framing
         self.cycle = cycle
         self.scenario_routes = scenario_routes
-        self.journal = Journal()
+        self.keep = keep
+        self.journal = Journal(keep=keep)
+        #: Fault-free replies come from templates (same bytes; off only to compare in tests);
+        #: plain framing only (other framings re-encode JSON).
+        self._templates_on = framing == PLAIN_FRAMING
         #: Set when the double shuts down: stalled responses end.
         self.closing = threading.Event()
         self._lock = threading.Lock()
         self._scenarios: dict[str, ModelDouble] = {}
-        self._unanswered: list[str] = []
+        self._unanswered: deque[str] = deque(maxlen=keep)
+        self._unanswered_count = 0
         self.play(script or Script(name="<empty>"))
 
     # --- configuration ---
@@ -135,8 +152,10 @@ class ModelDouble:
         check_script(script)
         with self._lock:
             self.script = script
-            self.player = ScriptPlayer(script)
+            self.player = ScriptPlayer(script, keep=self.keep, cycle=self.cycle)
             self._memo: Memo = {}
+            self._templates: dict[tuple[object, ...], Template] = {}
+            self._templates_at = 0
             self._pending: deque[_Pending] = deque()
 
     @property
@@ -156,20 +175,58 @@ class ModelDouble:
         if body:
             try:
                 parsed = _decode(body)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                # not JSON, or JSON msgspec will not hold: nested too deep, an integer beyond
+                # 64 bits (answered with the provider's 400 below)
                 parsed = body.decode("utf-8", "replace")
-        entry = self.journal.record(
-            method=method,
-            path=path,
-            query=query,
-            headers=redact_headers(headers),
-            body=parsed,
-            wire=codec.wire.name if codec else None,
+        reply: Reply | None = None
+        turn: int | None = None
+        try:
+            reply, turn = self._answer(method, where, codec, headers, body, parsed)
+            if self.framing.bad_gzip and reply.status is not None and reply.status < 400:
+                reply.headers = [*reply.headers, ("content-encoding", "gzip")]
+        finally:
+            self.journal.record(
+                method=method,
+                path=where.path,
+                scenario=where.scenario,
+                query=query,
+                headers=headers,
+                body=parsed,
+                wire=codec.wire.name if codec else None,
+                turn=turn,
+                status=None if reply is None else reply.status,
+            )
+        return reply
+
+    def too_large(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], limit: int
+    ) -> Reply:
+        """The provider's 413 for a request body over ``limit`` bytes (the body is not read;
+        the connection closes after the reply). Journaled without a body."""
+        where = route(path)
+        codec = _ROUTES.get(where.path)
+        if codec is None:
+            anthropic_like = where.provider == "anthropic" or (
+                where.provider is None and "anthropic-version" in headers
+            )
+            codec = ANTHROPIC if anthropic_like else CHAT
+        reply = codec.error_reply(
+            413,
+            f"Request body too large: this stuntset server takes at most {limit} bytes "
+            f"(stuntset serve --max-body)",
+            "request_too_large" if codec is ANTHROPIC else None,
+            headers=[("connection", "close")],
         )
-        reply, turn = self._answer(method, where, codec, headers, body, parsed)
-        if self.framing.bad_gzip and reply.status is not None and reply.status < 400:
-            reply.headers = [*reply.headers, ("content-encoding", "gzip")]
-        self.journal.replace(entry, turn=turn, status=reply.status)
+        self.journal.record(
+            method=method,
+            path=where.path,
+            scenario=where.scenario,
+            query=query,
+            headers=headers,
+            wire=codec.wire.name if where.path in _ROUTES else None,
+            status=413,
+        )
         return reply
 
     def _answer(
@@ -220,34 +277,60 @@ class ModelDouble:
 
     def _respond(self, codec: WireCodec, request: TurnRequest) -> tuple[Reply, int | None]:
         try:
+            # with ``cycle`` the player starts the turns over when none is left; a request no
+            # turn matches even then is unanswered
             index, segment = self._segment_for(request)
         except ScriptExhausted as error:
-            if not self.cycle or not self.script.turns:
+            with self._lock:
                 self._unanswered.append(str(error))
-                return (
-                    codec.error_reply(
-                        500,
-                        f"stuntset: no scripted turn answers this request. {error}",
-                        headers=[("x-should-retry", "false")],
-                    ),
-                    None,
-                )
-            self.play(self.script)
-            index, segment = self._segment_for(request)
+                self._unanswered_count += 1
+            return (
+                codec.error_reply(
+                    500,
+                    f"stuntset: no scripted turn answers this request. {error}",
+                    headers=[("x-should-retry", "false")],
+                ),
+                None,
+            )
         body = request.body if isinstance(request.body, dict) else {}
         options = body.get("stream_options")
-        ctx = RenderContext(
-            model=request.model or "stuntset",
-            response_id=self.ids.new(_ID_PREFIX[codec]),
-            request_id=self.ids.new("req"),
-            created=int(self.clock.now()),
+        include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        streaming = body.get("stream") is True
+        model = request.model or "stuntset"
+        created = int(self.clock.now())
+        plan = self._plan(segment)
+        if plan.fault is None and self._templates_on:
+            # fault-free: the reply made once per model, second and options, ids filled in
+            key = (codec, id(plan), streaming, include_usage, model)
+            templates = self._templates
+            if created != self._templates_at or len(templates) > _TEMPLATE_LIMIT:
+                templates.clear()
+                self._templates_at = created
+            template = templates.get(key)
+            if template is None or template.plan is not plan:
+                ctx = self._context(model, "", "", created, include_usage)
+                template = make_template(codec, plan, streaming, ctx, _ID_PREFIX[codec])
+                templates[key] = template
+            return template.fill(self.ids), index
+        ctx = self._context(
+            model, self.ids.new(_ID_PREFIX[codec]), self.ids.new("req"), created, include_usage
+        )
+        return render(codec, plan, streaming, ctx), index
+
+    def _context(
+        self, model: str, response_id: str, request_id: str, created: int, include_usage: bool
+    ) -> RenderContext:
+        return RenderContext(
+            model=model,
+            response_id=response_id,
+            request_id=request_id,
+            created=created,
             ids=self.ids,
             seed=self.script.seed,
             framing=self.framing,
-            include_usage=isinstance(options, dict) and options.get("include_usage") is True,
+            include_usage=include_usage,
             cache=self._memo,
         )
-        return render(codec, self._plan(segment), body.get("stream") is True, ctx), index
 
     def _plan(self, segment: tuple[Step, ...]) -> Plan:
         """The plan of ``segment``, made once per script."""
@@ -280,6 +363,8 @@ class ModelDouble:
         with self._lock:
             double = self._scenarios.get(name)
             if double is None:
+                from stuntset import scenarios  # the catalog loads when a route names it
+
                 double = ModelDouble(
                     scenarios.build(name),
                     framing=self.framing,
@@ -287,6 +372,7 @@ class ModelDouble:
                     ids=self.ids,
                     cycle=True,
                     scenario_routes=False,
+                    keep=self.keep,
                 )
                 double.closing = self.closing
                 self._scenarios[name] = double
@@ -321,7 +407,8 @@ class ModelDouble:
                 )
                 for p in self._pending
             ]
-        turns = [(i, f"  turn {i}: {t.describe()}") for i, t in self.player.unused()]
+        player = self.player
+        turns = [(i, f"  {player.describe_unused(i, t)}") for i, t in player.unused()]
         return turns + pending
 
     def unused(self) -> list[str]:
@@ -339,10 +426,18 @@ class ModelDouble:
         scripted turns were never requested (``UnusedTurns``; allow all with
         ``allow_unused_turns=True``, or some by turn name)."""
         __tracebackhide__ = True
-        if self._unanswered:
+        if self._unanswered_count:
+            shown = self.unanswered
+            more = self._unanswered_count - len(shown)
             raise ScriptExhausted(
-                f"{len(self._unanswered)} request(s) reached the model double with no turn to "
-                f"answer them:\n" + "\n".join(self._unanswered)
+                f"{self._unanswered_count} request(s) reached the model double with no turn to "
+                f"answer them:\n"
+                + "\n".join(shown)
+                + (
+                    f"\n(and {more} earlier ones, beyond the last {len(shown)} kept)"
+                    if more
+                    else ""
+                )
             )
         if allow_unused_turns is True:
             return
@@ -350,10 +445,13 @@ class ModelDouble:
         names = {i: t.name for i, t in enumerate(self.script.turns)}
         unused = [line for i, line in self._unused() if names.get(i) not in allowed]
         if unused:
+            partly = (
+                " (or not as often as scripted)" if any("partly used" in u for u in unused) else ""
+            )
             raise UnusedTurns(
                 f"script {self.script.label()!r}: {len(unused)} scripted turn(s) were never "
-                f"requested by the code under test:\n" + "\n".join(unused) + "\nIf that is "
-                "expected, pass allow_unused_turns=True (or a list of turn names)."
+                f"requested{partly} by the code under test:\n" + "\n".join(unused) + "\nIf that "
+                "is expected, pass allow_unused_turns=True (or a list of turn names)."
             )
 
     def close(self) -> None:

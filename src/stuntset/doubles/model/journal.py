@@ -1,11 +1,13 @@
 """The request journal: every request a model double received, in arrival order, with its
-secrets redacted, for tests to inspect (``stand_in.requests``).
+secrets redacted, for tests to inspect (``stand_in.requests``). A test's double keeps every
+request; ``stuntset serve`` keeps the last N (``--journal N``).
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -54,9 +56,12 @@ def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 class JournalEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """One request as received. ``body`` is the parsed JSON (or the raw text when it did not
-    parse); ``wire`` the wire that answered it (``None`` for routes outside the three wires);
-    ``turn`` the index of the script turn that answered it, if any."""
+    """One request as received. ``path`` is the API path (``/v1/chat/completions``), the same
+    whether the request came in-process or over loopback with a ``/openai`` or ``/anthropic``
+    prefix; ``scenario`` the catalog scenario its ``/scenarios/<name>`` prefix named.
+    ``body`` is the parsed JSON (or the raw text when it did not parse); ``wire`` the wire
+    that answered it (``None`` for routes outside the three wires); ``turn`` the index of
+    the script turn that answered it, if any."""
 
     index: int
     method: str
@@ -67,6 +72,7 @@ class JournalEntry(msgspec.Struct, frozen=True, kw_only=True):
     wire: str | None = None
     turn: int | None = None
     status: int | None = None
+    scenario: str | None = None
 
     @property
     def json(self) -> Any:
@@ -75,29 +81,37 @@ class JournalEntry(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Journal:
-    """Thread-safe, append-only list of ``JournalEntry`` (the loopback server records from
-    its own thread)."""
+    """Thread-safe list of ``JournalEntry`` in arrival order (the loopback server records
+    from its own thread). ``keep`` bounds it to the last ``keep`` entries (``stuntset
+    serve``); indexes keep counting from the first request.
 
-    def __init__(self) -> None:
-        self._entries: list[JournalEntry] = []
+    A request is kept as recorded and becomes a ``JournalEntry`` (its secrets redacted) when
+    the journal is read: recording stays cheap, and what a reader sees is the same.
+    """
+
+    def __init__(self, *, keep: int | None = None) -> None:
+        self._entries: deque[tuple[int, dict[str, Any]]] = deque(maxlen=keep)
+        self._count = 0
         self._lock = threading.Lock()
 
-    def record(self, **fields: Any) -> JournalEntry:
+    def record(self, **fields: Any) -> None:
+        """Keep one request (``headers`` as received: redacted when read)."""
         with self._lock:
-            entry = JournalEntry(index=len(self._entries), **fields)
-            self._entries.append(entry)
-            return entry
+            self._entries.append((self._count, fields))
+            self._count += 1
 
-    def replace(self, entry: JournalEntry, **changes: Any) -> JournalEntry:
-        """Update an entry once its answer is known (wire, turn, status)."""
-        with self._lock:
-            updated = msgspec.structs.replace(entry, **changes)
-            self._entries[entry.index] = updated
-            return updated
+    @property
+    def count(self) -> int:
+        """How many requests were recorded in all (also those no longer kept)."""
+        return self._count
 
     def entries(self) -> list[JournalEntry]:
         with self._lock:
-            return list(self._entries)
+            kept = list(self._entries)
+        return [
+            JournalEntry(index=index, **{**fields, "headers": redact_headers(fields["headers"])})
+            for index, fields in kept
+        ]
 
     def clear(self) -> None:
         with self._lock:

@@ -90,7 +90,7 @@ class ResponsesCodec(WireCodec):
             retry_count=retry_count(headers),
             tool_results=tuple(reversed(results)),
             body=data,
-            headers=dict(headers),
+            headers=headers if isinstance(headers, dict) else dict(headers),
         )
 
     def error_body(self, status: int, message: str, error_type: str | None) -> object:

@@ -1,103 +1,38 @@
-"""The model double on a real port: uvicorn (httptools) on ``127.0.0.1:<free port>`` in a
-background thread, and ``StandIn``, the object tests hold.
-
-The listening socket is made here with ``IPPROTO_TCP`` and ``TCP_NODELAY`` (asyncio only sets
-``TCP_NODELAY`` on accepted sockets whose listener was created that way; without it every
-non-streamed response waits ≈ 40 ms for Nagle and delayed ACK). The server stops by itself
-when the ``StandIn`` closes, ending any stalled response first.
+"""``StandIn``, the object tests hold: a model double with its in-process transport and, on
+first use of ``url()``, a loopback server (uvicorn, in ``_loopback_server``, imported only
+then). The server stops by itself when the ``StandIn`` closes, ending any stalled response
+first.
 """
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Callable, Collection
 from types import TracebackType
-from typing import Literal, Self
-
-import uvicorn
+from typing import TYPE_CHECKING, Literal, Self
 
 from stuntset.errors import UsageError
 from stuntset.script import Script
 
 from ._reply import Framing
-from .app import ModelApp
 from .double import ModelDouble
 from .journal import JournalEntry
 from .transport import ModelTransport
+
+if TYPE_CHECKING:
+    from ._loopback_server import LoopbackServer
 
 __all__ = ["LoopbackServer", "StandIn", "serve"]
 
 Provider = Literal["openai", "anthropic"]
 
 
-def _listening_socket(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    sock.set_inheritable(False)
-    return sock
+def __getattr__(name: str) -> object:
+    # the server (uvicorn) loads when first needed: a stand-in used in-process never starts it
+    if name in ("LoopbackServer", "_Server", "_listening_socket"):
+        from . import _loopback_server
 
-
-class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, ready: threading.Event) -> None:
-        super().__init__(config)
-        self._ready = ready
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        try:
-            await super().startup(sockets)
-        finally:
-            self._ready.set()
-
-
-class LoopbackServer:
-    """uvicorn serving a ``ModelApp`` on a thread. ``attach(double)`` chooses which double
-    answers (one server can serve many tests in turn)."""
-
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.app = ModelApp()
-        self._sock = _listening_socket(host, port)
-        self.host, self.port = self._sock.getsockname()[:2]
-        config = uvicorn.Config(
-            self.app,
-            http="httptools",
-            loop="asyncio",
-            lifespan="off",
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=1,
-        )
-        ready = threading.Event()
-        self._server = _Server(config, ready)
-        self._thread = threading.Thread(
-            target=self._server.run,
-            kwargs={"sockets": [self._sock]},
-            name=f"stuntset-model-double:{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
-        ready.wait(30)
-        if not self._server.started:
-            self.close()
-            raise RuntimeError(f"stuntset: the model double could not start on {host}:{port}")
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def attach(self, double: ModelDouble | None) -> None:
-        self.app.double = double
-
-    def close(self) -> None:
-        double = self.app.double
-        if double is not None:
-            double.closing.set()
-        self._server.should_exit = True
-        self._thread.join(30)
-        self._sock.close()
+        return getattr(_loopback_server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class StandIn:
@@ -148,6 +83,8 @@ class StandIn:
             if self._factory is not None:
                 self._server = self._factory()
             else:
+                from ._loopback_server import LoopbackServer
+
                 self._server = LoopbackServer(host=self._host, port=self._port)
             self._server.attach(self.double)
         return self

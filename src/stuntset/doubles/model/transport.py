@@ -19,8 +19,6 @@ from functools import cache, lru_cache
 from types import ModuleType, TracebackType
 from typing import Any, Self
 
-import anyio
-
 from stuntset.clock import FakeClock
 from stuntset.script import Script
 
@@ -44,6 +42,12 @@ class _Closed(Exception):
     def __init__(self, reset: bool = False) -> None:
         super().__init__()
         self.reset = reset
+
+
+async def _sleep(seconds: float) -> None:
+    import anyio  # on first use: a double that never waits in real time does not load it
+
+    await anyio.sleep(seconds)
 
 
 def _library(request: Any) -> ModuleType:
@@ -92,7 +96,7 @@ class _Timer:
                 left = _POLL if deadline is None else min(_POLL, deadline - time.monotonic())
                 if left <= 0:
                     break
-                await anyio.sleep(left)
+                await _sleep(left)
             if self.double.closing.is_set():
                 raise _Closed
         if times_out:

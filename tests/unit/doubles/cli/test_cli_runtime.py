@@ -76,3 +76,38 @@ def test_the_fake_process_imports_only_the_runtime(tmp_path: Path) -> None:
     assert "stuntset.doubles.cli._runtime" in loaded
     for heavy in ("json", "re", "typing", "enum", "os", "msgspec", "stuntset.script", "signal"):
         assert heavy not in loaded, heavy
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        ("remove", "no such file"),
+        ("garbage", "corrupt (not a plan written by stuntset.install_cli)"),
+        ("empty", "corrupt"),
+        ("not_a_plan", "not a plan"),
+    ],
+)
+def test_a_missing_or_corrupt_plan_file_is_one_line_and_exit_2(
+    tmp_path: Path, damage: str, words: str
+) -> None:
+    import marshal
+
+    cli = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path / "bin")
+    plan = Path(cli.state_dir) / "plan.marshal"
+    if damage == "remove":
+        plan.unlink()
+    elif damage == "garbage":
+        plan.write_bytes(b"\xff\x00garbage")
+    elif damage == "empty":
+        plan.write_bytes(b"")
+    else:
+        plan.write_bytes(marshal.dumps([1, 2, 3]))
+    done = subprocess.run(
+        [str(cli.path), "-p", "hi"], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"stuntset fake CLI: plan file {plan}: ")
+    assert words in line
+    assert "Traceback" not in done.stderr

@@ -68,6 +68,19 @@ def test_client_side_steps_are_skipped() -> None:
         ("/v1/responses", b'{"input": "hi"}', "openai"),
         ("/v1/messages", b'{"model": "c", "messages": []}', "anthropic"),
         ("/anthropic/v1/messages", b"[1, 2]", "anthropic"),
+        ("/v1/chat/completions", b'{"messages": ' + b"[" * 10_000 + b"]" * 10_000 + b"}", "openai"),
+        ("/v1/messages", b'{"max_tokens": ' + b"9" * 5_000 + b"}", "anthropic"),
+        ("/v1/responses", b'{"input": "hi", "seed": 99999999999999999999999}', "openai"),
+    ],
+    ids=[
+        "not-json",
+        "no-model",
+        "no-model-responses",
+        "empty",
+        "array",
+        "deep",
+        "huge-int",
+        "bigint",
     ],
 )
 def test_bad_requests_get_the_providers_own_400(path: str, payload: bytes, shape: str) -> None:
@@ -115,11 +128,7 @@ def test_journal_records_every_request_with_secrets_redacted() -> None:
     assert "sk-" not in repr(double.requests)
     assert first.json == CHAT
     assert (first.wire, first.turn, first.status) == ("openai-chat", 0, 200)
-    assert (second.wire, second.path, second.index) == (
-        "anthropic-messages",
-        "/anthropic/v1/messages",
-        1,
-    )
+    assert (second.wire, second.path, second.index) == ("anthropic-messages", "/v1/messages", 1)
 
 
 def test_match_selects_turns_by_request_content() -> None:
@@ -243,3 +252,73 @@ def test_ids_and_timestamps_come_from_the_seams(stuntset_clock: Any) -> None:
     assert body["created"] == int(stuntset_clock.now())
     assert body["choices"][0]["message"]["tool_calls"][0]["id"] == "call-1"
     double.verify(allow_unused_turns=True)
+
+
+def test_a_cycled_script_answers_an_unmatched_request_with_the_explained_500() -> None:
+    script = Script.of(Turn(steps=(Text("weather"),), match=Match(contains="weather")))
+    double = ModelDouble(script, cycle=True)
+    http = client(double)
+    assert chat_text(http.post("/v1/chat/completions", json=weather())) == "weather"
+    assert chat_text(http.post("/v1/chat/completions", json=weather())) == "weather"  # cycled
+    response = http.post("/v1/chat/completions", json=CHAT)  # no turn matches, even anew
+    assert response.status_code == 500
+    assert response.headers["x-should-retry"] == "false"
+    assert "no remaining turn matches it" in response.json()["error"]["message"]
+    with pytest.raises(ScriptExhausted, match="1 request"):
+        double.verify()
+
+
+def weather() -> dict[str, Any]:
+    return {**CHAT, "messages": [{"role": "user", "content": "weather?"}]}
+
+
+def test_the_journal_path_is_the_api_path_whatever_the_prefix() -> None:
+    double = ModelDouble(Script.of(Turn(steps=(Text("x"),), times=4)))
+    http = client(double)
+    http.post("/v1/chat/completions", json=CHAT)
+    http.post("/openai/v1/chat/completions", json=CHAT)
+    http.post("/anthropic/v1/messages", json=ANTHROPIC)
+    http.post("/scenarios/happy_path/openai/v1/chat/completions", json=CHAT)
+    paths = [(r.path, r.scenario) for r in double.requests]
+    assert paths == [
+        ("/v1/chat/completions", None),
+        ("/v1/chat/completions", None),
+        ("/v1/messages", None),
+        ("/v1/chat/completions", "happy_path"),
+    ]
+
+
+def test_a_turn_used_fewer_times_than_scripted_is_reported_as_partly_used() -> None:
+    double = ModelDouble(Script.of(Turn(steps=(Text("x"),), times=2, name="twice")))
+    client(double).post("/v1/chat/completions", json=CHAT)
+    with pytest.raises(UnusedTurns) as raised:
+        double.verify()
+    message = str(raised.value)
+    assert "turn 0: 'twice' [text] partly used: 1 of 2 time(s)" in message
+    assert "never requested (or not as often as scripted)" in message
+
+
+def test_keep_bounds_the_journal_the_played_turns_and_the_unanswered() -> None:
+    double = ModelDouble(Script.of([Text("only")]), keep=3)
+    http = client(double)
+    for _ in range(10):
+        http.post("/v1/chat/completions", json=CHAT)
+    assert [r.index for r in double.requests] == [7, 8, 9]
+    assert double.journal.count == 10
+    assert len(double.player.played) == 1
+    assert len(double.unanswered) == 3
+    with pytest.raises(ScriptExhausted, match=r"(?s)^9 request\(s\).*and 6 earlier ones"):
+        double.verify()
+    scenario = ModelDouble(Script(), keep=2)
+    for _ in range(5):
+        client(scenario).post("/scenarios/happy_path/openai/v1/chat/completions", json=CHAT)
+    assert len(scenario._scenario("happy_path").player.played) <= 2
+
+
+def test_a_double_for_a_test_keeps_every_request() -> None:
+    double = ModelDouble(Script.of(Turn(steps=(Text("x"),), times=50)))
+    for _ in range(50):
+        client(double).post("/v1/chat/completions", json=CHAT)
+    assert len(double.requests) == len(double.player.played) == 50
+    with pytest.raises(Exception, match="keep must be 0 or more"):
+        ModelDouble(keep=-1)

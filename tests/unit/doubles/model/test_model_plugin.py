@@ -26,7 +26,7 @@ def test_both_ways(stand_in):
     reply = ask(stand_in, loopback=True).json()
     assert reply["choices"][0]["message"]["content"] == "Answer number 2."
     assert [r.path for r in stand_in.requests] == [
-        "/v1/chat/completions", "/openai/v1/chat/completions"
+        "/v1/chat/completions", "/v1/chat/completions"
     ]
 
 def test_play(stand_in):

@@ -13,7 +13,7 @@ import pytest
 
 import stuntset
 from stuntset.doubles.model import StandIn
-from stuntset.doubles.model.serve import _listening_socket
+from stuntset.doubles.model._loopback_server import _listening_socket
 from stuntset.errors import UsageError
 from stuntset.script import Script, Stall, Text
 

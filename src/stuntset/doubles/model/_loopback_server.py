@@ -1,0 +1,89 @@
+"""The loopback server itself: uvicorn (httptools) on ``127.0.0.1:<free port>`` in a
+background thread. Kept apart from ``serve`` so that in-process use never imports uvicorn.
+
+The listening socket is made here with ``IPPROTO_TCP`` and ``TCP_NODELAY`` (asyncio only sets
+``TCP_NODELAY`` on accepted sockets whose listener was created that way; without it every
+non-streamed response waits ≈ 40 ms for Nagle and delayed ACK). The server stops by itself
+when it is closed, ending any stalled response first.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import uvicorn
+
+from .app import ModelApp
+from .double import ModelDouble
+
+__all__ = ["LoopbackServer"]
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.set_inheritable(False)
+    return sock
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, ready: threading.Event) -> None:
+        super().__init__(config)
+        self._ready = ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().startup(sockets)
+        finally:
+            self._ready.set()
+
+
+class LoopbackServer:
+    """uvicorn serving a ``ModelApp`` on a thread. ``attach(double)`` chooses which double
+    answers (one server can serve many tests in turn)."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = ModelApp()
+        self._sock = _listening_socket(host, port)
+        self.host, self.port = self._sock.getsockname()[:2]
+        config = uvicorn.Config(
+            self.app,
+            http="httptools",
+            loop="asyncio",
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=1,
+        )
+        ready = threading.Event()
+        self._server = _Server(config, ready)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._sock]},
+            name=f"stuntset-model-double:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        ready.wait(30)
+        if not self._server.started:
+            self.close()
+            raise RuntimeError(f"stuntset: the model double could not start on {host}:{port}")
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def attach(self, double: ModelDouble | None) -> None:
+        self.app.double = double
+
+    def close(self) -> None:
+        double = self.app.double
+        if double is not None:
+            double.closing.set()
+        self._server.should_exit = True
+        self._thread.join(30)
+        self._sock.close()

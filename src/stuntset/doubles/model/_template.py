@@ -1,0 +1,126 @@
+"""Replies made once and filled in per request: the fast path of ``stuntset serve`` and of
+the in-process transport for fault-free responses.
+
+What a fault-free reply holds of the request is the model name, the ``created`` second, the
+stream options (all part of the key) and the ids the double mints for it (response, request,
+tool call and item ids). A template is the reply rendered with placeholder ids: a fixed
+random token plus the mint's sequence number. Filling it mints the real ids in the same order
+(a ``SequentialIds`` counts exactly as a fresh render would) and puts them where the
+placeholders were, JSON-escaped in bodies. The bytes are those a fresh render gives
+(tests/unit/doubles/model/test_model_template.py checks this over the catalog, every wire,
+streamed and not).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+
+import msgspec
+
+from stuntset.ids import IdGenerator
+
+from ._common import Plan, RenderContext, WireCodec, render
+from ._reply import Reply
+
+__all__ = ["Template", "make_template"]
+
+_TOKEN = "stuntsetid" + os.urandom(6).hex()
+_TOKEN_BYTES = _TOKEN.encode()
+_escape: Callable[[str], bytes] = msgspec.json.Encoder().encode
+
+
+def _placeholder(n: int) -> str:
+    return f"{_TOKEN}{n:04d}z"
+
+
+class _RecordingIds:
+    """Hands out placeholders and remembers the prefixes asked for, in order."""
+
+    def __init__(self) -> None:
+        self.prefixes: list[str] = []
+
+    def new(self, prefix: str) -> str:
+        self.prefixes.append(prefix)
+        return _placeholder(len(self.prefixes) - 1)
+
+
+class Template:
+    """A rendered reply with placeholder ids, cut where they are (so filling is one join)."""
+
+    __slots__ = ("bodies", "headers", "plan", "prefixes", "reply")
+
+    def __init__(self, plan: Plan, reply: Reply, prefixes: list[str]) -> None:
+        self.plan = plan  # kept: the key holds its id()
+        self.reply = reply
+        self.prefixes = tuple(prefixes)
+        #: (action index, %-format of the bytes, the ids' sequence numbers in order)
+        self.bodies = tuple(
+            (i, *_format(a))
+            for i, a in enumerate(reply.actions)
+            if isinstance(a, bytes) and _TOKEN_BYTES in a
+        )
+        self.headers = tuple(
+            (i, _cut_text(v)) for i, (_, v) in enumerate(reply.headers) if _TOKEN in v
+        )
+
+    def fill(self, ids: IdGenerator) -> Reply:
+        """A fresh ``Reply`` with newly minted ids in place of the placeholders."""
+        minted = [ids.new(prefix) for prefix in self.prefixes]
+        reply = self.reply
+        actions = reply.actions
+        if self.bodies:
+            escaped = [_escape(value)[1:-1] for value in minted]
+            actions = list(actions)
+            for i, form, order in self.bodies:
+                actions[i] = form % tuple([escaped[n] for n in order])
+        headers = reply.headers
+        if self.headers:
+            headers = list(headers)
+            for i, parts in self.headers:
+                name = headers[i][0]
+                headers[i] = (
+                    name,
+                    "".join([p if isinstance(p, str) else minted[p] for p in parts]),
+                )
+        return Reply(
+            reply.status,
+            headers if headers is not reply.headers else list(headers),
+            actions if actions is not reply.actions else list(actions),
+            streaming=reply.streaming,
+            content_length=reply.content_length,
+            wait=reply.wait,
+        )
+
+
+_SLOT = re.compile(re.escape(_TOKEN) + r"(\d{4})z")
+_SLOT_BYTES = re.compile(re.escape(_TOKEN_BYTES) + rb"(\d{4})z")
+
+
+def _format(data: bytes) -> tuple[bytes, tuple[int, ...]]:
+    """``data`` as a ``%b`` format (literal ``%`` doubled) and the ids that fill it, in order."""
+    parts = _SLOT_BYTES.split(data)  # text, number, text, number, ..., text
+    form = b"%b".join(part.replace(b"%", b"%%") for part in parts[::2])
+    return form, tuple(int(number) for number in parts[1::2])
+
+
+def _cut_text(text: str) -> list[str | int]:
+    parts = _SLOT.split(text)
+    return [int(p) if i % 2 else p for i, p in enumerate(parts) if i % 2 or p]
+
+
+def make_template(
+    codec: WireCodec,
+    plan: Plan,
+    streaming: bool,
+    ctx: RenderContext,
+    id_prefix: str,
+) -> Template:
+    """Render ``plan`` once with placeholder ids (``ctx`` gives model, created, options)."""
+    recording = _RecordingIds()
+    ctx.response_id = recording.new(id_prefix)
+    ctx.request_id = recording.new("req")
+    ctx.ids = recording
+    reply = render(codec, plan, streaming, ctx)
+    return Template(plan, reply, recording.prefixes)

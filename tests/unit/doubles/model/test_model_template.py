@@ -1,0 +1,95 @@
+"""Templates give the bytes a fresh render gives: every segment of every catalog scenario and
+of a script with reasoning, tool calls and usage, on every wire, streamed and not, with
+model names and ids that need escaping."""
+
+from __future__ import annotations
+
+import pytest
+
+from stuntset import scenarios
+from stuntset.doubles.model._common import RenderContext, plan_of, render
+from stuntset.doubles.model._reply import PLAIN_FRAMING, Reply
+from stuntset.doubles.model._template import make_template
+from stuntset.doubles.model.double import _ID_PREFIX, ANTHROPIC, CHAT, RESPONSES
+from stuntset.ids import SequentialIds
+from stuntset.script import Reasoning, Script, Text, ToolCall, ToolResult, Usage
+
+RICH = Script.of(
+    [
+        Reasoning('Think: ö "quoted" \\ back'),
+        Text("Let me look."),
+        ToolCall("read_file", {"path": "a.txt"}),
+        ToolCall("grep", {"q": "x"}, id="own-id"),
+        ToolResult("hello"),
+        Text("It says "),
+        Text("hello ✓."),
+        Usage(10, 5, cost=0.25),
+    ]
+)
+
+
+def _segments() -> list[tuple[str, object]]:
+    out = []
+    for entry in [*scenarios.all(), None]:
+        script = RICH if entry is None else scenarios.build(entry.name)
+        name = "rich" if entry is None else entry.name
+        for t in script.turns:
+            for n, segment in enumerate(t.segments()):
+                plan = plan_of(segment)
+                if plan.fault is None:
+                    out.append((f"{name}-{n}", plan))
+    return out
+
+
+SEGMENTS = _segments()
+
+
+def _ctx(ids: object, model: str, include_usage: bool) -> RenderContext:
+    return RenderContext(
+        model=model,
+        response_id="",
+        request_id="",
+        created=1_700_000_000,
+        ids=ids,  # type: ignore[arg-type]
+        seed=3,
+        framing=PLAIN_FRAMING,
+        include_usage=include_usage,
+        cache={},
+    )
+
+
+def _fresh(
+    codec: object, plan: object, streaming: bool, model: str, usage: bool, ids: SequentialIds
+) -> Reply:
+    ctx = _ctx(ids, model, usage)
+    ctx.response_id = ids.new(_ID_PREFIX[codec])  # type: ignore[index]
+    ctx.request_id = ids.new("req")
+    return render(codec, plan, streaming, ctx)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("name", "plan"), SEGMENTS, ids=[n for n, _ in SEGMENTS])
+@pytest.mark.parametrize(
+    "codec", [CHAT, RESPONSES, ANTHROPIC], ids=["chat", "responses", "anthropic"]
+)
+def test_a_filled_template_is_the_fresh_render(name: str, plan: object, codec: object) -> None:
+    for streaming in (False, True):
+        for model, usage, namespace in (("gpt-x", False, ""), ('m"ö\\', True, 'n"s-')):
+            template = make_template(
+                codec,
+                plan,
+                streaming,
+                _ctx(None, model, usage),
+                _ID_PREFIX[codec],  # type: ignore[arg-type,index]
+            )
+            filled_ids, fresh_ids = SequentialIds(namespace), SequentialIds(namespace)
+            for _ in range(2):  # the second fill counts on, as a second render would
+                filled = template.fill(filled_ids)
+                fresh = _fresh(codec, plan, streaming, model, usage, fresh_ids)
+                assert filled.status == fresh.status
+                assert filled.headers == fresh.headers
+                assert filled.actions == fresh.actions
+                assert (filled.streaming, filled.content_length, filled.wait) == (
+                    fresh.streaming,
+                    fresh.content_length,
+                    fresh.wait,
+                )
