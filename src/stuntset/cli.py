@@ -44,8 +44,20 @@ def main() -> None:
 
 
 @main.command()
-def scenarios() -> None:
-    """List the scenario catalog with one-line descriptions."""
+@click.option(
+    "--show",
+    "name",
+    metavar="NAME",
+    default=None,
+    help="Print one scenario's reference: parameters, tools, texts, what each wire shows.",
+)
+def scenarios(name: str | None) -> None:
+    """List the scenario catalog with one-line descriptions (or --show one in full)."""
+    if name is not None:
+        from stuntset.scenarios_reference import show
+
+        click.echo(show(name), nl=False)
+        return
     from stuntset._cli_output import print_scenarios
 
     print_scenarios()

@@ -1,0 +1,225 @@
+"""The catalog reference, generated from the catalog itself so it cannot drift.
+
+For each scenario: what it is, its parameters, the tools and texts its script uses (read from
+the built script's steps), and what each wire and each CLI shows for it, computed by playing
+the scenario's default script through the doubles with stuntset's minimal bundled clients (the
+same ones ``stuntset demo`` uses) and by asking each wire's codec how it renders the script's
+HTTP faults (status and error type). Nothing here is written by hand about a scenario.
+
+``show(name)`` is what ``stuntset scenarios --show NAME`` prints; ``catalog_markdown()`` is
+``docs/catalog.md`` (regenerate it with ``python -m stuntset.scenarios_reference > docs/catalog.md``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from stuntset import scenarios
+from stuntset.script import (
+    AuthExpired,
+    Exit,
+    HttpError,
+    InputRequest,
+    Overloaded,
+    RateLimit,
+    Reasoning,
+    Script,
+    SpawnFailure,
+    Step,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+    kind_of,
+)
+
+__all__ = ["REGENERATE", "catalog_markdown", "drift", "show"]
+
+#: The command that rewrites ``docs/catalog.md``.
+REGENERATE = "python -m stuntset.scenarios_reference > docs/catalog.md"
+
+_WIRES = {
+    "openai-chat": "OpenAI Chat (`POST /v1/chat/completions`)",
+    "openai-responses": "OpenAI Responses (`POST /v1/responses`)",
+    "anthropic-messages": "Anthropic Messages (`POST /v1/messages`)",
+}
+_HTTP_FAULTS = (HttpError, AuthExpired, RateLimit, Overloaded)
+_LONG = 60
+
+
+def _quote(text: str) -> str:
+    if len(text) > _LONG:
+        return f'{json.dumps(text[:_LONG])[:-1]}…" ({len(text)} chars)'
+    return json.dumps(text)
+
+
+def _step(step: Step) -> str:
+    if isinstance(step, Text | Reasoning):
+        return f"{kind_of(step)} {_quote(step.text)}"
+    if isinstance(step, ToolCall):
+        return f"tool_call `{step.name}` {json.dumps(step.input, sort_keys=True)}"
+    if isinstance(step, ToolResult):
+        return f"tool_result {_quote(str(step.output))}"
+    if isinstance(step, InputRequest):
+        return f"input_request {_quote(step.prompt)}"
+    if isinstance(step, Usage):
+        return f"usage {step.input_tokens} in / {step.output_tokens} out"
+    if isinstance(step, Exit):
+        return f"exit {step.code}" + (f" (stderr {_quote(step.stderr)})" if step.stderr else "")
+    if isinstance(step, SpawnFailure):
+        return f"spawn_failure {_quote(step.message)}"
+    if isinstance(step, RateLimit | Overloaded):
+        return f"{kind_of(step)} (retry-after-ms {step.retry_after_ms})"
+    return kind_of(step)
+
+
+def _parameters(entry: scenarios.Scenario) -> list[str]:
+    out = []
+    for parameter in inspect.signature(entry.build).parameters.values():
+        annotation = parameter.annotation
+        kind = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+        out.append(f"`{parameter.name}: {kind} = {parameter.default!r}`")
+    return out
+
+
+def _tools(script: Script) -> list[str]:
+    names = [s.name for t in script.turns for s in t.steps if isinstance(s, ToolCall)]
+    return list(dict.fromkeys(names))
+
+
+def _http_errors(script: Script) -> dict[str, str]:
+    """Per wire, how the script's HTTP faults are rendered: ``HTTP 429 rate_limit_error``."""
+    from stuntset.doubles.model.anthropic import AnthropicCodec
+    from stuntset.doubles.model.openai_chat import ChatCodec
+    from stuntset.doubles.model.openai_responses import ResponsesCodec
+
+    faults = [s for t in script.turns for s in t.steps if isinstance(s, _HTTP_FAULTS)]
+    out: dict[str, str] = {}
+    for wire, codec in (
+        ("openai-chat", ChatCodec()),
+        ("openai-responses", ResponsesCodec()),
+        ("anthropic-messages", AnthropicCodec()),
+    ):
+        seen = []
+        for step in faults:
+            fault = codec.status_fault(step)
+            body: Any = codec.error_body(fault.status, fault.message, fault.error_type)
+            error = body.get("error", {}) if isinstance(body, dict) else {}
+            code = f" (code `{error['code']}`)" if error.get("code") else ""
+            seen.append(f"HTTP {fault.status} `{error.get('type')}`{code}")
+        out[wire] = ", ".join(dict.fromkeys(seen))
+    return out
+
+
+def _model_outcomes(entry: scenarios.Scenario) -> dict[str, str]:
+    from stuntset.doubles.model import _demo
+    from stuntset.seams import deterministic
+
+    http = _demo._http()
+    if http is None:
+        return dict.fromkeys(_WIRES, "(needs httpx2 or httpx to compute)")
+    if entry.name in _demo._SKIP:
+        return dict.fromkeys(_WIRES, "not applicable: nothing to spawn on an HTTP wire")
+    with deterministic():
+        return {wire: _demo._play(http, entry, wire).outcome for wire in _WIRES}
+
+
+def _cli_outcomes(entry: scenarios.Scenario) -> dict[str, str]:
+    from stuntset.doubles.cli import _codex_demo, _demo
+
+    with tempfile.TemporaryDirectory(prefix="stuntset-reference-") as directory:
+        claude = _demo._play(entry.name, entry.build(), directory).outcome
+        codex = _codex_demo._play(entry.name, entry.build(), directory).outcome
+    return {
+        "fake `claude` (stream-json, as claude-agent-sdk drives it)": claude,
+        "fake `codex` (`exec --json`, as the codex SDK reads it)": codex,
+    }
+
+
+def _section(entry: scenarios.Scenario) -> list[str]:
+    script = entry.build()
+    kind = "failure" if entry.fault else "feature"
+    lines = [f"## `{entry.name}` ({kind})", "", entry.description, "", entry.guidance, ""]
+    params = _parameters(entry)
+    lines += [f"**Parameters:** {', '.join(params) if params else 'none'}", ""]
+    tools = _tools(script)
+    lines.append(
+        "**Tools it calls:** "
+        + (", ".join(f"`{t}`" for t in tools) if tools else "none")
+        + (
+            " (an agent must declare them, or its SDK fails before the scenario plays)"
+            if tools
+            else ""
+        )
+    )
+    lines += ["", "**Script** (with the default parameters):", ""]
+    for index, turn in enumerate(script.turns, 1):
+        times = f" ×{turn.times}" if turn.times != 1 else ""
+        label = f" `{turn.name}`" if turn.name else ""
+        steps = " · ".join(_step(step) for step in turn.steps)
+        lines.append(f"{index}. turn{label}{times}: {steps}")
+    errors = _http_errors(script)
+    lines += [
+        "",
+        "**What each wire and CLI shows** (played with the defaults by a minimal client that "
+        "retries 408/409/429/5xx twice, as the official SDKs do; `→` separates responses):",
+        "",
+        "| where | what the client sees | error responses |",
+        "|---|---|---|",
+    ]
+    for wire, outcome in _model_outcomes(entry).items():
+        lines.append(f"| {_WIRES[wire]} | {outcome} | {errors[wire] or '-'} |")
+    for where, outcome in _cli_outcomes(entry).items():
+        lines.append(f"| {where} | {outcome} | - |")
+    return lines
+
+
+def show(name: str) -> str:
+    """The reference section of scenario ``name`` (``UnknownScenario`` with a did-you-mean)."""
+    return "\n".join(_section(scenarios.get(name))) + "\n"
+
+
+def catalog_markdown() -> str:
+    """``docs/catalog.md``: every scenario's reference section, in catalog order."""
+    lines = [
+        "# The scenario catalog",
+        "",
+        f"<!-- generated by `{REGENERATE}`; do not edit by hand -->",
+        "",
+        "Every scenario is a named, parameterised script, played the same on every double. "
+        'Use one by name: `@pytest.mark.stand_in("rate_limited", failures=3)`, '
+        '`@pytest.mark.fake_claude("stuck")`, `stuntset scenarios --show NAME`.',
+        "",
+    ]
+    for entry in scenarios.all():
+        lines += [*_section(entry), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def drift(path: str | Path) -> str | None:
+    """Why the committed catalog at ``path`` differs from what the generator makes now
+    (the first differing line and the command to regenerate), or ``None`` if it does not."""
+    try:
+        committed = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        return f"{path}: cannot read it ({error.strerror}); regenerate it with `{REGENERATE}`"
+    fresh = catalog_markdown()
+    if committed == fresh:
+        return None
+    old, new = committed.splitlines(), fresh.splitlines()
+    line = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), None)
+    line = min(len(old), len(new)) if line is None else line
+    got = old[line] if line < len(old) else "(end of file)"
+    want = new[line] if line < len(new) else "(end of file)"
+    return (
+        f"{path}:{line + 1}: the catalog reference is out of date (has {got!r}, the catalog "
+        f"now gives {want!r}); regenerate it with `{REGENERATE}`"
+    )
+
+
+if __name__ == "__main__":
+    print(catalog_markdown(), end="")
