@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from stuntset import scenarios
-from stuntset.errors import UsageError
+from stuntset.errors import ScriptError, UsageError
 from stuntset.providers import ScriptedProvider
 from stuntset.script import Script, load_script
 
-__all__ = ["live_skip_reason", "provider_from_marker", "script_from"]
+__all__ = ["live_skip_reason", "provider_from_marker", "resolve_script_path", "script_from"]
 
 LIVE_HELP = "needs a real provider; deselected unless --live, skipped where an env var is unset"
 
@@ -37,15 +37,40 @@ def live_skip_reason(args: Sequence[Any], kwargs: Mapping[str, Any], where: str)
     return None
 
 
-def script_from(spec: Any, params: Mapping[str, Any], where: str) -> Script:
-    """A script from a marker argument: a ``Script``, a scenario name, or a file path."""
+def resolve_script_path(spec: str | Path, base: Path | None, where: str) -> Path:
+    """Where a marker's script file is: an absolute path as given; a relative one against
+    ``base`` (the test file's directory) first, then the current directory (where earlier
+    versions looked, kept so existing suites still find their files). ``ScriptError`` naming
+    every place looked when none holds it."""
+    __tracebackhide__ = True
+    path = Path(spec)
+    if path.is_absolute():
+        return path
+    places = list(dict.fromkeys([*([base / path] if base is not None else []), Path.cwd() / path]))
+    for place in places:
+        if place.is_file():
+            return place
+    raise ScriptError(
+        f"{where}: no script file {str(spec)!r}; looked in "
+        + ", ".join(str(place) for place in places)
+        + " (a relative path is resolved against the test file's directory, then the current "
+        "directory)"
+    )
+
+
+def script_from(
+    spec: Any, params: Mapping[str, Any], where: str, base: Path | None = None
+) -> Script:
+    """A script from a marker argument: a ``Script``, a scenario name, or a file path (a
+    relative path resolved by ``resolve_script_path`` against ``base``, the test file's
+    directory, then the current directory)."""
     __tracebackhide__ = True
     if isinstance(spec, Script):
         if params:
             raise UsageError(f"{where}: scenario parameters {sorted(params)} given with a Script")
         return spec
     if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith((".toml", ".json"))):
-        return load_script(spec)
+        return load_script(resolve_script_path(spec, base, where))
     if isinstance(spec, str):
         return scenarios.build(spec, **params)
     raise UsageError(
@@ -58,13 +83,14 @@ def provider_from_marker(
     kwargs: dict[str, Any],
     fallback: Script | None,
     where: str,
+    base: Path | None = None,
 ) -> tuple[ScriptedProvider, bool]:
     """The ``scripted_provider`` fixture's provider and whether unused turns are allowed."""
     __tracebackhide__ = True
     allow_unused = bool(kwargs.pop("allow_unused_turns", False))
     options = {k: kwargs.pop(k) for k in ("name", "model", "session_id") if k in kwargs}
     if args:
-        script = script_from(args[0], kwargs, where)
+        script = script_from(args[0], kwargs, where, base)
     elif fallback is not None:
         script = fallback
     else:

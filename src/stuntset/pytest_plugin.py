@@ -134,6 +134,7 @@ def scripted_provider(
         dict(marker.kwargs) if marker else {},
         stuntset_script,
         request.node.nodeid,
+        request.path.parent,
     )
     yield provider
     if not allow_unused:
@@ -185,6 +186,7 @@ def stand_in(
         marker.kwargs if marker else {},
         request.node.nodeid,
         _stuntset_model_server,
+        request.path.parent,
     )
     try:
         yield double
@@ -211,7 +213,7 @@ def fake_claude(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
     ``.invocations``. At teardown, fails on unused or exhausted turns, then removes it."""
     from stuntset.doubles.cli._pytest import CliFixture
 
-    fixture = CliFixture("claude", tmp_path / "bin", request.node.nodeid)
+    fixture = CliFixture("claude", tmp_path / "bin", request.node.nodeid, request.path.parent)
     marker = request.node.get_closest_marker("fake_claude")
     try:
         if marker is not None:
@@ -305,7 +307,7 @@ def fake_codex(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
     then removes it."""
     from stuntset.doubles.cli._pytest import CliFixture
 
-    fixture = CliFixture("codex", tmp_path / "bin", request.node.nodeid)
+    fixture = CliFixture("codex", tmp_path / "bin", request.node.nodeid, request.path.parent)
     marker = request.node.get_closest_marker("fake_codex")
     try:
         if marker is not None:

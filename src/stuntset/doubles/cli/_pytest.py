@@ -35,10 +35,11 @@ class CliFixture:
 
     __test__ = False
 
-    def __init__(self, program: str, bin_dir: Path, where: str) -> None:
+    def __init__(self, program: str, bin_dir: Path, where: str, base: Path | None = None) -> None:
         self._program = program
         self._bin_dir = bin_dir
         self._where = where
+        self._base = base
         self._installed: list[tuple[InstalledCli, bool]] = []
 
     def __call__(
@@ -48,7 +49,7 @@ class CliFixture:
         ``Script``, a scenario name or a .toml/.json path)."""
         __tracebackhide__ = True
         knobs = {key: options.pop(key) for key in _KNOBS if key in options}
-        built = script_from(script, options, self._where)
+        built = script_from(script, options, self._where, self._base)
         installed = install_cli(self._program, built, bin_dir=self._bin_dir, **knobs)
         self._installed.append((installed, allow_unused_turns))
         return installed

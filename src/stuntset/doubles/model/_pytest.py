@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stuntset._plugin_support import script_from
@@ -59,6 +60,7 @@ def stand_in_from_marker(
     kwargs: Mapping[str, Any],
     where: str,
     server: SharedServer | None = None,
+    base: Path | None = None,
 ) -> tuple[StandIn, bool | list[str]]:
     """The fixture's ``StandIn`` and its ``allow_unused_turns`` option, from a marker."""
     options = dict(kwargs)
@@ -74,7 +76,7 @@ def stand_in_from_marker(
         raise UsageError(
             f"{where}: framing must be a stuntset.doubles.model.Framing, got {framing!r}"
         )
-    script: Script | None = script_from(args[0], options, where) if args else None
+    script: Script | None = script_from(args[0], options, where, base) if args else None
     if not args and options:
         raise UsageError(f"{where}: scenario parameters {sorted(options)} given without a scenario")
     stand_in = StandIn(script, framing=framing, server_factory=server.get if server else None)
