@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from stuntset.contract import ContractChecker, check_events
     from stuntset.doubles.cli import install_cli
     from stuntset.doubles.model import serve, transport
+    from stuntset.doubles.model._reply import Framing
     from stuntset.driver import drive
     from stuntset.errors import (
         CapabilityError,
@@ -86,7 +87,7 @@ _LAZY: dict[str, str] = {
     ),
     "stub": "stuntset.stub",
     **dict.fromkeys(["collect_events", "wait_for", "wait_for_async"], "stuntset.waiting"),
-    **dict.fromkeys(["serve", "transport"], "stuntset.doubles.model"),
+    **dict.fromkeys(["Framing", "serve", "transport"], "stuntset.doubles.model"),
     "install_cli": "stuntset.doubles.cli",
 }
 
@@ -119,6 +120,7 @@ __all__ = [
     "ContractChecker",
     "ContractViolation",
     "FakeClock",
+    "Framing",
     "HarnessFailure",
     "IdGenerator",
     "Match",

@@ -25,8 +25,8 @@ KINDS: dict[str, dict[str, str]] = {
         "exception": "CapabilityError ContractViolation HarnessFailure ScriptError "
         "ScriptExhausted StuntsetError UnknownScenario UnstubbedCall UnusedTurns UsageError "
         "WaitTimeout",
-        "class": "Capabilities ContractChecker FakeClock Match RandomIds Script ScriptedProvider "
-        "SequentialIds StuckProvider SystemClock Turn TurnRequest",
+        "class": "Capabilities ContractChecker FakeClock Framing Match RandomIds Script "
+        "ScriptedProvider SequentialIds StuckProvider SystemClock Turn TurnRequest",
         "function": "check_events collect_events current_clock current_ids deterministic drive "
         "install_cli load_script loads_script serve stub transport turn use_seams wait_for "
         "wait_for_async",

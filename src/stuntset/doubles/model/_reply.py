@@ -99,17 +99,34 @@ LineEnding: TypeAlias = Literal["\n", "\r\n", "\r"]
 
 class Framing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """How streamed events are cut into bytes: framing stress that a correct SSE client must
-    survive, applied to every stream the double sends.
+    survive, applied to every stream the double sends. Import it as ``from stuntset import
+    Framing``; pass it as ``@pytest.mark.stand_in(..., framing=Framing(...))``,
+    ``serve(script, framing=...)`` or ``ModelDouble(script, framing=...)``.
 
-    ``line_ending``: LF (default), CRLF or CR. ``write_size``: split every write into pieces
-    of at most this many bytes (1 = one byte per write). ``keepalive``: send an SSE comment
-    line (``: keep-alive``) before every event. ``unknown_events``: right after a stream's
-    first event, send one event of a type the protocol does not define (a client must skip it).
-    ``repeat_first_event``: send a stream's first event twice (a duplicate ``message_start`` /
-    ``response.created`` / first chunk). ``multiline_data``: spread each event's JSON over
-    several ``data:`` lines (the SSE rules
-    join them with newlines, which JSON allows between tokens). ``bad_gzip``: label successful
-    responses ``content-encoding: gzip`` without compressing them (a misconfigured proxy).
+    What each switch does, and what it does to a typical client:
+
+    - ``line_ending``: LF (default), CRLF or CR between lines. The official SDKs' SSE decoders
+      accept all three; a hand-written ``line.split("\\n")`` parser breaks on CR.
+    - ``write_size``: split every write into pieces of at most this many bytes (1 = one byte
+      per write). A client that assumes one read is one event (or one whole UTF-8 character)
+      breaks; the SDKs reassemble.
+    - ``keepalive``: send an SSE comment line (``: keep-alive``) before every event. A parser
+      that treats every non-empty line as ``data:`` fails on it.
+    - ``unknown_events``: right after a stream's first event, send one event of a type the
+      protocol does not define (OpenAI Chat: a chunk object with no ``choices``; Responses:
+      ``response.stuntset_unknown``; Anthropic: ``event: stuntset_unknown``). The SDKs' stream
+      helpers skip it, but a raw loop over Chat chunks doing ``chunk.choices[0]`` crashes on
+      it with ``TypeError: 'NoneType' object is not subscriptable`` (guard with ``if not
+      chunk.choices: continue``).
+    - ``repeat_first_event``: send a stream's first event twice (a duplicate
+      ``message_start`` / ``response.created`` / first chunk). Anthropic's stream helper
+      starts the message over; a client counting messages by their start event counts two.
+    - ``multiline_data``: spread each event's JSON over several ``data:`` lines (the SSE rules
+      join them with newlines, which JSON allows between tokens). A parser that decodes each
+      ``data:`` line on its own fails.
+    - ``bad_gzip``: label successful responses ``content-encoding: gzip`` without compressing
+      them (a misconfigured proxy). The SDKs raise ``APIConnectionError`` from a
+      ``DecodingError``.
     """
 
     line_ending: LineEnding = "\n"
