@@ -64,7 +64,11 @@ class StandIn:
     # --- what tests use ---
 
     def play(self, script: Script) -> Self:
-        """Answer from ``script`` from now on."""
+        """Answer from ``script`` from now on, replacing the current one (in pytest, the
+        ``stand_in`` marker's): its unused turns are dropped and not reported at teardown,
+        where only ``script``'s turns must all be used. The journal keeps the requests already
+        received, and ``url()``/``transport()`` stay the same, so a client made earlier keeps
+        working. Returns the stand-in, for ``stand_in.play(script).url("openai")``."""
         self.double.play(script)
         return self
 
