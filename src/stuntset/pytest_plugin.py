@@ -177,7 +177,9 @@ def stand_in(
 ) -> Iterator[Any]:
     """A model double (OpenAI Chat/Responses, Anthropic Messages) from the ``stand_in``
     marker or ``stand_in.play(script)``; ``.transport()`` in-process, ``.url()`` over loopback.
-    At teardown, fails on unused turns and unanswered requests."""
+    At teardown, fails on unused turns, unanswered requests and clients dropped unclosed."""
+    __tracebackhide__ = True
+    from stuntset.doubles.model._leaks import check_unclosed_clients
     from stuntset.doubles.model._pytest import stand_in_from_marker
 
     marker = request.node.get_closest_marker("stand_in")
@@ -188,9 +190,11 @@ def stand_in(
         _stuntset_model_server,
         request.path.parent,
     )
+    before = _stuntset_model_server.open_connections()
     try:
         yield double
         double.verify(allow_unused_turns=allow)
+        check_unclosed_clients(_stuntset_model_server.open_connections, before, request.node.nodeid)
     finally:
         double.close()
 

@@ -9,6 +9,7 @@ when it is closed, ending any stalled response first.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 
@@ -36,6 +37,7 @@ class _Server(uvicorn.Server):
         self._ready = ready
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
         try:
             await super().startup(sockets)
         finally:
@@ -79,6 +81,17 @@ class LoopbackServer:
 
     def attach(self, double: ModelDouble | None) -> None:
         self.app.double = double
+
+    def open_connections(self) -> frozenset[tuple[str, int]]:
+        """The peer addresses of the client connections open now (read on the server's loop)."""
+
+        async def peers() -> frozenset[tuple[str, int]]:
+            connections = self._server.server_state.connections
+            return frozenset(peer for c in connections if (peer := getattr(c, "client", None)))
+
+        if not self._server.started or self._server.should_exit:
+            return frozenset()
+        return asyncio.run_coroutine_threadsafe(peers(), self._server.loop).result(30)
 
     def close(self) -> None:
         double = self.app.double

@@ -48,6 +48,12 @@ class SharedServer:
                 self._server = LoopbackServer()
             return self._server
 
+    def open_connections(self) -> frozenset[tuple[str, int]]:
+        """The client connections open on the server now (none if it has not started)."""
+        with self._lock:
+            server = self._server
+        return server.open_connections() if server is not None else frozenset()
+
     def close(self) -> None:
         with self._lock:
             if self._server is not None:
