@@ -224,6 +224,7 @@ def record_command(upstream: str, output: str, port: int, host: str, allow_remot
     with record(upstream, output, host=host, port=port) as recording:
         click.echo(recording.url, nl=True)
         sys.stdout.flush()
+        click.echo(recording.stands_for(), err=True)
         stop.wait()
         count = len(recording.proxy.interactions)
     click.echo(f"wrote {output}: {count} interaction(s)", err=True)

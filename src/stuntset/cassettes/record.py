@@ -164,6 +164,22 @@ class Recording:
     def cassette(self) -> Cassette:
         return self.proxy.cassette()
 
+    def stands_for(self) -> str:
+        """One line saying which base URL ``url`` stands for and how to give it to a client:
+        OpenAI's SDK takes a base URL that ends in ``/v1``, Anthropic's takes the root."""
+        upstream = self.proxy.upstream
+        path = upstream.split("://", 1)[-1].partition("/")[2].rstrip("/")
+        if path.endswith("v1"):
+            how = "a client's base URL that ends in /v1 (OpenAI SDK: base_url=...)"
+        elif not path:
+            how = "a client's root base URL (Anthropic SDK: base_url=...)"
+        else:
+            how = "a client's base URL"
+        return (
+            f"{self.url} stands for {upstream}: give it as {how}; "
+            f"{self.url}/<path> is forwarded to {upstream}/<path>"
+        )
+
 
 @contextmanager
 def record(

@@ -14,7 +14,7 @@ import pytest
 import stuntset
 from stuntset import scenarios
 from stuntset.cassettes import load_cassette
-from stuntset.cassettes.record import record, wire_of
+from stuntset.cassettes.record import Recording, RecordingProxy, record, wire_of
 from stuntset.cassettes.to_script import script_from_cassette
 from stuntset.script import Text, ToolCall
 
@@ -130,6 +130,19 @@ def test_anthropic_and_errors_are_recorded_and_nothing_is_written_on_failure(
     assert not failed.exists()
 
 
+def test_the_recording_says_which_base_url_it_stands_for() -> None:
+    def said(upstream: str) -> str:
+        return Recording(RecordingProxy(upstream), "http://127.0.0.1:9").stands_for()
+
+    assert said("https://api.openai.com/v1/") == (
+        "http://127.0.0.1:9 stands for https://api.openai.com/v1: give it as a client's base URL "
+        "that ends in /v1 (OpenAI SDK: base_url=...); http://127.0.0.1:9/<path> is forwarded to "
+        "https://api.openai.com/v1/<path>"
+    )
+    assert "root base URL (Anthropic SDK" in said("https://api.anthropic.com")
+    assert "give it as a client's base URL;" in said("https://example.com/llm/api")
+
+
 def test_wires_are_told_by_path() -> None:
     assert [wire_of(p) for p in ("/v1/chat/completions", "/responses", "/v1/messages", "/v1/models")] == [
         "openai-chat", "openai-responses", "anthropic-messages", "http"
@@ -170,6 +183,10 @@ def test_the_record_command_writes_on_ctrl_c(tmp_path: Path, stack: ExitStack) -
             if process.poll() is None:
                 process.kill()
     assert process.returncode == 0, err
+    assert (
+        f"{url} stands for {upstream.url('openai')}: give it as a client's base URL that ends in /v1"
+        in err
+    )
     assert "1 interaction(s)" in err
     assert len(load_cassette(output).interactions) == 1
 
