@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import threading
 
+import anyio
 import pytest
 
 from stuntset import events as ev
 from stuntset.errors import WaitTimeout
-from stuntset.providers import ScriptedProvider, StuckProvider
+from stuntset.providers import ScriptedProvider
 from stuntset.scenarios import build
 from stuntset.waiting import collect_events, wait_for, wait_for_async
 
@@ -27,9 +28,17 @@ async def test_collect_events_until_a_condition() -> None:
 
 @pytest.mark.anyio
 async def test_collect_events_times_out_with_what_it_saw() -> None:
-    run = StuckProvider(preamble="Thinking").start("hi")
+    # a stream that hands over its three events without a checkpoint, then blocks for good:
+    # whatever the machine's load, all three are seen before the deadline can cut in (a
+    # StuckProvider's queue has checkpoints, so a stalled process could see fewer)
+    async def three_then_stuck() -> ev.AsyncIterator[ev.Event]:  # type: ignore[name-defined]
+        yield ev.RunStarted(run_id="r", ts=0, session_id="s", provider="p")
+        yield ev.MessageDelta(run_id="r", ts=0, item_id="m", text="Thinking")
+        yield ev.MessageCompleted(run_id="r", ts=0, item_id="m", text="Thinking")
+        await anyio.Event().wait()
+
     with pytest.raises(WaitTimeout) as info:
-        await collect_events(run, timeout=0.01)
+        await collect_events(three_then_stuck(), timeout=0.01)
     message = str(info.value)
     assert "saw 3 events" in message
     assert '"text":"Thinking"' in message
