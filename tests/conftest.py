@@ -25,3 +25,38 @@ else:
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Async tests run on asyncio and on trio."""
     return str(request.param)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """When this run measures coverage (``make test``), the fake CLI processes measure
+    themselves too: their launcher starts coverage when ``STUNTSET_COVERAGE_PROCESS_START``
+    names a configuration file (see ``doubles/cli/_install.py``). Each process writes its own
+    data file beside this run's, where pytest-cov combines them at the end."""
+    try:
+        import coverage
+    except ImportError:  # the legacy environment
+        return
+    current = coverage.Coverage.current()
+    if current is None or "STUNTSET_COVERAGE_PROCESS_START" in os.environ:
+        return
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    import stuntset
+
+    data_file = Path(current.config.data_file).resolve()
+    source = Path(stuntset.__file__).parent
+    directory = tempfile.mkdtemp(prefix="stuntset-coverage-")
+    config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
+    rc = Path(directory) / "subprocess.ini"
+    rc.write_text(
+        "[run]\n"
+        "branch = true\n"
+        "parallel = true\n"
+        f"data_file = {data_file}\n"
+        f"source = {source}\n"
+        "disable_warnings = module-not-imported, no-data-collected, module-not-measured\n"
+    )
+    os.environ["STUNTSET_COVERAGE_PROCESS_START"] = str(rc)
+    os.environ["STUNTSET_COVERAGE_PATH"] = str(Path(coverage.__file__).parent.parent)
