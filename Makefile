@@ -36,8 +36,17 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
+# The coverage gate: branch coverage of src/stuntset (the fake CLI processes and the tests'
+# other Python subprocesses measure themselves too, see tests/conftest.py), in total and for
+# every file. The goal is 95 and 90; these are the levels measured once everything was
+# measured (93.91% total, lowest file doubles/model/app.py 81.19%): raise them as the tests
+# catch up.
+COV_TOTAL := 93
+COV_FILE := 81
+
 pytest: $(STAMP)
-	$(BIN)/pytest -n auto --cov=stuntset --cov-branch --cov-report=term --cov-fail-under=92
+	$(BIN)/pytest -n auto --cov=stuntset --cov-branch --cov-report=term
+	$(BIN)/python tests/tools/coverage_gate.py --total $(COV_TOTAL) --file $(COV_FILE)
 
 # the doubles against an httpx-era client (openai 1.x), in its own environment
 LEGACY := .venv-legacy

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
@@ -25,3 +26,52 @@ else:
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Async tests run on asyncio and on trio."""
     return str(request.param)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """When this run measures coverage (``make test``), the processes the tests start measure
+    themselves too, each writing its own data file beside this run's, which pytest-cov
+    combines at the end:
+
+    * the fake CLIs (``python -IS``: no site): their launcher starts coverage when
+      ``STUNTSET_COVERAGE_PROCESS_START`` names a configuration (``doubles/cli/_install.py``);
+    * other Python processes (the ``stuntset`` command, fresh interpreters): coverage's own
+      ``.pth`` hook, through ``COVERAGE_PROCESS_START``. Not set in an xdist controller, whose
+      workers start after this and measure themselves through pytest-cov."""
+    try:
+        import coverage
+    except ImportError:  # the legacy environment
+        return
+    rc = os.environ.get("STUNTSET_COVERAGE_PROCESS_START")
+    if rc is None:
+        current = coverage.Coverage.current()
+        if current is None:
+            return
+        rc = _subprocess_coverage_config(config, current)
+        os.environ["STUNTSET_COVERAGE_PROCESS_START"] = rc
+        os.environ["STUNTSET_COVERAGE_PATH"] = os.path.dirname(os.path.dirname(coverage.__file__))
+    controller = not hasattr(config, "workerinput") and config.getoption("dist", "no") != "no"
+    if not controller:
+        os.environ.setdefault("COVERAGE_PROCESS_START", rc)
+
+
+def _subprocess_coverage_config(config: pytest.Config, current: Any) -> str:
+    """A coverage configuration file for the test run's subprocesses (removed at the end)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    import stuntset
+
+    directory = tempfile.mkdtemp(prefix="stuntset-coverage-")
+    config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
+    rc = Path(directory) / "subprocess.ini"
+    rc.write_text(
+        "[run]\n"
+        "branch = true\n"
+        "parallel = true\n"
+        f"data_file = {Path(current.config.data_file).resolve()}\n"
+        f"source = {Path(stuntset.__file__).parent}\n"
+        "disable_warnings = module-not-imported, no-data-collected, module-not-measured\n"
+    )
+    return str(rc)

@@ -629,6 +629,8 @@ async def test_more_prompts_than_turns_is_a_result_error_and_script_exhausted(
         cli.assert_all_used()
 
 
+# Real time, on purpose (~5.3 s): the SDK's own escalation (5 s after stdin EOF, then
+# SIGTERM) is what this test proves, and the SDK reads the real clock.
 async def test_a_process_ignoring_sigterm_is_killed_and_nothing_hangs(tmp_path: Path) -> None:
     """disconnect() closes stdin, waits 5 s for the exit, then SIGTERMs (then 5 s, SIGKILL): a
     stalled turn that ignores SIGTERM for 0.3 s still ends, and disconnect() returns (~5.3 s)."""

@@ -540,11 +540,36 @@ class ClaudeCodeRun(QueuedRun):
         if self._scope is not None:
             self._scope.cancel()
 
+    async def _stop_the_turn(self) -> None:
+        """Ask the CLI to end its turn, and wait (bounded) until the session task is over: the
+        turn's result arrives, the session closes, the CLI exits at stdin EOF. The wait does
+        not hang on the interrupt's answer, which never comes if the turn ended meanwhile."""
+        client, task = self._client, self._task
+        if client is None or not self._connected or task is None or task.done():
+            return
+
+        async def ask() -> None:
+            with contextlib.suppress(Exception):  # the process is gone: the task ends anyway
+                await client.interrupt()
+
+        with anyio.move_on_after(self._provider.close_timeout):
+            async with anyio.create_task_group() as group:
+                group.start_soon(ask)
+                await asyncio.wait({task})
+                group.cancel_scope.cancel()
+
     async def aclose(self) -> None:
         """Stop the run for good: the CLI session is closed and its process is gone. An
-        unfinished run ends with ``run.killed`` (delivered if it is iterated further)."""
+        unfinished run ends with ``run.killed`` (delivered if it is iterated further).
+
+        A turn still running is interrupted first: the CLI ends it and exits by itself at
+        stdin EOF. Closed mid-turn, the CLI would get EOF while busy, and the SDK waits 5 s
+        for it to exit, then SIGTERMs it (before it has written its session file)."""
         if self._killed is None and not self._terminal_sent:
             self._killed = "closed"
+            for request in self._requests.values():
+                request.answered.set()
+            await self._stop_the_turn()
         for request in self._requests.values():
             request.answered.set()
         if self._scope is not None:

@@ -53,6 +53,11 @@ class DaemonClient:
             origin=origin,  # type: ignore[arg-type]
             open_timeout=timeout,
             max_size=MAX_MESSAGE,  # the server's limit: events may be large
+            # No flow control: a client that leaves mid-stream closes with messages unread.
+            # With the default bound (16 frames) the full buffer stops the receiving thread,
+            # so it never reads the daemon's answer to its close frame, and close() waits
+            # its whole close timeout (10 s) for it.
+            max_queue=None,
         )
         self._ids = itertools.count(1)
         self._pending: deque[dict[str, Any]] = deque()

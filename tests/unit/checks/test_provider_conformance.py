@@ -69,6 +69,8 @@ def test_the_stuck_provider_keeps_every_invariant_it_admits() -> None:
     }
 
 
+# Real time, on purpose: a run that never ends (interrupt-terminates, close-kills) is caught
+# by the checker's timeout expiring, which is the real clock (1 s here).
 @pytest.mark.parametrize("invariant", sorted(BROKEN))
 def test_each_invariant_catches_the_provider_that_breaks_it(invariant: str) -> None:
     broken, scenario = BROKEN[invariant]

@@ -21,6 +21,7 @@ from stuntset.events import MessageDelta, ToolStarted
 from stuntset.log import SqliteEventLog
 
 WRITER = """
+import os
 import sys
 from stuntset.events import MessageDelta
 from stuntset.log import SqliteEventLog
@@ -36,7 +37,9 @@ while n < int(batches) or int(batches) < 0:
         [MessageDelta(run_id="run-1", ts=1.0, item_id=f"{name}-{n}", text=str(i))
          for i in range(int(size))],
     )
-    print(n, stored[-1].seq, flush=True)
+    # one write(2) per ack: a pipe write that small is atomic, so a kill -9 never leaves a
+    # half line (print() writes its arguments one by one under PYTHONUNBUFFERED=1)
+    os.write(1, f"{n} {stored[-1].seq}\\n".encode())
     n += 1
 log.close()
 """

@@ -39,7 +39,9 @@ Bad input, as the real CLI handles it (observed): a stdin line that is not JSON 
 "Error parsing streaming input line (type=…, N chars): SyntaxError" on stderr, exit 1; a
 ``control_response`` for an unknown request id and messages of unknown types are ignored;
 unknown flags → commander's error text, exit 1 (``_claude_args``); skipping permissions as
-root outside a declared sandbox → the CLI's refusal, exit 1 (``check_root``).
+root outside a declared sandbox → the CLI's refusal, exit 1 (``check_root``). Each of these
+start-up refusals first waits for the client's first write, as the slower-starting real CLI
+in effect does (``Runtime.settle``).
 """
 
 from __future__ import annotations
@@ -189,6 +191,7 @@ class Session:
 
     def fail(self, text: str) -> None:
         """An error result with ``errors`` (nothing played), then exit 1."""
+        self.rt.settle()
         self.rt.stderr(text + "\n")
         self.send(self.result_error("error_during_execution", [text], 0, self.rt.ids("error")))
         self.rt.exit(1)
@@ -431,6 +434,7 @@ def run(rt: Runtime) -> None:
     try:
         options = parse(rt.argv)
     except ArgumentError as error:
+        rt.settle()
         rt.stderr(f"{error}\n")
         rt.exit(1)
         return
@@ -459,6 +463,7 @@ def run(rt: Runtime) -> None:
         default_mode = permissions.get("defaultMode") if isinstance(permissions, dict) else None
         check_root(options, rt.env, posix.getuid(), default_mode)
     except Exception as error:  # ArgumentError, SettingsError: the CLI's one line
+        rt.settle()
         rt.stderr(f"{error}\n")
         rt.exit(1)
         return

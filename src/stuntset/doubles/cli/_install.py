@@ -269,6 +269,27 @@ def _write_atomically(target: Path, data: bytes, mode: int) -> None:
         raise
 
 
+#: The launcher's coverage hook, for stuntset's own test suite (tests/conftest.py sets the
+#: variables when the run measures coverage). Without them it costs one lookup in the
+#: environment of the already loaded ``posix`` module: a user's spawn imports nothing more.
+#: ``-IS`` ignores ``site`` (and coverage's ``.pth`` hook), hence the explicit path; the fake
+#: ends with ``posix._exit`` (no ``atexit``), hence the wrapper that saves the data first.
+_MEASURE = """\
+import posix
+if b"STUNTSET_COVERAGE_PROCESS_START" in posix.environ:
+    sys.path.append(posix.environ[b"STUNTSET_COVERAGE_PATH"].decode())
+    import coverage
+    _config = posix.environ[b"STUNTSET_COVERAGE_PROCESS_START"].decode()
+    _measure = coverage.Coverage(config_file=_config, data_suffix=True)
+    _measure.start()
+    def _save_then_exit(code, _exit=posix._exit, _measure=_measure):
+        _measure.stop()
+        _measure.save()
+        _exit(code)
+    posix._exit = _save_then_exit
+"""
+
+
 def launcher(plan_path: Path, module: str, name: str) -> str:
     """The executable's text: absolute-interpreter shebang, package mapping, main."""
     interpreter = sys.executable
@@ -289,6 +310,7 @@ def launcher(plan_path: Path, module: str, name: str) -> str:
         f"    _module = type(sys)(_name)\n"
         f"    _module.__path__ = [_path]\n"
         f"    sys.modules[_name] = _module\n"
+        f"{_MEASURE}"
         f"from stuntset.doubles.cli._runtime import main\n"
         f"main({str(plan_path)!r}, {module!r})\n"
     )
@@ -307,7 +329,14 @@ def prepare_state(
         directory = Path(bin_dir).resolve()
         directory.mkdir(parents=True, exist_ok=True)
     state_dir = directory / f".{name}.stuntset"
-    shutil.rmtree(state_dir, ignore_errors=True)
+    # An earlier install's process may still be writing its journal into the old state
+    # directory, so removing it in place races (a file created mid-rmtree leaves it behind,
+    # and the fresh one cannot be made): move it aside in one rename first. A process cannot
+    # create a directory by writing a file, so nothing recreates ``state_dir`` meanwhile.
+    aside = Path(tempfile.mkdtemp(prefix=f".{name}.stuntset-old-", dir=directory))
+    with contextlib.suppress(FileNotFoundError):
+        state_dir.replace(aside)  # onto the empty directory: atomic
+    shutil.rmtree(aside, ignore_errors=True)
     (state_dir / "invocations").mkdir(parents=True)
     return directory, owns, state_dir
 

@@ -246,6 +246,10 @@ class Ids:
 
 # --- the process ----------------------------------------------------------------------------
 
+#: The longest ``Runtime.settle`` waits for a client's first write: more than the real CLIs'
+#: own start-up, so a client that has not written by then would not have with them either.
+START_UP = 2.0
+
 
 class Runtime:
     """What a program module gets: the plan, argv, env, I/O, journal, state and knobs."""
@@ -349,6 +353,25 @@ class Runtime:
         line = self.lines.next(self.wait_timeout(timeout))
         self.check_sigterm()
         return line
+
+    def settle(self) -> None:
+        """Before refusing at start-up, wait until stdin has input or is closed (at most
+        ``START_UP`` seconds; not on a terminal).
+
+        The real CLIs are programs that take a few hundred milliseconds to load before they
+        can refuse anything; by then a client that writes at once (claude-agent-sdk's
+        ``initialize``) has written, and what it sees is its write landing, then EOF and the
+        exit status (``ProcessError``). This process starts in milliseconds: exiting before
+        the client's first write would turn that write into a broken pipe
+        (``CLIConnectionError``), depending on which of the two processes ran first."""
+        if posix.isatty(0):
+            return
+        import select
+
+        try:
+            select.select([0], [], [], START_UP)
+        except (OSError, ValueError):  # stdin closed: nothing to wait for
+            return
 
     def exit(self, code: int) -> None:
         self.journal.write("exit", code=code)

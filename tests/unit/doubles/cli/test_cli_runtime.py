@@ -59,9 +59,21 @@ def test_lines_split_waits_and_report_eof() -> None:
     os.close(read)
 
 
-def test_the_fake_process_imports_only_the_runtime(tmp_path: Path) -> None:
+def without_coverage() -> dict[str, str]:
+    """This process's environment without the suite's coverage hook for the fake CLIs."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("STUNTSET_COVERAGE_")}
+
+
+def probe_modules(tmp_path: Path, *, cut_the_hook: bool = False) -> set[str]:
+    """The modules a fake claude process (without this suite's coverage variables) has loaded
+    once its program modules are in; ``cut_the_hook``: with the coverage hook cut out of its
+    launcher."""
     cli = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path)
-    body = cli.path.read_text().splitlines()[1:-1]  # the launcher without shebang and main()
+    text = cli.path.read_text()
+    if cut_the_hook:
+        start = text.index('import posix\nif b"STUNTSET_COVERAGE_PROCESS_START"')
+        text = text[:start] + text[text.index("from stuntset.doubles.cli._runtime import") :]
+    body = text.splitlines()[1:-1]  # the launcher without shebang and main()
     probe = tmp_path / "probe.py"
     probe.write_text(
         "\n".join(body)
@@ -70,12 +82,21 @@ def test_the_fake_process_imports_only_the_runtime(tmp_path: Path) -> None:
         + "\nposix.write(1, '\\n'.join(sorted(sys.modules)).encode())\n"
     )
     out = subprocess.run(
-        [sys.executable, "-IS", str(probe)], capture_output=True, text=True, check=True
+        [sys.executable, "-IS", str(probe)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=without_coverage(),
     )
-    loaded = set(out.stdout.splitlines())
+    return set(out.stdout.splitlines())
+
+
+def test_the_fake_process_imports_only_the_runtime(tmp_path: Path) -> None:
+    loaded = probe_modules(tmp_path)
     assert "stuntset.doubles.cli._runtime" in loaded
-    for heavy in ("json", "re", "typing", "enum", "os", "msgspec", "stuntset.script", "signal"):
-        assert heavy not in loaded, heavy
+    heavy = ("json", "re", "typing", "enum", "os", "msgspec", "stuntset.script", "signal")
+    for name in (*heavy, "coverage"):
+        assert name not in loaded, name
 
 
 @pytest.mark.parametrize(
@@ -111,3 +132,33 @@ def test_a_missing_or_corrupt_plan_file_is_one_line_and_exit_2(
     assert line.startswith(f"stuntset fake CLI: plan file {plan}: ")
     assert words in line
     assert "Traceback" not in done.stderr
+
+
+def test_the_coverage_hook_costs_a_user_spawn_no_import(tmp_path: Path) -> None:
+    """The launcher's hook for this suite's coverage is one lookup in ``posix.environ``:
+    without its variable the process loads exactly what it loads with the hook cut out."""
+    with_hook = probe_modules(tmp_path / "with")
+    assert with_hook == probe_modules(tmp_path / "cut", cut_the_hook=True)
+
+
+def test_with_the_variables_the_fake_process_measures_itself(tmp_path: Path) -> None:
+    import coverage
+
+    rc = tmp_path / "subprocess.ini"
+    rc.write_text(
+        f"[run]\nbranch = true\nparallel = true\ndata_file = {tmp_path / '.coverage'}\n"
+        f"source = {Path(install_cli.__code__.co_filename).parents[1]}\n"
+    )
+    env = {
+        **without_coverage(),
+        "STUNTSET_COVERAGE_PROCESS_START": str(rc),
+        "STUNTSET_COVERAGE_PATH": str(Path(coverage.__file__).parents[1]),
+    }
+    cli = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path / "bin")
+    done = subprocess.run([cli.path, "-p", "hi"], capture_output=True, env=env, check=False)
+    assert (done.returncode, done.stderr) == (0, b"")  # measuring says nothing on stderr
+    (data_path,) = tmp_path.glob(".coverage.*")  # saved by the process before posix._exit
+    data = coverage.CoverageData(basename=str(data_path))
+    data.read()
+    measured = {Path(name).name for name in data.measured_files()}
+    assert {"_runtime.py", "_claude_run.py", "_claude_turn.py"} <= measured
