@@ -200,14 +200,17 @@ def catalog_markdown() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def drift(path: str | Path) -> str | None:
+def drift(path: str | Path, *, fresh: str | None = None) -> str | None:
     """Why the committed catalog at ``path`` differs from what the generator makes now
-    (the first differing line and the command to regenerate), or ``None`` if it does not."""
+    (the first differing line and the command to regenerate), or ``None`` if it does not.
+    ``fresh`` is the generator's text when the caller has it already (rendering the whole
+    catalog plays every scenario on every double: seconds)."""
     try:
         committed = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         return f"{path}: cannot read it ({error.strerror}); regenerate it with `{REGENERATE}`"
-    fresh = catalog_markdown()
+    if fresh is None:
+        fresh = catalog_markdown()
     if committed == fresh:
         return None
     old, new = committed.splitlines(), fresh.splitlines()
