@@ -9,7 +9,7 @@ its own frame, with its offset from the request — for a cassette.
         ...                       # on exit: scrubbed, scanned, written atomically
 
 Nothing is written when the block fails (a half-recorded session would replay wrongly).
-Needs ``httpx2`` (a dev dependency of projects that record).
+Forwards with ``httpx2`` (a base dependency).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from stuntset.cassettes.format import (
 )
 from stuntset.cassettes.scrub import Scrubber
 from stuntset.cassettes.sse import SseParser
-from stuntset.errors import UsageError
 
 __all__ = ["Recording", "RecordingProxy", "record", "wire_of"]
 
@@ -69,10 +68,6 @@ class RecordingProxy:
     """An ASGI app forwarding to ``upstream`` and recording each exchange."""
 
     def __init__(self, upstream: str, *, timeout: float = 600.0) -> None:
-        try:
-            import httpx2  # noqa: F401
-        except ImportError:  # pragma: no cover - httpx2 is a dev dependency here
-            raise UsageError("recording needs httpx2: install it (pip install httpx2)") from None
         self.upstream = upstream.rstrip("/")
         self.timeout = timeout
         self.interactions: list[Interaction] = []

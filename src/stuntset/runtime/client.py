@@ -41,10 +41,7 @@ class DaemonClient:
         origin: str | None = None,
         timeout: float = 5.0,
     ) -> None:
-        try:
-            from websockets.sync.client import connect
-        except ImportError as error:  # pragma: no cover - websockets is a test dependency
-            raise UsageError("DaemonClient needs the 'websockets' package") from error
+        from websockets.sync.client import connect  # a base dependency, loaded when used
         headers = {"Authorization": f"Bearer {token if token is not None else info.token}"}
         self.timeout = timeout
         self._ws = connect(
