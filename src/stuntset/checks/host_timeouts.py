@@ -46,6 +46,13 @@ _ENDINGS = ("run.killed", "run.crashed")
 HostFactory = Callable[[Mapping[str, Callable[[], AgentProvider]]], Any]
 
 
+def _cause(error: BaseException) -> BaseException:
+    """The one error inside a task group's wrapping, for the message."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
 def _describe(mode: CancelMode) -> str:
     return {
         "ends": "whose interrupt() ends the run",
@@ -117,7 +124,11 @@ async def _check_mode(make_host: HostFactory, mode: CancelMode, timeout: float) 
             finally:
                 await subscription.aclose()
         if "run" not in ids:
-            problem = fail("timeout-ends-run", f"the host could not start the turn: {failures!r}")
+            problem = fail(
+                "timeout-ends-run",
+                "the host could not start the turn: "
+                + (repr(_cause(failures[0])) if failures else "it returned no run"),
+            )
         elif ended is None:
             types = [e.type for e in seen()]
             problem = fail(
@@ -148,7 +159,7 @@ async def _check_mode(make_host: HostFactory, mode: CancelMode, timeout: float) 
     if problem is not None:
         raise problem
     if failures and "run" in ids:
-        raise fail("host-stops", f"the host stopped with {failures[0]!r}")
+        raise fail("host-stops", f"the host stopped with {_cause(failures[0])!r}")
     terminals = [e.type for e in seen() if is_terminal(e)]
     if len(terminals) != 1:
         raise fail(

@@ -113,3 +113,28 @@ class HangsOnExit(SessionService):
 async def test_a_host_that_does_not_stop_fails(stores: list[SessionStore]) -> None:
     with pytest.raises(ConformanceFailure, match=r"\[host-stops\].*did not stop within 0.3 s"):
         await acheck_host_timeouts(host_maker(HangsOnExit, stores), timeout=SHORT)
+
+
+class CannotStart(SessionService):
+    async def start_turn(self, session_id: str, prompt: str) -> Any:
+        raise RuntimeError("no capacity")
+
+
+async def test_a_host_that_cannot_start_the_turn_fails_saying_so(
+    stores: list[SessionStore],
+) -> None:
+    with pytest.raises(ConformanceFailure, match=r"could not start the turn: RuntimeError..no capacity"):
+        await acheck_host_timeouts(host_maker(CannotStart, stores), timeout=SHORT)
+
+
+class BreaksOnExit(SessionService):
+    async def __aexit__(self, *exc: Any) -> None:
+        await super().__aexit__(*exc)
+        raise RuntimeError("lost the store")
+
+
+async def test_a_host_that_raises_as_it_stops_fails_naming_the_error(
+    stores: list[SessionStore],
+) -> None:
+    with pytest.raises(ConformanceFailure, match=r"\[host-stops\].*stopped with RuntimeError"):
+        await acheck_host_timeouts(host_maker(BreaksOnExit, stores), timeout=SHORT)
