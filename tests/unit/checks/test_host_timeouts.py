@@ -123,7 +123,9 @@ class CannotStart(SessionService):
 async def test_a_host_that_cannot_start_the_turn_fails_saying_so(
     stores: list[SessionStore],
 ) -> None:
-    with pytest.raises(ConformanceFailure, match=r"could not start the turn: RuntimeError..no capacity"):
+    with pytest.raises(
+        ConformanceFailure, match=r"could not start the turn: RuntimeError..no capacity"
+    ):
         await acheck_host_timeouts(host_maker(CannotStart, stores), timeout=SHORT)
 
 
