@@ -42,6 +42,7 @@ class DaemonClient:
         timeout: float = 5.0,
     ) -> None:
         from websockets.sync.client import connect  # a base dependency, loaded when used
+
         headers = {"Authorization": f"Bearer {token if token is not None else info.token}"}
         self.timeout = timeout
         self._ws = connect(
