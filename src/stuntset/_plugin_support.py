@@ -4,6 +4,7 @@ and usable without pytest."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,14 @@ from stuntset.errors import ScriptError, UsageError
 from stuntset.providers import ScriptedProvider
 from stuntset.script import Script, load_script
 
-__all__ = ["live_skip_reason", "provider_from_marker", "resolve_script_path", "script_from"]
+__all__ = [
+    "LIVE_BINARIES",
+    "live_binary",
+    "live_skip_reason",
+    "provider_from_marker",
+    "resolve_script_path",
+    "script_from",
+]
 
 LIVE_HELP = "needs a real provider; deselected unless --live, skipped where an env var is unset"
 
@@ -35,6 +43,30 @@ def live_skip_reason(args: Sequence[Any], kwargs: Mapping[str, Any], where: str)
     if missing:
         return f"live test needs {', '.join(missing)} set in the environment"
     return None
+
+
+#: The environment variable naming the real executable a live test runs, per program.
+LIVE_BINARIES = {"claude": "STUNTSET_CLAUDE_BIN", "codex": "STUNTSET_CODEX_BIN"}
+
+
+def live_binary(program: str, environ: Mapping[str, str], where: str) -> Path | str:
+    """The real ``program`` a live test runs (from ``STUNTSET_<PROGRAM>_BIN``: a path, or a
+    name looked up on PATH), or why the test is skipped (a ``str``: the variable is unset).
+    ``UsageError`` if it is set but names no executable."""
+    variable = LIVE_BINARIES[program]
+    value = environ.get(variable, "")
+    if not value:
+        return (
+            f"live test needs {variable} set to the real {program} executable "
+            f"(a path, or a name on PATH)"
+        )
+    found = shutil.which(value, path=environ.get("PATH"))
+    if found is None:
+        raise UsageError(
+            f"{where}: {variable}={value!r} is not an executable file (give the path of the "
+            f"real {program} binary, or its name on PATH)"
+        )
+    return Path(found)
 
 
 def resolve_script_path(spec: str | Path, base: Path | None, where: str) -> Path:

@@ -293,6 +293,34 @@ def daemon(tmp_path: Any, _stuntset_seams: Any) -> Iterator[Any]:
         yield handle
 
 
+def _agent_bin(request: pytest.FixtureRequest, program: str) -> Any:
+    if request.node.get_closest_marker("live") is None:
+        return request.getfixturevalue(f"fake_{program}").path
+    import os
+
+    from stuntset._plugin_support import live_binary
+
+    found = live_binary(program, os.environ, request.node.nodeid)
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
+@pytest.fixture
+def claude_bin(request: pytest.FixtureRequest) -> Any:
+    """The ``claude`` executable a test runs: in a live test (marked ``live``, run with
+    ``--live``) the real one named by ``STUNTSET_CLAUDE_BIN`` (skipped where unset); otherwise
+    ``fake_claude.path`` (its marker sets the script)."""
+    return _agent_bin(request, "claude")
+
+
+@pytest.fixture
+def codex_bin(request: pytest.FixtureRequest) -> Any:
+    """The ``codex`` executable a test runs: in a live test the real one named by
+    ``STUNTSET_CODEX_BIN`` (skipped where unset); otherwise ``fake_codex.path``."""
+    return _agent_bin(request, "codex")
+
+
 @pytest.hookimpl(specname="pytest_configure")
 def pytest_configure_fake_codex(config: pytest.Config) -> None:
     config.addinivalue_line(

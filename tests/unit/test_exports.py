@@ -83,14 +83,16 @@ KINDS: dict[str, dict[str, str]] = {
         "load_cassette loads_cassette scan_for_secrets verify_tree write_cassette",
     },
     "stuntset.checks": {
-        "constant": "CACHE_FIELDS CONFORMANCE_INVARIANTS DEFAULT_SETTINGS INVARIANTS",
+        "constant": "CACHE_FIELDS CONFORMANCE_INVARIANTS DEFAULT_SETTINGS HOST_TIMEOUT_INVARIANTS "
+        "INVARIANTS",
         "exception": "ConformanceFailure InvariantViolation LeftoverPaths PrefixUnstable "
         "ToolMismatch TrajectoryMismatch WorkspaceMismatch",
         "class": "CommandResult ConformanceReport DeclaredTool ModelRequest PrefixDivergence "
         "PrefixReport ReceivedCall SettleGate TempTracker ToolCalls ToolStep TrajectoryResult "
         "WorkspaceChanges WorkspaceSnapshot",
-        "function": "acheck_provider_conformance assert_prefix_stable assert_tool "
-        "assert_trajectory check_event_log check_provider_conformance conformance_cases "
+        "function": "acheck_host_timeouts acheck_provider_conformance assert_prefix_stable "
+        "assert_tool assert_trajectory check_event_log check_host_timeouts "
+        "check_provider_conformance conformance_cases "
         "conformance_test declared_tools find_prefix_divergence first_user_message "
         "match_trajectory model_requests trajectory_of verify_command within",
     },
@@ -507,6 +509,14 @@ assert anyio.run(main).provider == report.provider
 assert conformance_cases(scenarios=["happy_path"])
 assert callable(conformance_test(scenarios=["happy_path"]))
 assert "contract" in CONFORMANCE_INVARIANTS and DEFAULT_SETTINGS.max_examples
+from stuntset.checks import HOST_TIMEOUT_INVARIANTS, acheck_host_timeouts, check_host_timeouts
+from stuntset.runtime import SessionService, SessionStore
+def make_host(providers):
+    return SessionService(log=MemoryEventLog(), store=SessionStore(":memory:"),
+                          providers=providers, turn_timeout=0.01, cancel_grace=0.01)
+check_host_timeouts(make_host, timeout=5)
+anyio.run(lambda: acheck_host_timeouts(make_host, timeout=5))
+assert "timeout-ends-run" in HOST_TIMEOUT_INVARIANTS
 """,
 }
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from stuntset._plugin_support import resolve_script_path, script_from
-from stuntset.errors import ScriptError
+from stuntset._plugin_support import live_binary, resolve_script_path, script_from
+from stuntset.errors import ScriptError, UsageError
 
 SCRIPT = "[[turns]]\nsteps = [{ text = 'from a file' }]\n"
 
@@ -56,3 +56,25 @@ def test_not_found_names_the_test_and_every_place_looked(
     assert "tests/t.py::test_a" in message
     assert str(tmp_path / "tests" / "scripts" / "x.toml") in message
     assert str(tmp_path / "scripts" / "x.toml") in message
+
+
+def test_live_binary_says_which_variable_to_set() -> None:
+    assert live_binary("codex", {}, "t") == (
+        "live test needs STUNTSET_CODEX_BIN set to the real codex executable "
+        "(a path, or a name on PATH)"
+    )
+
+
+def test_live_binary_takes_a_path_or_a_name_on_path(tmp_path: Path) -> None:
+    binary = tmp_path / "claude-real"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    assert live_binary("claude", {"STUNTSET_CLAUDE_BIN": str(binary)}, "t") == binary
+    on_path = {"STUNTSET_CLAUDE_BIN": "claude-real", "PATH": str(tmp_path)}
+    assert live_binary("claude", on_path, "t") == binary
+
+
+def test_live_binary_refuses_what_is_not_an_executable(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a program")
+    with pytest.raises(UsageError, match=r"^t: STUNTSET_CLAUDE_BIN='.*notes.txt' is not an exec"):
+        live_binary("claude", {"STUNTSET_CLAUDE_BIN": str(tmp_path / "notes.txt")}, "t")

@@ -7,6 +7,9 @@
   event contract, termination, interrupt, approvals, resume, released resources, honest
   capabilities) over the scenario catalog; ``conformance_test`` expands it into one pytest
   test per invariant × scenario. Failures raise ``ConformanceFailure``.
+- ``check_host_timeouts(make_host, timeout=)``: a session host ends a stuck run (interrupt
+  works, is ignored, or blocks) with ``run.killed``/``run.crashed`` within its timeout and
+  then stops; ``ConformanceFailure``.
 
 Checks for your own agent app:
 
@@ -29,6 +32,11 @@ Checks for your own agent app:
 
 from typing import TYPE_CHECKING
 
+from stuntset.checks.host_timeouts import (
+    HOST_TIMEOUT_INVARIANTS,
+    acheck_host_timeouts,
+    check_host_timeouts,
+)
 from stuntset.checks.log_invariants import INVARIANTS, check_event_log
 from stuntset.checks.prefix import (
     CACHE_FIELDS,
@@ -96,6 +104,7 @@ __all__ = [
     "CACHE_FIELDS",
     "CONFORMANCE_INVARIANTS",
     "DEFAULT_SETTINGS",
+    "HOST_TIMEOUT_INVARIANTS",
     "INVARIANTS",
     "CommandResult",
     "ConformanceFailure",
@@ -118,11 +127,13 @@ __all__ = [
     "WorkspaceChanges",
     "WorkspaceMismatch",
     "WorkspaceSnapshot",
+    "acheck_host_timeouts",
     "acheck_provider_conformance",
     "assert_prefix_stable",
     "assert_tool",
     "assert_trajectory",
     "check_event_log",
+    "check_host_timeouts",
     "check_provider_conformance",
     "conformance_cases",
     "conformance_test",

@@ -171,10 +171,14 @@ class ScriptedProvider:
         played = self.player.next_turn(request)
         if played.index >= len(self.script.turns):
             AGENT_WIRE.check_turn(played.turn, index=played.index, source=self.script.source)
-        run = ScriptedRun(self, self.ids.new("run"), played.turn)
+        run = self._make_run(self.ids.new("run"), played.turn)
         self.calls.append(Started(run_id=run.run_id, prompt=prompt, resume=resume))
         self.runs.append(run)
         return run
+
+    def _make_run(self, run_id: str, turn: Turn) -> ScriptedRun:
+        """The run object of a started turn (a subclass may play its runs differently)."""
+        return ScriptedRun(self, run_id, turn)
 
     def assert_all_turns_used(self) -> None:
         """``UnusedTurns`` if scripted turns were never started."""

@@ -21,14 +21,19 @@ The rules users rely on:
   starts, and a run whose terminal event is already in the log is not ended twice.
 - Every provider event is checked as the log checks it (``stuntset.log.validate``): an event
   that would not read back as given ends its run as ``run.crashed`` (kind ``protocol``).
+- A turn running past ``turn_timeout`` seconds is interrupted; a provider that ignores the
+  interrupt, or whose ``interrupt()`` blocks, gets ``cancel_grace`` seconds for each, then the
+  host ends the run in the log itself (``run.killed`` saying so). Every ``interrupt()`` the host
+  makes is bounded by ``cancel_grace``, so a stuck provider never hangs the host.
 
 Time and ids come from the clock and id seams (``stuntset.seams``) unless given.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from types import TracebackType
 
 import anyio
@@ -59,12 +64,19 @@ _STATUS: dict[str, RunStatus] = {
 
 
 class _Active:
-    __slots__ = ("done", "record", "run")
+    __slots__ = ("appended", "done", "forced", "record", "run", "scope")
 
-    def __init__(self, run: AgentRun, record: RunRecord) -> None:
+    def __init__(self, run: AgentRun, record: RunRecord, timeout: float | None) -> None:
         self.run = run
         self.record = record
         self.done = anyio.Event()
+        self.appended = 0
+        #: Set when the host ends the run itself (its interrupt() did not return in time).
+        self.forced: str | None = None
+        #: Around the relay of the run's events; its deadline is the turn timeout.
+        self.scope = anyio.CancelScope(
+            deadline=anyio.current_time() + timeout if timeout is not None else math.inf
+        )
 
 
 class SessionService:
@@ -78,8 +90,14 @@ class SessionService:
         providers: Mapping[str, ProviderFactory],
         clock: Clock | None = None,
         ids: IdGenerator | None = None,
+        turn_timeout: float | None = None,
+        cancel_grace: float = 5.0,
     ) -> None:
         self.log = log
+        #: Seconds a turn may run before the host interrupts it (``None``: no limit).
+        self.turn_timeout = turn_timeout
+        #: Seconds the host gives a provider's ``interrupt()`` to return, and then its run to end.
+        self.cancel_grace = cancel_grace
         self.store = store
         self.registry = dict(providers)
         self.clock = clock if clock is not None else current_clock()
@@ -223,7 +241,7 @@ class SessionService:
             started_at=self.clock.now(),
         )
         self.store.put(record)
-        active = self._active[session_id] = _Active(run, record)
+        active = self._active[session_id] = _Active(run, record, self.turn_timeout)
         self._tg.start_soon(self._pump, session_id, provider.name, active)
         return record
 
@@ -236,7 +254,10 @@ class SessionService:
             if missing_ok:
                 return
             raise UsageError(f"interrupt: session {session_id!r} has no running turn")
-        await active.run.interrupt(reason)
+        if not await self._interrupt(active.run, reason):
+            # its interrupt() hangs: the pump ends the run in the log instead
+            active.forced = reason
+            active.scope.cancel()
 
     async def respond(self, session_id: str, request_id: str, decision: str) -> None:
         """Answer an open approval (``"allow"``/``"deny"``) or input request of the turn."""
@@ -258,21 +279,68 @@ class SessionService:
             run_id=run_id, ts=self.clock.now(), session_id=session_id, provider=provider
         )
 
+    async def _interrupt(self, run: AgentRun, reason: str) -> bool:
+        """``run.interrupt(reason)``, given ``cancel_grace`` seconds (also while stopping);
+        ``False`` if it did not return in time."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self.cancel_grace):
+            await run.interrupt(reason)
+            return True
+        return False
+
+    async def _relay(self, session_id: str, active: _Active, events: AsyncIterator[Event]) -> bool:
+        """Append the run's events to the log until its terminal one (``True``) or its end."""
+        async for event in events:
+            # refused here too, whatever log the host was given (log.validate)
+            checked = check_event(event, where=f"run {active.run.run_id!r}")
+            [stored] = self.log.append(session_id, [checked])
+            active.appended += 1
+            if is_terminal(stored):
+                self._ended(active.record, stored, active.run)
+                return True
+        return False
+
+    async def _time_out(
+        self, session_id: str, provider_name: str, active: _Active, events: AsyncIterator[Event]
+    ) -> None:
+        """The turn ran out of time (or its interrupt hung): interrupt it, give it
+        ``cancel_grace`` to end, else end it in the log as the host."""
+        run = active.run
+        reason = active.forced
+        if reason is None:
+            reason = (
+                f"timed out: the turn ran past the host's turn_timeout of {self.turn_timeout} s"
+            )
+            if await self._interrupt(run, reason):
+                with anyio.move_on_after(self.cancel_grace):
+                    if await self._relay(session_id, active, events):
+                        return
+        ended: list[Event] = []
+        if not active.appended:
+            ended.append(self._started(run.run_id, run.session_id, provider_name))
+        how = "did not end the run" if active.forced is None else "interrupt() did not return"
+        ended.append(
+            RunKilled(
+                run_id=run.run_id,
+                ts=self.clock.now(),
+                reason=f"{reason} (the provider's {how} within {self.cancel_grace} s; "
+                "the host ended it)",
+            )
+        )
+        stored = self.log.append(session_id, ended)[-1]
+        self._ended(active.record, stored, run)
+
     async def _pump(self, session_id: str, provider_name: str, active: _Active) -> None:
         run, record = active.run, active.record
-        appended = 0
         try:
             try:
                 events = aiter(run)
                 try:
-                    async for event in events:
-                        # refused here too, whatever log the host was given (log.validate)
-                        checked = check_event(event, where=f"run {run.run_id!r}")
-                        [stored] = self.log.append(session_id, [checked])
-                        appended += 1
-                        if is_terminal(stored):
-                            self._ended(record, stored, run)
+                    with active.scope:
+                        if await self._relay(session_id, active, events):
                             return
+                    if active.scope.cancel_called:
+                        await self._time_out(session_id, provider_name, active, events)
+                        return
                 finally:
                     close = getattr(events, "aclose", None)  # an async generator: finish it
                     if close is not None:
@@ -280,16 +348,14 @@ class SessionService:
                             await close()
                 raise RuntimeError("the run ended without a terminal event")
             except anyio.get_cancelled_exc_class():
-                with anyio.CancelScope(shield=True):
-                    await run.interrupt("host stopped")
+                await self._interrupt(run, "host stopped")
                 self._abandon(record, self.stop_reason)
                 raise
             except Exception as error:  # the provider broke: the run crashed, not the host
                 if isinstance(error, InvalidEvent):  # refused at the door: stop the run
-                    with anyio.CancelScope(shield=True):
-                        await run.interrupt("it emitted an invalid event")
+                    await self._interrupt(run, "it emitted an invalid event")
                 crashed: list[Event] = []
-                if not appended:
+                if not active.appended:
                     crashed.append(self._started(run.run_id, run.session_id, provider_name))
                 crashed.append(
                     RunCrashed(

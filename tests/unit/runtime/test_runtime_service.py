@@ -14,6 +14,7 @@ from stuntset import check_events, scenarios
 from stuntset.errors import StaleCursor, UsageError
 from stuntset.events import ApprovalRequested, Event, RunCrashed, RunStarted
 from stuntset.log import SqliteEventLog, project
+from stuntset.log.memory import MemoryEventLog
 from stuntset.providers import ScriptedProvider, StuckProvider
 from stuntset.providers.base import AgentProvider, Started
 from stuntset.runtime import (
@@ -359,3 +360,66 @@ async def test_a_subscriber_away_across_a_rollback_and_reappend_is_told_where_to
     assert [e.type for e in rest] == ["tool.started", "tool.completed", "message.delta"]
     assert seen[:2] + rest == host.log.read(seeded.session_id)
     assert (again.epoch, again.cursor) == (1, 5)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("cancel", "says"),
+    [
+        ("ends", "timed out: the turn ran past the host's turn_timeout of 0.05 s"),
+        (
+            "ignored",
+            "timed out: the turn ran past the host's turn_timeout of 0.05 s (the provider's "
+            "did not end the run within 0.05 s; the host ended it)",
+        ),
+        (
+            "blocks",
+            "timed out: the turn ran past the host's turn_timeout of 0.05 s (the provider's "
+            "did not end the run within 0.05 s; the host ended it)",
+        ),
+    ],
+)
+async def test_a_turn_past_its_timeout_ends_killed_whatever_its_provider_does(
+    cancel: str, says: str
+) -> None:
+    store = SessionStore(":memory:")
+    log = MemoryEventLog()
+    providers = {"stuck": lambda: StuckProvider(cancel=cancel)}  # type: ignore[arg-type]
+    try:
+        async with SessionService(
+            log=log, store=store, providers=providers, turn_timeout=0.05, cancel_grace=0.05
+        ) as service:
+            task = service.create_task("/work")
+            session = service.create_session(task.task_id, "stuck").session_id
+            await service.start_turn(session, "hang")
+            await service.wait_idle(session)
+            assert [r.status for r in service.runs(session)] == ["killed"]
+        events = log.read(session)
+        check_events(events)
+        assert [e.type for e in events] == ["run.started", "run.killed"]
+        assert events[-1].reason == says  # type: ignore[union-attr]
+    finally:
+        store.close()
+
+
+@pytest.mark.anyio
+async def test_an_interrupt_that_blocks_does_not_hang_the_caller() -> None:
+    store = SessionStore(":memory:")
+    log = MemoryEventLog()
+    providers = {"stuck": lambda: StuckProvider(cancel="blocks")}
+    try:
+        async with SessionService(
+            log=log, store=store, providers=providers, cancel_grace=0.05
+        ) as service:
+            task = service.create_task("/work")
+            session = service.create_session(task.task_id, "stuck").session_id
+            await service.start_turn(session, "hang")
+            await wait_for_event(service, session, "run.started")
+            await service.interrupt(session, "user pressed stop")
+            await service.wait_idle(session)
+        assert log.read(session)[-1].reason == (  # type: ignore[union-attr]
+            "user pressed stop (the provider's interrupt() did not return within 0.05 s; "
+            "the host ended it)"
+        )
+    finally:
+        store.close()

@@ -67,6 +67,16 @@ def test_fake_claude_runs_as_an_executable(fake_claude):
     assert fake_claude.invocations[0].exit_code == 0
 
 
+@pytest.mark.fake_claude("happy_path", time_scale=0, allow_unused_turns=True)
+def test_claude_bin_is_the_double_outside_live(claude_bin, fake_claude):
+    assert claude_bin == fake_claude.path
+
+
+@pytest.mark.fake_codex("happy_path", time_scale=0, allow_unused_turns=True)
+def test_codex_bin_is_the_double_outside_live(codex_bin, fake_codex):
+    assert codex_bin == fake_codex.path
+
+
 def test_fake_codex_runs_exec_json(fake_codex):
     codex = fake_codex(Script.of([Text("called")]), time_scale=0)
     done = subprocess.run(
