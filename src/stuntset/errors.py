@@ -23,7 +23,8 @@
         ├── TrajectoryMismatch                  an agent's tool calls differ from the expected ones
         ├── ToolMismatch                        a declared tool or a tool call's arguments differ
         ├── WorkspaceMismatch                   files changed other than the expected ones
-        └── LeftoverPaths                       temporary paths were left behind
+        ├── LeftoverPaths                       temporary paths were left behind
+        └── InstalledPackageError               a user's package failed to build, install or import
 
 Failures that a double *simulates* (a 429, a cut stream, a crashed CLI) are never raised as
 these: the client library under test sees its own errors, exactly as in production.
@@ -39,6 +40,7 @@ __all__ = [
     "ConformanceFailure",
     "ContractViolation",
     "HarnessFailure",
+    "InstalledPackageError",
     "InvalidEvent",
     "InvariantViolation",
     "LeftoverPaths",
@@ -256,3 +258,9 @@ class WorkspaceMismatch(HarnessFailure):
 
 class LeftoverPaths(HarnessFailure):
     """Temporary files or directories were still there at the end (``TempTracker``)."""
+
+
+class InstalledPackageError(HarnessFailure):
+    """A user's package could not be built or installed into its venv, or, once installed,
+    an import or metadata probe failed there (``stuntset.checks.install_package``); the
+    message shows the tail of the tool's output."""

@@ -7,7 +7,7 @@
 - Fixtures: ``scripted_provider`` (configured by the same-named marker, or by overriding the
   ``stuntset_script`` fixture), ``stuck_provider``, ``stuntset_clock``, ``stuntset_ids``.
 - Checks for the user's own agent: the ``prefix_stable`` marker, ``workspace_snapshot``,
-  ``tool_calls`` and ``temp_tracker`` (logic in ``stuntset.checks``).
+  ``tool_calls``, ``temp_tracker`` and ``installed_package`` (logic in ``stuntset.checks``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 LIVE_HELP = "needs a real provider; deselected unless --live, skipped where an env var is unset"
 
 __all__ = [
+    "installed_package",
     "scripted_provider",
     "stuck_provider",
     "stuntset_clock",
@@ -448,6 +449,17 @@ def workspace_snapshot() -> Any:
     from stuntset.checks import WorkspaceSnapshot
 
     return WorkspaceSnapshot.take
+
+
+@pytest.fixture(scope="session")
+def installed_package(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``installed_package(project_dir, extras=(), requirements=())``: the project built into
+    a wheel and installed into a fresh venv, once per session for the same arguments
+    (``stuntset.checks.InstalledPackage``: ``.run``, ``.bin``, ``.entry_points``,
+    ``.import_check``)."""
+    from stuntset.checks.installed import InstalledPackages
+
+    return InstalledPackages(tmp_path_factory.mktemp("installed"))
 
 
 @pytest.fixture

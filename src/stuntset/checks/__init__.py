@@ -28,6 +28,10 @@ Checks for your own agent app:
 - ``within(seconds, gate=)`` and ``SettleGate``: bounded waits that name what was still
   pending (``WaitTimeout``); ``TempTracker`` removes temporary paths and reports leftovers
   (``LeftoverPaths``).
+- ``install_package(project_dir, extras=)``: the user's package built into a wheel and
+  installed into a fresh venv; ``InstalledPackage.run`` / ``.bin`` / ``.entry_points`` /
+  ``.import_check`` exercise it as installed, from outside the source tree
+  (``InstalledPackageError``).
 """
 
 from typing import TYPE_CHECKING
@@ -37,6 +41,7 @@ from stuntset.checks.host_timeouts import (
     acheck_host_timeouts,
     check_host_timeouts,
 )
+from stuntset.checks.installed import InstalledPackage, install_package
 from stuntset.checks.log_invariants import INVARIANTS, check_event_log
 from stuntset.checks.prefix import (
     CACHE_FIELDS,
@@ -78,6 +83,7 @@ from stuntset.checks.workspace import (
 )
 from stuntset.errors import (
     ConformanceFailure,
+    InstalledPackageError,
     InvariantViolation,
     LeftoverPaths,
     PrefixUnstable,
@@ -110,6 +116,8 @@ __all__ = [
     "ConformanceFailure",
     "ConformanceReport",
     "DeclaredTool",
+    "InstalledPackage",
+    "InstalledPackageError",
     "InvariantViolation",
     "LeftoverPaths",
     "ModelRequest",
@@ -140,6 +148,7 @@ __all__ = [
     "declared_tools",
     "find_prefix_divergence",
     "first_user_message",
+    "install_package",
     "match_trajectory",
     "model_requests",
     "trajectory_of",

@@ -1,0 +1,1 @@
+"""A sample plugin package (test data for stuntset.checks.install_package)."""

@@ -1,0 +1,152 @@
+"""install_package and the installed_package fixture: a user's plugin package built into a
+wheel, installed into a fresh venv, and exercised through its entry points from outside the
+source tree (tests/unit/checks/sample_plugin/, built once per session, per xdist worker).
+
+uv comes from ``$STUNTSET_UV`` (``make test`` sets it), ``PATH`` or the Makefile's
+``.tools/bin/uv``; the build backend and pytest come from its cache."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import os
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from stuntset.checks import InstalledPackage, InstalledPackageError, install_package
+from stuntset.checks.installed import find_uv
+from stuntset.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLE = Path(__file__).parent / "sample_plugin"
+#: pytest for the in-venv run, pinned to this environment's versions (uv's cache has them)
+PYTEST = [
+    f"{name}=={importlib.metadata.version(name)}"
+    for name in ("pytest", "pluggy", "iniconfig", "packaging", "pygments")
+]
+
+
+def _uv() -> str:
+    uv = find_uv() or next((str(p) for p in [ROOT / ".tools" / "bin" / "uv"] if p.exists()), None)
+    if uv is None:
+        pytest.skip("no uv: set STUNTSET_UV, put uv on PATH, or run `make sync` for .tools/bin/uv")
+    return uv
+
+
+@pytest.fixture(scope="module")
+def sample(installed_package: Callable[..., InstalledPackage]) -> InstalledPackage:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("STUNTSET_UV", _uv())
+        built = installed_package(SAMPLE, extras=["loud"], requirements=PYTEST)
+    print(
+        f"sample plugin: build {built.timings['build']:.2f} s, "
+        f"venv + install {built.timings['install']:.2f} s"
+    )
+    return built
+
+
+def test_the_console_script_runs_from_the_venv(sample: InstalledPackage) -> None:
+    script = sample.bin("sample-hello")
+    assert script.parent == sample.venv / "bin"
+    done = sample.run("sample-hello", "a", "b")
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert Path(first.removeprefix("hello from ")).is_relative_to(sample.venv)
+    assert second == "args: a b"
+
+
+def test_the_entry_points_are_read_from_the_installed_metadata(sample: InstalledPackage) -> None:
+    assert sample.entry_points("pytest11") == {"sample": "sample_plugin.pytest_plugin"}
+    assert sample.entry_points("console_scripts") == {
+        "sample-hello": "sample_plugin.cli:main",
+        "sample-broken": "sample_plugin.cli:missing",
+    }
+    assert sample.entry_points("stuntset_sample.providers") == {
+        "echo": "sample_plugin.cli:EchoProvider"
+    }
+    assert sample.entry_points("no.such.group") == {}
+
+
+def test_import_check_proves_the_module_came_from_the_venv(sample: InstalledPackage) -> None:
+    path = sample.import_check("sample_plugin.cli")
+    assert path.is_relative_to(sample.venv)
+    assert path.name == "cli.py"
+
+
+def test_the_pytest11_plugin_loads_in_a_pytest_run_inside_the_venv(
+    sample: InstalledPackage,
+) -> None:
+    (sample.workdir / "test_uses_plugin.py").write_text(
+        textwrap.dedent(
+            """
+            def test_greeting(sample_greeting):
+                assert sample_greeting.startswith("greetings from ")
+                assert "/venv/" in sample_greeting
+            """
+        )
+    )
+    done = sample.run("pytest", "-q", "-p", "no:cacheprovider", "test_uses_plugin.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+# --- failing usefully ---
+
+
+def test_a_console_script_naming_a_missing_function_reports_it(sample: InstalledPackage) -> None:
+    done = sample.run("sample-broken")
+    assert done.returncode != 0
+    assert "cannot import name 'missing' from 'sample_plugin.cli'" in done.stderr
+
+
+def test_import_check_fails_when_the_source_tree_shadows_the_install(
+    sample: InstalledPackage,
+) -> None:
+    # run from the project folder itself (flat layout): the source wins, which is the bug
+    shadowed = dataclasses.replace(sample, workdir=SAMPLE)
+    with pytest.raises(InstalledPackageError, match="not from the venv") as caught:
+        shadowed.import_check("sample_plugin.cli")
+    assert str(SAMPLE / "sample_plugin" / "cli.py") in str(caught.value)
+
+
+def test_import_check_reports_a_module_that_is_not_installed(sample: InstalledPackage) -> None:
+    with pytest.raises(InstalledPackageError, match="import sample_plugin.nope failed") as caught:
+        sample.import_check("sample_plugin.nope")
+    assert "ModuleNotFoundError" in str(caught.value)
+
+
+def test_bin_names_what_the_venv_has_instead(sample: InstalledPackage) -> None:
+    with pytest.raises(UsageError, match=r"no executable 'sample-hi'.*'sample-hello'"):
+        sample.bin("sample-hi")
+
+
+def test_a_project_without_pyproject_is_refused_with_the_place(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no pyproject.toml") as caught:
+        install_package(tmp_path, dest=tmp_path / "out")
+    assert str(tmp_path) in str(caught.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_failed_build_shows_the_tail_of_the_build_output(tmp_path: Path) -> None:
+    project = tmp_path / "broken"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling>=1.25"]\nbuild-backend = "hatchling.nope"\n'
+        '[project]\nname = "broken-plugin"\nversion = "0.1.0"\n'
+    )
+    with pytest.raises(InstalledPackageError) as caught:
+        install_package(project, uv=_uv(), dest=tmp_path / "out")
+    message = str(caught.value)
+    assert message.startswith("broken-plugin: building the wheel failed (exit ")
+    assert "--- last lines of its output ---" in message
+    assert "hatchling.nope" in message
+
+
+def test_the_fixture_hands_out_one_build_per_project_and_extras(
+    installed_package: Callable[..., InstalledPackage], sample: InstalledPackage
+) -> None:
+    again = installed_package(SAMPLE, extras=["loud"], requirements=list(reversed(PYTEST)))
+    assert again is sample
