@@ -150,3 +150,61 @@ def test_the_fixture_hands_out_one_build_per_project_and_extras(
 ) -> None:
     again = installed_package(SAMPLE, extras=["loud"], requirements=list(reversed(PYTEST)))
     assert again is sample
+
+
+def test_a_pyproject_without_a_project_name_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.something]\nx = 1\n")
+    with pytest.raises(UsageError, match=r"pyproject.toml: cannot read \[project\] name"):
+        install_package(tmp_path, dest=tmp_path / "out")
+
+
+def test_run_needs_a_command_and_python_is_the_venvs(sample: InstalledPackage) -> None:
+    assert sample.python == sample.venv / "bin" / "python"
+    with pytest.raises(UsageError, match="run\\(\\) needs a command"):
+        sample.run()
+
+
+@pytest.fixture
+def no_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No uv anywhere: install_package falls back to pip and the stdlib venv."""
+    monkeypatch.delenv("STUNTSET_UV", raising=False)
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert find_uv() is None
+
+
+@pytest.mark.usefixtures("no_uv")
+def test_without_uv_a_python_that_cannot_start_is_named(tmp_path: Path) -> None:
+    with pytest.raises(
+        InstalledPackageError, match=r"building the wheel \(no uv found: pip wheel\): cannot run"
+    ) as caught:
+        install_package(SAMPLE, python=tmp_path / "no-python", dest=tmp_path / "out")
+    assert str(tmp_path / "no-python") in str(caught.value)
+
+
+@pytest.mark.usefixtures("no_uv")
+def test_without_uv_pip_wheel_gets_the_index_options_and_its_failure_is_shown(
+    tmp_path: Path,
+) -> None:
+    # a fake interpreter without pip: says so, with the arguments it was given
+    fake = tmp_path / "python-without-pip"
+    fake.write_text('#!/bin/sh\necho "$@" >&2\necho "No module named pip" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    with pytest.raises(InstalledPackageError) as caught:
+        install_package(
+            SAMPLE,
+            python=fake,
+            find_links=[tmp_path / "wheels"],
+            index_url="https://example.invalid/simple",
+            cache_dir=tmp_path / "cache",
+            dest=tmp_path / "out",
+        )
+    message = str(caught.value)
+    assert message.startswith(
+        "stuntset-sample-plugin: building the wheel (no uv found: pip wheel) failed (exit 1)"
+    )
+    assert message.endswith("No module named pip")
+    assert f"--find-links {tmp_path / 'wheels'}" in message
+    assert "--index-url https://example.invalid/simple" in message
+    assert f"--cache-dir {tmp_path / 'cache'}" in message
