@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
-import os
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -113,7 +112,7 @@ def test_import_check_fails_when_the_source_tree_shadows_the_install(
 
 
 def test_import_check_reports_a_module_that_is_not_installed(sample: InstalledPackage) -> None:
-    with pytest.raises(InstalledPackageError, match="import sample_plugin.nope failed") as caught:
+    with pytest.raises(InstalledPackageError, match=r"import sample_plugin\.nope failed") as caught:
         sample.import_check("sample_plugin.nope")
     assert "ModuleNotFoundError" in str(caught.value)
 
@@ -124,7 +123,7 @@ def test_bin_names_what_the_venv_has_instead(sample: InstalledPackage) -> None:
 
 
 def test_a_project_without_pyproject_is_refused_with_the_place(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="no pyproject.toml") as caught:
+    with pytest.raises(UsageError, match=r"no pyproject\.toml") as caught:
         install_package(tmp_path, dest=tmp_path / "out")
     assert str(tmp_path) in str(caught.value)
     assert not (tmp_path / "out").exists()
