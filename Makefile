@@ -16,6 +16,9 @@ ifeq ($(UV),)
 UV := $(CURDIR)/.tools/bin/uv
 endif
 
+# the uv that tests building a package into a venv use (stuntset.checks.install_package)
+export STUNTSET_UV := $(UV)
+
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.stuntset-synced

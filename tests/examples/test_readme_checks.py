@@ -38,3 +38,36 @@ def test_the_checks_example_fails_on_an_app_that_breaks_them(pytester: pytest.Py
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*PrefixUnstable: the prompt prefix is not stable*"])
     result.stdout.fnmatch_lines(["*unexpected: modified notes.md*"])
+
+
+def installed_example() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    [block] = [b for b in blocks if "installed_package" in b]
+    return block
+
+
+def test_the_installed_package_example_runs_on_a_sample_plugin(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stuntset.checks.installed import find_uv
+
+    uv = find_uv() or next(
+        (str(p) for p in [README.parent / ".tools" / "bin" / "uv"] if p.exists()), None
+    )
+    if uv is None:
+        pytest.skip("no uv: set STUNTSET_UV, put uv on PATH, or run `make sync` for .tools/bin/uv")
+    monkeypatch.setenv("STUNTSET_UV", uv)
+    sample = README.parent / "tests" / "unit" / "checks" / "sample_plugin"
+    source = (
+        installed_example()
+        .replace('Path(__file__).parent / "my-plugin"', f"Path({str(sample)!r})")
+        .replace('pkg.run("my-plugin"', 'pkg.run("sample-hello"')
+        .replace(
+            '{"my_plugin": "my_plugin.pytest_plugin"}', '{"sample": "sample_plugin.pytest_plugin"}'
+        )
+        .replace('import_check("my_plugin")', 'import_check("sample_plugin")')
+    )
+    assert '"my_plugin' not in source
+    assert "my-plugin" not in source
+    pytester.makepyfile(test_example=source)
+    pytester.runpytest(*QUIET).assert_outcomes(passed=1)

@@ -42,7 +42,7 @@ KINDS: dict[str, dict[str, str]] = {
     },
     "stuntset.errors": {
         "exception": "CapabilityError ConformanceFailure ContractViolation HarnessFailure "
-        "InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse PrefixUnstable "
+        "InstalledPackageError InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse PrefixUnstable "
         "ScriptError ScriptExhausted StaleCursor StuntsetError ToolMismatch TrajectoryMismatch "
         "UnknownScenario UnstubbedCall UnusedTurns UsageError WaitTimeout WorkspaceMismatch",
     },
@@ -85,15 +85,16 @@ KINDS: dict[str, dict[str, str]] = {
     "stuntset.checks": {
         "constant": "CACHE_FIELDS CONFORMANCE_INVARIANTS DEFAULT_SETTINGS HOST_TIMEOUT_INVARIANTS "
         "INVARIANTS",
-        "exception": "ConformanceFailure InvariantViolation LeftoverPaths PrefixUnstable "
-        "ToolMismatch TrajectoryMismatch WorkspaceMismatch",
-        "class": "CommandResult ConformanceReport DeclaredTool ModelRequest PrefixDivergence "
+        "exception": "ConformanceFailure InstalledPackageError InvariantViolation LeftoverPaths "
+        "PrefixUnstable ToolMismatch TrajectoryMismatch WorkspaceMismatch",
+        "class": "CommandResult ConformanceReport DeclaredTool InstalledPackage ModelRequest "
+        "PrefixDivergence "
         "PrefixReport ReceivedCall SettleGate TempTracker ToolCalls ToolStep TrajectoryResult "
         "WorkspaceChanges WorkspaceSnapshot",
         "function": "acheck_host_timeouts acheck_provider_conformance assert_prefix_stable "
         "assert_tool assert_trajectory check_event_log check_host_timeouts "
         "check_provider_conformance conformance_cases "
-        "conformance_test declared_tools find_prefix_divergence first_user_message "
+        "conformance_test declared_tools find_prefix_divergence first_user_message install_package "
         "match_trajectory model_requests trajectory_of verify_command within",
     },
     "stuntset.doubles.model": {
@@ -268,6 +269,7 @@ from stuntset.errors import (
     ScriptError, ScriptExhausted, StaleCursor, StuntsetError, UnknownScenario, UnstubbedCall,
     UnusedTurns, UsageError, WaitTimeout, LeftoverPaths, PrefixUnstable, ToolMismatch,
     TrajectoryMismatch, WorkspaceMismatch, InvalidEvent, LogFileError, LogInUse,
+    InstalledPackageError,
 )
 raised = [
     CapabilityError("no resume"), ConformanceFailure("x", invariant="contract", scenario=None,
@@ -278,6 +280,7 @@ raised = [
     LeftoverPaths("x"), PrefixUnstable("x"), ToolMismatch("x"), TrajectoryMismatch("x"),
     WorkspaceMismatch("x"), InvalidEvent("x", index=0, field="ts"),
     LogFileError("x", path="host.db"), LogInUse("x", path="host.db", pid=1),
+    InstalledPackageError("x"),
 ]
 assert all(isinstance(error, StuntsetError) for error in raised)
 """,
@@ -491,6 +494,15 @@ async def bounded():
 anyio.run(bounded)
 tracker = TempTracker(tmp / "tmp")
 assert tracker.close() == []
+from stuntset.checks import InstalledPackage, InstalledPackageError, install_package
+try:
+    install_package(tmp / "no-project")
+except ValueError as refused:
+    assert "no pyproject.toml" in str(refused)
+package = InstalledPackage(tmp, "p", tmp / "p.whl", tmp / "venv", tmp)
+assert package.python == tmp / "venv" / "bin" / "python"
+assert issubclass(InstalledPackageError, AssertionError)
+InstalledPackageError("x")
 """,
     "checks": """
 from stuntset.checks import (
