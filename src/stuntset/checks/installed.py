@@ -121,24 +121,33 @@ class InstalledPackage:
         timeout: float | None = 120.0,
     ) -> subprocess.CompletedProcess[str]:
         """Run a command in the venv (``args[0]`` found on its ``PATH`` first, e.g. a console
-        script or ``python``), from ``workdir`` unless ``cwd`` is given; never raises on a
-        non-zero exit (read ``returncode`` and ``stderr``)."""
+        script or ``python``), from ``workdir`` unless ``cwd`` is given, stdin ``input`` (or
+        empty); never raises on a
+        non-zero exit (read ``returncode`` and ``stderr``); ``InstalledPackageError`` if it
+        outlives ``timeout``."""
         if not args:
             raise UsageError(f"{self.name}: run() needs a command")
         argv = [os.fspath(a) for a in args]
         found = shutil.which(argv[0], path=str(self.venv / "bin"))
         if found is not None:
             argv[0] = found
-        return subprocess.run(
-            argv,
-            cwd=cwd or self.workdir,
-            env=self.env(),
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        try:
+            return subprocess.run(
+                argv,
+                cwd=cwd or self.workdir,
+                env=self.env(),
+                input=input,
+                stdin=subprocess.DEVNULL if input is None else None,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise InstalledPackageError(
+                f"{self.name}: {' '.join(argv)} still ran after {timeout} s (killed); "
+                f"pass run(..., timeout=) for a slower command"
+            ) from exc
 
     def _probe(self, what: str, *argv: str) -> str:
         done = self.run("python", "-c", *argv)

@@ -207,3 +207,11 @@ def test_without_uv_pip_wheel_gets_the_index_options_and_its_failure_is_shown(
     assert f"--find-links {tmp_path / 'wheels'}" in message
     assert "--index-url https://example.invalid/simple" in message
     assert f"--cache-dir {tmp_path / 'cache'}" in message
+
+
+def test_a_command_that_outlives_its_timeout_is_killed_and_named(
+    sample: InstalledPackage,
+) -> None:
+    hang = "import threading; threading.Event().wait()"  # waits for what never comes
+    with pytest.raises(InstalledPackageError, match=r"still ran after 0\.5 s \(killed\)"):
+        sample.run("python", "-c", hang, timeout=0.5)
