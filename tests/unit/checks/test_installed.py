@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import shutil
+import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -215,3 +217,26 @@ def test_a_command_that_outlives_its_timeout_is_killed_and_named(
     hang = "import threading; threading.Event().wait()"  # waits for what never comes
     with pytest.raises(InstalledPackageError, match=r"still ran after 0\.5 s \(killed\)"):
         sample.run("python", "-c", hang, timeout=0.5)
+
+
+MKDIR, CP = shutil.which("mkdir"), shutil.which("cp")  # PATH is empty under no_uv
+
+
+@pytest.mark.usefixtures("no_uv")
+def test_without_uv_the_stdlib_venv_and_pip_install_the_wheel(
+    sample: InstalledPackage, tmp_path: Path
+) -> None:
+    # pip's wheel build would fetch hatchling from the index: this interpreter hands over the
+    # wheel uv built instead; the venv (stdlib, with pip) and pip's install are real
+    python = tmp_path / "python-pip-wheel-from-cache"
+    python.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$2" = pip ]; then {MKDIR} -p "$7" && exec {CP} {sample.wheel} "$7"; fi\n'
+        f'exec {sys.executable} "$@"\n'
+    )
+    python.chmod(0o755)
+    installed = install_package(SAMPLE, python=python, dest=tmp_path / "out")
+    assert installed.entry_points("pytest11") == {"sample": "sample_plugin.pytest_plugin"}
+    assert installed.import_check("sample_plugin").is_relative_to(installed.venv)
+    assert (installed.venv / "bin" / "pip").exists()  # made by venv, not by uv
+    print(f"pip fallback: venv + install {installed.timings['install']:.2f} s")
