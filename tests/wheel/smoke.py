@@ -131,6 +131,7 @@ class Smoke:
         env = {k: v for k, v in os.environ.items() if k not in dropped}
         env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["CI"] = "true"  # cassettes and snapshots replay only, as in CI
+        env["STUNTSET_UV"] = self.uv  # the installed_package fixture builds with it
         return env
 
     def project(self, name: str) -> Path:

@@ -162,3 +162,18 @@ def test_temp_tracker_cleans_what_the_code_left(temp_tracker):
 
     handed = tempfile.mkdtemp()  # under the tracker's directory
     temp_tracker.release(handed)
+
+
+def test_installed_package_runs_my_console_script_from_its_venv(installed_package, tmp_path):
+    # uv comes from $STUNTSET_UV (the wheel smoke passes its own)
+    (tmp_path / "hello_tool").mkdir()
+    (tmp_path / "hello_tool" / "__init__.py").write_text("def main():\n    print('hello')\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+        '[project]\nname = "hello-tool"\nversion = "1.0"\n'
+        '[project.scripts]\nhello-tool = "hello_tool:main"\n'
+    )
+    package = installed_package(tmp_path)
+    assert package.run("hello-tool").stdout == "hello\n"
+    assert package.entry_points("console_scripts") == {"hello-tool": "hello_tool:main"}
+    assert package.import_check("hello_tool").is_relative_to(package.venv)
