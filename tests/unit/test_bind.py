@@ -60,3 +60,18 @@ def test_a_port_in_use_names_the_port() -> None:
             listening_socket("127.0.0.1", port)
     with listening_socket("127.0.0.1", 0) as fresh:
         assert fresh.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def test_a_loopback_address_written_in_short_form_still_passes_quietly() -> None:
+    # "127.1" is not an address ipaddress parses, but the resolver reads it as 127.0.0.1
+    # (inet_aton's shorthand, no DNS asked): it binds loopback, so no --allow-remote needed.
+    assert is_loopback("127.1")
+    assert check_bind("127.1", 0, allow_remote=False) is None
+    # the same shorthand for a routable address is not loopback and still needs the flag
+    assert not is_loopback("10.1")
+    with pytest.raises(UsageError, match=r"^--host '10.1' is not a loopback address"):
+        check_bind("10.1", 0, allow_remote=False)
+
+
+def test_a_name_that_does_not_resolve_is_not_loopback() -> None:
+    assert not is_loopback("no such host!")

@@ -60,6 +60,42 @@ from stuntset.script import Script, Text, ToolCall, Usage
             {"type": "item.completed", "item": {"type": "command_execution", "command": "ls"}},
             'item.completed command_execution "ls"',
         ),
+        (
+            {
+                "type": "assistant",
+                "message": {
+                    "content": [
+                        {"type": "thinking", "thinking": "hmm"},
+                        {"type": "text", "text": "ok"},
+                        {"type": "x"},
+                    ]
+                },
+            },
+            'assistant thinking "hmm", "ok"',
+        ),
+        (
+            {
+                "type": "user",
+                "message": {
+                    "content": [{"type": "tool_result", "is_error": True, "content": "denied"}]
+                },
+            },
+            'user tool_result (error) "denied"',
+        ),
+        (
+            {"method": "item/agentMessage/delta", "params": {"delta": "Hel"}},
+            'item/agentMessage/delta "Hel"',
+        ),
+        (
+            {"method": "turn/completed", "params": {"turn": {"status": "interrupted"}}},
+            "turn/completed interrupted",
+        ),
+        (
+            {"method": "item/started", "params": {"item": {"type": "reasoning", "text": ""}}},
+            "item/started reasoning",
+        ),
+        ({"id": 2, "result": {}}, "response #2"),
+        ({"type": "system", "subtype": "init", "session_id": "s"}, "system init"),
     ],
 )
 def test_lines_are_described_briefly(message: dict[str, object], described: str) -> None:
@@ -68,6 +104,11 @@ def test_lines_are_described_briefly(message: dict[str, object], described: str)
 
 def test_a_line_that_is_not_json_says_so() -> None:
     assert describe_line("half a li") == '(not JSON) "half a li"'
+
+
+def test_json_that_is_not_an_object_is_shown_as_is_clipped() -> None:
+    assert describe_line("[1, 2]") == "[1, 2]"
+    assert describe_line(json.dumps("x" * 100)) == '"' + "x" * 78 + "…"
 
 
 def test_a_cli_run_reads_in_both_directions_with_offsets() -> None:
@@ -140,3 +181,41 @@ def test_a_model_response_reads_as_its_steps(tmp_path: Path) -> None:
     assert shown.exit_code == 0
     assert "  tool_call " in shown.output
     assert "ms  {" in shown.output  # --frames: each frame's data
+
+
+def test_a_whole_response_and_an_error_read_without_frames_or_model() -> None:
+    script = Script.of([Text("done")])
+    with httpx2.Client(transport=stuntset.transport(script), base_url="http://x") as http:
+        whole = http.post("/v1/responses", json={"model": "m", "input": "sum it up"}).json()
+    answered = Interaction(
+        id="i-1",
+        wire="openai-responses",
+        request=RecordedRequest(method="POST", path="/v1/responses", body={"input": "sum it up"}),
+        response=RecordedResponse(status=200, body=whole),
+    )
+    refused = Interaction(
+        id="i-2",
+        wire="anthropic-messages",
+        session="s-1",
+        request=RecordedRequest(
+            method="POST",
+            path="/v1/messages",
+            body={"messages": ["not a message", {"role": "assistant", "content": "hi"}]},
+        ),
+        response=RecordedResponse(
+            status=529,
+            body={"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        ),
+    )
+    lines = transcript(Cassette(interactions=[answered, refused]))
+    # no model in the request, a string input, no frames: no "model"/"frame(s)" lines
+    assert lines[2:5] == [
+        "i-1 openai-responses: POST /v1/responses → 200",
+        '  asked "sum it up"',
+        '  text {"text": "done"}',
+    ]
+    # no user message to quote: no "asked" line; the error reads as its step
+    assert lines[-2:] == [
+        "i-2 anthropic-messages session s-1: POST /v1/messages → 529",
+        '  http_error {"status": 529, "message": "Overloaded", "error_type": "overloaded_error"}',
+    ]
