@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import httpx2
+import openai
 import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai import Agent, CallDeferred, DeferredToolRequests
+from pydantic_ai import exceptions as ai_errors
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
@@ -40,8 +43,8 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
-from stuntset.providers.pydantic_ai import PydanticAIProvider
-from stuntset.script import Script, Text
+from stuntset.providers.pydantic_ai import PydanticAIProvider, crash_of
+from stuntset.script import Script, Text, ToolCall
 
 WIRES = ["openai-chat", "openai-responses", "anthropic"]
 
@@ -277,3 +280,128 @@ def test_the_provider_keeps_the_conformance_invariants_on_every_wire(world: Worl
         ("interrupt-terminates", "spawn_missing"),
         ("early-close-releases", "spawn_missing"),
     }
+
+
+def _caused(error: BaseException, cause: BaseException) -> BaseException:
+    error.__cause__ = cause
+    return error
+
+
+_REQUEST = httpx2.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+
+
+@pytest.mark.parametrize(
+    ("error", "crash"),
+    [
+        (ai_errors.ModelHTTPError(503, "m"), ("overloaded", True)),
+        (ai_errors.ModelHTTPError(529, "m"), ("overloaded", True)),
+        (ai_errors.ModelHTTPError(403, "m"), ("auth", False)),
+        (ai_errors.ModelHTTPError(400, "m"), ("http", False)),
+        (ai_errors.ModelHTTPError(409, "m"), ("http", True)),
+        (ai_errors.ModelAuthenticationError("m", "bad key"), ("auth", False)),
+        (ai_errors.ModelRateLimitError("m", "slow down"), ("rate_limited", True)),
+        (ai_errors.ModelUnavailableError("m", "busy"), ("overloaded", True)),
+        (ai_errors.ModelTimeoutError("m", "too slow"), ("timeout", True)),
+        (TimeoutError(), ("timeout", True)),
+        (ai_errors.ModelConnectionError("m", "refused"), ("protocol", True)),
+        (ai_errors.UnexpectedModelBehavior("no tool named x"), ("protocol", False)),
+        (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad"), ("protocol", False)),
+        (httpx2.ReadTimeout("read", request=_REQUEST), ("timeout", True)),
+        (httpx2.RemoteProtocolError("peer closed", request=_REQUEST), ("protocol", True)),
+        (openai.APITimeoutError(request=_REQUEST), ("timeout", True)),
+        (openai.APIConnectionError(request=_REQUEST), ("protocol", True)),
+        (
+            openai.RateLimitError(
+                "slow", response=httpx2.Response(429, request=_REQUEST), body=None
+            ),
+            ("rate_limited", True),
+        ),
+        (openai.OpenAIError("something else"), ("internal", False)),
+        (
+            _caused(ai_errors.ModelAPIError("m", "wrapped"), httpx2.ConnectTimeout("c")),
+            ("timeout", True),
+        ),
+        (ValueError("a bug in a tool"), ("internal", False)),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else None,
+)
+def test_every_kind_of_failure_out_of_an_agent_maps_to_its_crash_kind(
+    error: BaseException, crash: tuple[str, bool]
+) -> None:
+    kind, message, retryable = crash_of(error)
+    assert (kind, retryable) == crash
+    assert message  # never an empty crash message, even for a bare TimeoutError()
+
+
+def test_a_crash_message_names_the_status_or_the_exception_type() -> None:
+    assert crash_of(ai_errors.ModelHTTPError(503, "m", "busy"))[1].startswith("HTTP 503: ")
+    assert crash_of(TimeoutError())[1] == "TimeoutError"
+    assert crash_of(ValueError("bad"))[1] == "ValueError: bad"
+    assert crash_of(httpx2.ReadTimeout("read", request=_REQUEST))[1] == "ReadTimeout: read"
+
+
+@pytest.mark.anyio
+async def test_a_tool_deferred_for_external_execution_crashes_the_run_naming_it() -> None:
+    # PydanticAIProvider answers approvals only: a tool the agent hands back for the caller
+    # to run itself (CallDeferred) is a crash that names the tool, not a silent hang.
+    double = ModelDouble(Script.of([ToolCall("fetch_remote", {"url": "u"}), Text("never")]))
+    agent = make_agent(double, "openai-chat")
+
+    @agent.tool_plain
+    def fetch_remote(url: str) -> str:
+        raise CallDeferred
+
+    try:
+        events = await run_events(PydanticAIProvider(agent))
+    finally:
+        double.close()
+    crashed = events[-1]
+    assert isinstance(crashed, RunCrashed), events
+    assert (crashed.kind, crashed.retryable) == ("internal", False)
+    assert crashed.message == (
+        "the agent deferred tool calls for external execution (fetch_remote); "
+        "PydanticAIProvider answers approvals only"
+    )
+
+
+@pytest.mark.anyio
+async def test_interrupting_a_run_waiting_for_approval_kills_it(world: World) -> None:
+    provider = world(scenarios.build("needs_approval"))
+    run = provider.start("hi")
+    async for event in run:
+        if isinstance(event, ApprovalRequested):
+            break
+    rest: list[Event] = []
+
+    async def consume() -> None:
+        rest.extend([event async for event in run])
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(consume)
+        await anyio.wait_all_tasks_blocked()  # the run waits for the decision
+        await run.interrupt("user pressed stop")
+    assert len(rest) == 1
+    assert isinstance(rest[0], RunKilled)
+    assert rest[0].reason == "user pressed stop"
+    await run.interrupt()  # once ended, a no-op
+    assert run.events[-1] is rest[0]
+    await provider.aclose()
+
+
+@pytest.mark.anyio
+async def test_an_approval_takes_allow_or_deny_only(world: World) -> None:
+    provider = world(scenarios.build("needs_approval"))
+    run = provider.start("hi")
+    asked = None
+    async for event in run:
+        if isinstance(event, ApprovalRequested):
+            asked = event
+            break
+    assert asked is not None
+    assert run.open_requests == {asked.request_id: "approval"}
+    with pytest.raises(UsageError, match=r"takes 'allow' or 'deny', got 'maybe'"):
+        await run.respond(asked.request_id, "maybe")
+    assert run.open_requests == {asked.request_id: "approval"}  # still open after a refusal
+    await run.aclose()
+    assert repr(provider).startswith("PydanticAIProvider(agent=")
+    await provider.aclose()
