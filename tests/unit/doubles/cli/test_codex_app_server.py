@@ -15,6 +15,7 @@ from stuntset.doubles.cli import InstalledCli, install_cli
 from stuntset.doubles.cli._codex_app_server import KNOWN_METHODS
 from stuntset.script import (
     ApprovalRequest,
+    Exit,
     HttpError,
     InputRequest,
     RateLimit,
@@ -494,12 +495,13 @@ def real_schema(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class _Session:
     """A raw JSON-RPC client that answers server requests and records every message."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, decision: Any = "accept") -> None:
         self.proc = subprocess.Popen(
             [str(path), "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
         self.seen: list[dict[str, Any]] = []
         self.methods: dict[Any, str] = {}
+        self.decision = decision  # the answer to every approval request
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -519,7 +521,9 @@ class _Session:
             self.seen.append(message)
             if "id" in message and "method" in message:
                 answer = (
-                    {"answers": {}} if "UserInput" in message["method"] else {"decision": "accept"}
+                    {"answers": {}}
+                    if "UserInput" in message["method"]
+                    else {"decision": self.decision}
                 )
                 self.send({"id": message["id"], "result": answer})
             if done(message):
@@ -631,3 +635,143 @@ def test_every_message_validates_against_the_real_protocol_schema(
         m["params"]["turn"]["status"] for m in session.seen if m.get("method") == "turn/completed"
     ]
     assert statuses == ["completed", "failed", "interrupted"]
+
+
+_APPROVED_TOOLS = Script.of(
+    [
+        ToolCall("bash", {"command": "ls"}),
+        ApprovalRequest(),
+        ToolResult("a.txt"),
+        ToolCall("write_file", {"path": "a.md"}),
+        ApprovalRequest(),
+        ToolResult("ok"),
+        ToolCall("lookup", {"q": "x"}),
+        ApprovalRequest(),
+        ToolResult("found"),
+        Text("done"),
+    ]
+)
+
+
+def _one_turn(
+    tmp_path: Path, script: Script, thread: dict[str, Any], decision: Any = "accept"
+) -> list[dict[str, Any]]:
+    """Start a thread with ``thread`` params, play one turn, return every message seen."""
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
+    session = _Session(cli.path, decision)
+    session.request("1", "initialize", INITIALIZE["params"])
+    params = {"cwd": str(tmp_path), **thread}
+    thread_id = session.request("2", "thread/start", params)["result"]["thread"]["id"]
+    text = [{"type": "text", "text": "go"}]
+    session.request("t", "turn/start", {"threadId": thread_id, "input": text})
+    session.until(lambda m: m.get("method") == "turn/completed")
+    session.close()
+    return session.seen
+
+
+def _completed_tools(seen: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {
+        m["params"]["item"]["type"]: m["params"]["item"]
+        for m in seen
+        if m.get("method") == "item/completed"
+        and m["params"]["item"]["type"] in ("commandExecution", "fileChange", "mcpToolCall")
+    }
+
+
+def test_the_auto_reviewer_approves_each_action_without_asking_the_client(
+    tmp_path: Path,
+) -> None:
+    seen = _one_turn(tmp_path, _APPROVED_TOOLS, {"approvalsReviewer": "auto_review"})
+    assert not [m for m in seen if "id" in m and "method" in m]  # no approval request sent
+    reviews = [m["params"] for m in seen if m.get("method") == "item/autoApprovalReview/completed"]
+    actions = [review["action"] for review in reviews]
+    assert [a["type"] for a in actions] == ["command", "applyPatch", "mcpToolCall"]
+    assert actions[0]["command"] == "/bin/bash -lc ls"  # as the item shows the command
+    assert actions[1]["files"] == [f"{tmp_path}/a.md"]
+    assert actions[2]["toolName"] == "lookup"
+    assert {r["review"]["status"] for r in reviews} == {"approved"}
+    started = [m for m in seen if m.get("method") == "item/autoApprovalReview/started"]
+    assert [m["params"]["reviewId"] for m in started] == [r["reviewId"] for r in reviews]
+    assert {t["status"] for t in _completed_tools(seen).values()} == {"completed"}
+
+
+def test_approval_policy_never_declines_every_action_unasked(tmp_path: Path) -> None:
+    seen = _one_turn(tmp_path, _APPROVED_TOOLS, {"approvalPolicy": "never"})
+    assert not [m for m in seen if "id" in m and "method" in m]
+    tools = _completed_tools(seen)
+    assert tools["commandExecution"]["status"] == "declined"
+    assert tools["fileChange"]["status"] == "declined"
+    assert tools["mcpToolCall"]["status"] == "failed"
+    assert tools["mcpToolCall"]["error"] == {"message": "user rejected the tool call"}
+    assert seen[-1]["params"]["turn"]["status"] == "completed"
+
+
+def test_a_cancel_decision_declines_the_action_and_interrupts_the_turn(tmp_path: Path) -> None:
+    seen = _one_turn(tmp_path, _APPROVED_TOOLS, {"approvalsReviewer": "user"}, "cancel")
+    asked = [m for m in seen if "id" in m and "method" in m]
+    assert [m["method"] for m in asked] == ["item/commandExecution/requestApproval"]
+    tools = _completed_tools(seen)
+    assert list(tools) == ["commandExecution"]  # nothing after the cancelled action ran
+    assert tools["commandExecution"]["status"] == "declined"
+    assert seen[-1]["params"]["turn"]["status"] == "interrupted"
+
+
+def _raw_turn(tmp_path: Path, script: Script) -> tuple[list[bytes], bytes, int]:
+    """One turn on a fresh thread; stdout as raw lines (faults write what is not JSON)."""
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
+    proc = subprocess.Popen(
+        [str(cli.path), "app-server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    start = {"id": "2", "method": "thread/start", "params": {}}
+    proc.stdin.write(f"{json.dumps(INITIALIZE)}\n{json.dumps(start)}\n".encode())
+    proc.stdin.flush()
+    answer: dict[str, Any] = {}
+    while answer.get("id") != "2":
+        answer = json.loads(proc.stdout.readline())
+    turn = _turn_start("t", answer["result"]["thread"]["id"])
+    proc.stdin.write(f"{json.dumps(turn)}\n".encode())
+    proc.stdin.close()
+    with proc:  # stderr is a few bytes: reading it after stdout cannot block the fake
+        out, err = proc.stdout.read(), proc.stderr.read() if proc.stderr else b""
+        code = proc.wait(timeout=10)
+    return out.splitlines(), err, code
+
+
+def test_stream_faults_reach_the_client_as_written(tmp_path: Path) -> None:
+    lines, _, code = _raw_turn(tmp_path / "m", scenarios.build("malformed_json"))
+    assert lines[-1] == b'{"type": "content_block_delta", "delta": {"text": "trunc'
+    assert code == 0
+    lines, _, code = _raw_turn(tmp_path / "g", scenarios.build("garbage_bytes"))
+    assert lines[-1] == b"<html><body>502 Bad Gateway</body></html>\xff\xfe\xc3"  # a half line
+    assert code == 0
+
+
+def test_out_of_order_sends_an_orphan_delta_and_an_item_after_the_turn_ended(
+    tmp_path: Path,
+) -> None:
+    lines, _, _ = _raw_turn(tmp_path, scenarios.build("out_of_order"))
+    after = [json.loads(line) for line in lines]
+    after = after[next(i for i, m in enumerate(after) if m.get("id") == "t") :]
+    methods = [m["method"] for m in after[1:]]
+    orphan = after[1 + methods.index("item/agentMessage/delta")]["params"]
+    assert orphan["itemId"] == "msg_NEVERSTARTED"
+    assert not [
+        m
+        for m in after
+        if m.get("method") == "item/started" and m["params"]["item"]["id"] == "msg_NEVERSTARTED"
+    ]
+    assert methods[-2:] == ["turn/completed", "item/completed"]
+    assert after[-1]["params"]["item"]["text"] == "a message after the turn ended"
+
+
+def test_an_exit_step_ends_the_server_with_its_code_and_stderr(tmp_path: Path) -> None:
+    lines, stderr, code = _raw_turn(tmp_path, Script.of([Text("x"), Exit(3, stderr="boom")]))
+    assert (code, stderr) == (3, b"boom\n")
+    last = json.loads(lines[-1])
+    assert last["method"] == "item/completed"  # no turn/completed: the process is gone
+    assert not [line for line in lines if b'"turn/completed"' in line]
