@@ -775,3 +775,114 @@ def test_an_exit_step_ends_the_server_with_its_code_and_stderr(tmp_path: Path) -
     last = json.loads(lines[-1])
     assert last["method"] == "item/completed"  # no turn/completed: the process is gone
     assert not [line for line in lines if b'"turn/completed"' in line]
+
+
+def test_turn_input_of_the_wrong_shape_names_what_was_found(tmp_path: Path) -> None:
+    cli = install_cli("codex", Script.of([Text("played")]), bin_dir=tmp_path / "bin")
+    start = {"id": "2", "method": "thread/start", "params": {}}
+    out, _, _ = converse(cli, [INITIALIZE, start])
+    mine = out[1]["result"]["thread"]["id"]
+
+    def turn(request_id: str, items: Any) -> dict[str, Any]:
+        return {
+            "id": request_id,
+            "method": "turn/start",
+            "params": {"threadId": mine, "input": items},
+        }
+
+    resume = {"id": "r", "method": "thread/resume", "params": {"threadId": mine}}
+    bad = [
+        turn("a", True),
+        turn("b", 1.5),
+        turn("c", {"type": "text"}),
+        turn("d", None),
+        turn("e", [7]),
+        turn("f", [{"text": "no type"}]),
+        {"no": "id and no method"},
+    ]
+    out, stderr, code = converse(cli, [INITIALIZE, resume, *bad])
+    assert code == 0
+    errors = {m["id"]: m["error"]["message"] for m in out if "error" in m}
+    found = "Invalid request: invalid type: "
+    assert errors == {
+        "a": found + "boolean `true`, expected a sequence",
+        "b": found + "floating point `1.5`, expected a sequence",
+        "c": found + "map, expected a sequence",
+        "d": found + "null, expected a sequence",
+        "e": found + "integer `7`, expected internally tagged enum UserInput",
+        "f": "Invalid request: missing field `type`",
+    }
+    assert "data did not match any variant of untagged enum JSONRPCMessage" in stderr
+    assert not [m for m in out if m.get("method") == "turn/started"]
+
+
+def test_interrupt_and_steer_name_the_turn_they_expected(tmp_path: Path) -> None:
+    cli = install_cli("codex", Script.of([Text("waiting"), Stall()]), bin_dir=tmp_path / "bin")
+    session = _Session(cli.path)
+    session.request("1", "initialize", INITIALIZE["params"])
+    thread_id = session.request("2", "thread/start", {})["result"]["thread"]["id"]
+    text = [{"type": "text", "text": "more"}]
+    idle = {"threadId": thread_id, "turnId": "t-x", "expectedTurnId": "t-x", "input": text}
+    assert session.request("i0", "turn/interrupt", idle)["error"]["message"] == (
+        "no active turn to interrupt"
+    )
+    assert session.request("s0", "turn/steer", idle)["error"]["message"] == (
+        "no active turn to steer"
+    )
+    started = session.request("t", "turn/start", {"threadId": thread_id, "input": text})
+    turn_id = started["result"]["turn"]["id"]
+    session.until(lambda m: m.get("method") == "item/agentMessage/delta")
+    wrong = f"expected active turn id t-x but found {turn_id}"
+    assert session.request("i1", "turn/interrupt", idle)["error"]["message"] == wrong
+    assert session.request("s1", "turn/steer", idle)["error"]["message"] == wrong
+    right = {"threadId": thread_id, "turnId": turn_id}
+    assert session.request("i2", "turn/interrupt", right) == {"id": "i2", "result": {}}
+    done = session.until(lambda m: m.get("method") == "turn/completed")
+    assert done["params"]["turn"]["status"] == "interrupted"
+    session.close()
+
+
+def test_app_server_options_help_and_subcommands(tmp_path: Path) -> None:
+    _, stderr, code = talk(tmp_path, [], None, "app-server", "--no-such-option")
+    assert code == 2
+    assert "--no-such-option" in stderr
+    _, stderr, code = talk(tmp_path, [], None, "app-server", "generate-ts")
+    assert code == 2
+    assert stderr == "stuntset fake codex: `codex app-server generate-ts` is not simulated\n"
+    done = subprocess.run(
+        [
+            str(install_cli("codex", Script.of([]), bin_dir=tmp_path / "b2").path),
+            "app-server",
+            "--help",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    assert done.returncode == 0
+    assert "--listen" in done.stdout
+
+
+def test_turn_start_and_resume_settings_apply_to_the_thread(tmp_path: Path) -> None:
+    script = Script.of(
+        [ToolCall("bash", {"command": "ls"}), ApprovalRequest(), ToolResult("a"), Text("ok")]
+    )
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
+    session = _Session(cli.path)
+    session.request("1", "initialize", INITIALIZE["params"])
+    thread_id = session.request("2", "thread/start", {})["result"]["thread"]["id"]
+    params = {
+        "threadId": thread_id,
+        "input": [{"type": "text", "text": "go"}],
+        "model": "o4-mini",
+        "approvalPolicy": "never",  # set by the turn: declined without asking
+    }
+    session.request("t", "turn/start", params)
+    session.until(lambda m: m.get("method") == "turn/completed")
+    assert not [m for m in session.seen if "id" in m and "method" in m]
+    assert _completed_tools(session.seen)["commandExecution"]["status"] == "declined"
+    resumed = session.request("r", "thread/resume", {"threadId": thread_id})["result"]
+    assert (resumed["model"], resumed["approvalPolicy"]) == ("o4-mini", "never")
+    resumed = session.request("r2", "thread/resume", {"threadId": thread_id, "model": "o3"})
+    assert resumed["result"]["model"] == "o3"
+    session.close()
