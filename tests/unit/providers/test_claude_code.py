@@ -12,7 +12,13 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk")
 
-from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    CLIConnectionError,
+    CLIJSONDecodeError,
+    ProcessError,
+    ResultError,
+)
 
 from stuntset import scenarios
 from stuntset.checks import check_provider_conformance
@@ -36,7 +42,7 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
-from stuntset.providers.claude_code import ClaudeCodeProvider
+from stuntset.providers.claude_code import ClaudeCodeProvider, crash_of
 from stuntset.script import Script
 
 pytestmark = pytest.mark.anyio
@@ -226,3 +232,79 @@ def test_the_provider_keeps_the_conformance_invariants_over_the_catalog(clis: Cl
     assert outcomes["stuck"] == ("run.killed", None)
     assert outcomes["spawn_missing"] == ("run.crashed", "spawn_failed")
     assert outcomes["crash_mid_turn"] == ("run.crashed", "exited")
+
+
+@pytest.mark.parametrize(
+    ("error", "crash"),
+    [
+        (ResultError("API Error: 529", data={"api_error_status": 529}), ("overloaded", True)),
+        (ResultError("API Error: 401", data={"api_error_status": 401}), ("auth", False)),
+        (ResultError("API Error: 400", data={"api_error_status": 400}), ("http", False)),
+        (ResultError("max turns", data={"subtype": "error_max_turns"}), ("exited", False)),
+        (ProcessError("Command failed", exit_code=1), ("exited", False)),
+        (CLIJSONDecodeError('{"type', ValueError("x")), ("protocol", False)),
+        (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad"), ("protocol", False)),
+        (CLIConnectionError("Working directory does not exist: /nope"), ("spawn_failed", False)),
+        (CLIConnectionError("ProcessTransport is not ready for writing"), ("exited", False)),
+        (TimeoutError(), ("timeout", True)),
+        (RuntimeError("Control request timeout: initialize"), ("timeout", True)),
+        (ValueError("a bug"), ("internal", False)),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else None,
+)
+def test_every_kind_of_sdk_failure_maps_to_its_crash_kind(
+    error: BaseException, crash: tuple[str, bool]
+) -> None:
+    kind, message, retryable = crash_of(error)
+    assert (kind, retryable) == crash
+    assert message
+
+
+def test_a_crash_message_keeps_the_sdk_text_and_says_what_was_undecodable() -> None:
+    assert crash_of(TimeoutError())[1] == "TimeoutError"
+    assert crash_of(ValueError("a bug"))[1] == "ValueError: a bug"
+    assert crash_of(UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad"))[1].startswith(
+        "undecodable bytes from the CLI: "
+    )
+
+
+async def test_a_run_interrupted_before_it_is_iterated_is_killed_without_a_cli(
+    clis: Clis,
+) -> None:
+    script = scenarios.build("happy_path")
+    provider = clis(script)
+    run = provider.start("hi")
+    await run.interrupt("changed my mind")
+    events = [event async for event in run]
+    assert [type(e) for e in events] == [RunStarted, RunKilled]
+    killed = events[1]
+    assert isinstance(killed, RunKilled)
+    assert killed.reason == "changed my mind"
+    assert not clis.cli(script).invocations  # no CLI was spawned
+    assert repr(provider).startswith("ClaudeCodeProvider(cli_path=")
+    await provider.aclose()
+
+
+async def test_an_approval_takes_allow_or_deny_and_an_interrupt_ends_the_wait(
+    clis: Clis,
+) -> None:
+    script = scenarios.build("needs_approval")
+    provider = clis(script)
+    run = provider.start("hi")
+    asked = None
+    async for event in run:
+        if isinstance(event, ApprovalRequested):
+            asked = event
+            break
+    assert asked is not None
+    with pytest.raises(UsageError, match=r"takes 'allow' or 'deny', got 'yes'"):
+        await run.respond(asked.request_id, "yes")
+    await run.interrupt("stop")
+    rest = [event async for event in run]
+    killed = rest[-1]
+    assert isinstance(killed, RunKilled)
+    assert killed.reason == "stop"
+    assert not [e for e in rest if isinstance(e, ApprovalResolved)]
+    await provider.aclose()
+    (invocation,) = clis.cli(script).invocations
+    assert invocation.exit_code is not None  # the CLI did not outlive the run
