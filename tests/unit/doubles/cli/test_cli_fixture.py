@@ -57,6 +57,32 @@ def test_marker_installs_and_teardown_checks_turns(pytester: pytest.Pytester) ->
     )
 
 
+def test_a_marker_with_options_but_no_script_is_refused_naming_the_test(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.fake_claude(turns=1)
+        def test_options_only(fake_claude):
+            pass
+
+        def test_private_names_are_not_forwarded(fake_claude):
+            fake_claude("happy_path", allow_unused_turns=True)
+            assert not hasattr(fake_claude, "_not_there")
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_options_only: @pytest.mark.fake_claude needs the script first (a Script, a "
+            "scenario name or a path), got only ?'turns'?"  # ? for [ and ]: fnmatch classes
+        ]
+    )
+
+
 def test_stuntset_cli_claude_runs_the_fake() -> None:
     runner = CliRunner()
     version = runner.invoke(main, ["cli", "claude", "--", "-v"])
