@@ -41,11 +41,10 @@ typecheck: $(STAMP)
 
 # The coverage gate: branch coverage of src/stuntset (the fake CLI processes and the tests'
 # other Python subprocesses measure themselves too, see tests/conftest.py), in total and for
-# every file. The goal is 95 and 90; these are the levels measured once everything was
-# measured (93.91% total, lowest file doubles/model/app.py 81.19%): raise them as the tests
-# catch up.
-COV_TOTAL := 93
-COV_FILE := 81
+# every file. The goal is 95 and 90; these are the floors last measured (94.96% total, lowest
+# file checks/provider_conformance.py 87.72%): raise them as the tests catch up.
+COV_TOTAL := 94
+COV_FILE := 87
 
 pytest: $(STAMP)
 	$(BIN)/pytest -n auto --cov=stuntset --cov-branch --cov-report=term
