@@ -672,3 +672,64 @@ def test_total_cost_is_the_processs_running_total_usage_is_the_turns(tmp_path: P
     assert [r["total_cost_usd"] for r in results] == [0.006, 0.012]
     assert [r["usage"]["input_tokens"] for r in results] == [10, 20]
     assert [next(iter(r["modelUsage"].values()))["costUSD"] for r in results] == [0.006, 0.012]
+
+
+@pytest.mark.parametrize(
+    ("line", "described"),
+    [
+        (b'{"kind": "user", bad', b"type=unknown, 20 chars"),  # no "type" key at all
+        (b'{"type": 5, bad', b"type=unknown, 15 chars"),  # a type that is no string
+        (b"[1, 2]", b"type=unknown, 6 chars"),  # JSON, but not an object
+    ],
+)
+def test_a_stdin_line_that_is_no_message_names_its_type_or_unknown(
+    happy: InstalledCli, line: bytes, described: bytes
+) -> None:
+    done = run(happy, line + b"\n")
+    assert done.returncode == 1
+    assert done.stderr == b"Error parsing streaming input line (" + described + b"): SyntaxError\n"
+
+
+def test_control_requests_the_sdk_sends_get_the_cli_answers(happy: InstalledCli) -> None:
+    def control(request_id: str, **request: Any) -> dict[str, Any]:
+        return {"type": "control_request", "request_id": request_id, "request": request}
+
+    done = run(
+        happy,
+        lines(
+            INIT,
+            control("m", subtype="mcp_status"),
+            control("c", subtype="get_context_usage"),
+            control("w", subtype="rewind_files"),
+            control("s", subtype="set_model", model="claude-opus-x"),
+            control("p", subtype="set_permission_mode", mode="acceptEdits"),
+            control("i", subtype="interrupt"),  # nothing running: still answered
+        ),
+    )
+    answers = {
+        m["response"]["request_id"]: m["response"]["response"]
+        for m in done.messages
+        if m["type"] == "control_response"
+    }
+    assert answers["m"] == {"mcpServers": []}
+    assert answers["c"]["maxTokens"] == 200000
+    assert answers["w"] == {}
+    assert answers["s"] == {"model": "claude-opus-x"}
+    assert answers["p"] == {"mode": "acceptEdits"}
+    assert answers["i"] == {"still_queued": []}
+    assert done.returncode == 0
+
+
+def test_continue_without_a_session_and_a_session_id_in_use_fail_as_the_cli(
+    tmp_path: Path,
+) -> None:
+    cli = install_cli("claude", scenarios.build("multi_turn", turns=2), bin_dir=tmp_path)
+    nothing = run(cli, lines(INIT, user("one")), *STREAM, "--continue")
+    assert nothing.returncode == 1
+    assert nothing.messages[-1]["errors"] == ["No conversation found to continue"]
+    sid = "6f1e1c52-4a57-4f5e-9d1a-3b0e2a7c1d11"
+    first = run(cli, lines(INIT, user("one")), *STREAM, f"--session-id={sid}")
+    assert first.messages[-1]["session_id"] == sid
+    again = run(cli, lines(INIT, user("two")), *STREAM, f"--session-id={sid}")
+    assert again.returncode == 1
+    assert again.messages[-1]["errors"] == [f"Error: Session ID {sid} is already in use."]
