@@ -41,9 +41,9 @@ typecheck: $(STAMP)
 
 # The coverage gate: branch coverage of src/stuntset (the fake CLI processes and the tests'
 # other Python subprocesses measure themselves too, see tests/conftest.py), in total and for
-# every file. The goal is 95 and 90; these are the floors last measured (94.96% total, lowest
-# file checks/provider_conformance.py 87.72%): raise them as the tests catch up.
-COV_TOTAL := 94
+# every file. The goal is 95 and 90; these are the floors last measured (95.06% total, lowest
+# file checks/provider_conformance.py 87.72%): raise COV_FILE as the tests catch up.
+COV_TOTAL := 95
 COV_FILE := 87
 
 pytest: $(STAMP)
