@@ -340,12 +340,13 @@ def test_the_crafted_eyj_text_is_scanned_in_linear_time() -> None:
     scan = Scrubber(env={})
 
     def timed(data: bytes) -> float:
-        start = time.perf_counter()
+        # CPU time, not wall time: a process descheduled on a loaded machine is not charged
+        start = time.process_time()
         scan_for_secrets(b'{"body":"' + data + b'"}\n', scan)
-        return time.perf_counter() - start
+        return time.process_time() - start
 
     timed(small)
-    small_time = min(timed(small) for _ in range(3))
+    small_time = min(timed(small) for _ in range(5))
     large_time = min(timed(large) for _ in range(3))
     assert large_time < 1.0
     assert large_time < 40 * max(small_time, 1e-4)
@@ -365,9 +366,9 @@ def test_text_crafted_against_each_shape_is_scanned_in_linear_time(unit: str) ->
     """The same generous bound as above (the issue's claim is < 50 ms for 240 KB; the bench
     measures it), for a 240 KB run crafted against every shape of the table."""
     data = b'{"body":' + json.dumps(unit * (240_000 // len(unit))).encode() + b"}\n"
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine's waits are not charged
     scan_for_secrets(data, Scrubber(env={}))
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 # --- no false positives ---------------------------------------------------------------------
