@@ -31,7 +31,7 @@ from typing import Any, Literal
 import anyio
 
 from stuntset import scenarios as catalog
-from stuntset.checks._conformance_play import Played, Resources, play
+from stuntset.checks._conformance_play import Played, Resources, play, stall_expectation
 from stuntset.contract import check_events
 from stuntset.errors import CapabilityError, ConformanceFailure, ContractViolation, ScriptError
 from stuntset.events import (
@@ -50,7 +50,7 @@ from stuntset.events import (
     encode,
     type_of,
 )
-from stuntset.providers.base import AgentProvider, AgentRun
+from stuntset.providers.base import AgentProvider, AgentRun, Capabilities
 from stuntset.script import ApprovalRequest, InputRequest, Script, Stall
 
 __all__ = [
@@ -71,7 +71,8 @@ INVARIANT_DOCS: dict[str, str] = {
     "contract": "every run's event stream passes the event contract (stuntset.contract)",
     "terminates": (
         "every run reaches exactly one terminal event within the bound and then ends; "
-        "a stalled run (the stuck scenario) is interrupted once quiet, and interrupt() must "
+        "a stalled run (the stuck scenario) is interrupted once the events its script emits "
+        "before the stall have arrived (or, failing that, once quiet), and interrupt() must "
         "end it"
     ),
     "interrupt-terminates": (
@@ -139,7 +140,10 @@ class ConformanceCase:
 class CaseResult:
     """What happened for one case: ``"passed"`` or ``"not applicable"`` (with the reason).
 
-    ``terminal`` / ``kind`` / ``retryable`` describe how the case's run ended.
+    ``terminal`` / ``kind`` / ``retryable`` describe how the case's run ended;
+    ``stalled_by`` why it was interrupted as stalled: ``"events"`` (everything its script
+    emits before the stall had arrived), ``"quiet"`` (``stall_after`` s without an event,
+    the fallback), ``None`` (it was not).
     """
 
     invariant: str
@@ -149,6 +153,7 @@ class CaseResult:
     terminal: str | None = None
     kind: str | None = None
     retryable: bool | None = None
+    stalled_by: str | None = None
 
 
 @dataclass
@@ -286,6 +291,7 @@ class _Checker:
                 terminal=type_of(terminal) if terminal is not None else None,
                 kind=terminal.kind if isinstance(terminal, RunCrashed) else None,
                 retryable=terminal.retryable if isinstance(terminal, RunCrashed) else None,
+                stalled_by=played.stalled_by if played is not None else None,
             )
         )
 
@@ -345,12 +351,18 @@ class _Checker:
             )
             raise  # pragma: no cover - fail() raised
 
-    async def play(self, run: AgentRun, script: Script, **options: Any) -> Played:
-        """Play ``run``; it is interrupted once quiet if its script stalls (or, with
-        ``quiet="always"``, whatever the script)."""
+    async def play(
+        self, run: AgentRun, script: Script, provider: AgentProvider | None = None, **options: Any
+    ) -> Played:
+        """Play ``run``; it is interrupted once stalled if its script stalls (or, with
+        ``quiet="always"``, once quiet whatever the script). Stalled means: every event the
+        script's pre-stall steps imply has arrived (``stall_expectation``, for the first
+        turn of ``script`` and ``provider``'s capabilities), else ``stall_after`` s quiet."""
         options.setdefault(
             "interrupt_when_quiet", self.quiet == "always" or _script_has(script, Stall)
         )
+        caps = provider.capabilities if provider is not None else Capabilities()
+        options.setdefault("stalled", stall_expectation(script, caps))
         return await play(run, timeout=self.timeout, stall_after=self.stall_after, **options)
 
     # --- the played run: started-first, contract, terminates, honest capabilities, usage ---
@@ -364,7 +376,9 @@ class _Checker:
         caps = provider.capabilities
         try:
             run = await self.start(provider, wanted[0], scenario)
-            played = await self.play(run, script, approve=lambda e: "allow", answer=lambda e: "yes")
+            played = await self.play(
+                run, script, provider, approve=lambda e: "allow", answer=lambda e: "yes"
+            )
         finally:
             await self.close(provider)
         if played.error is not None and "terminates" in wanted:
@@ -490,7 +504,9 @@ class _Checker:
             return
         try:
             run = await self.start(provider, invariant, scenario)
-            played = await self.play(run, script, interrupt_after=1, approve=None, answer=None)
+            played = await self.play(
+                run, script, provider, interrupt_after=1, approve=None, answer=None
+            )
             if played.error is not None:
                 self.fail(invariant, scenario, f"the run raised {played.error!r}", played, provider)
             terminals = played.terminals
@@ -704,7 +720,9 @@ class _Checker:
             return
         try:
             run = await self.start(first, invariant, scenario)
-            played = await self.play(run, script, approve=lambda e: "allow", answer=lambda e: "yes")
+            played = await self.play(
+                run, script, first, approve=lambda e: "allow", answer=lambda e: "yes"
+            )
         finally:
             await self.close(first)
         handle = run.session_id
@@ -738,8 +756,8 @@ class _Checker:
                     provider=second,
                 )
                 raise  # pragma: no cover
-            resumed = await self.play(
-                again, script, approve=lambda e: "allow", answer=lambda e: "yes"
+            resumed = await self.play(  # a later turn: its stall is not predicted
+                again, script, stalled=None, approve=lambda e: "allow", answer=lambda e: "yes"
             )
         finally:
             await self.close(second)
@@ -1003,8 +1021,13 @@ def check_provider_conformance(
     ``timeout``
         Seconds of real time each run has to reach its terminal event and end.
     ``stall_after``
-        Seconds without an event after which a run whose scenario stalls is interrupted
-        (``stuck``: its runtime never finishes by itself).
+        A run whose scenario stalls (``stuck``: its runtime never finishes by itself) is
+        interrupted as soon as every event its script implies before the stall has arrived
+        (counted by kind: ``run.started``, the text, tool calls and results, the requests
+        the provider declares). ``stall_after`` seconds without an event is only the upper
+        bound, for runs whose events cannot be predicted (a script played by a function, a
+        matched or repeated first turn, a stall in a later turn, ``quiet="always"``) or that
+        fall short of them. ``CaseResult.stalled_by`` says which ended a run.
     ``quiet``
         ``"stall"`` (default): only runs of scenarios with a stall are interrupted when
         quiet; every other run must end by itself within ``timeout``. ``"always"``: any

@@ -32,7 +32,8 @@ from stuntset.errors import HarnessFailure, UnknownScenario, UsageError
 from stuntset.providers import AgentProvider, ScriptedProvider, StuckProvider
 from stuntset.script import Script
 
-#: In-process runs have no real waits: a short quiet period is a stall.
+#: In-process runs have no real waits: a short quiet period is a stall (the fallback, for
+#: runs the script does not predict: a stuck run is interrupted once its events arrived).
 FAST = {"stall_after": 0.05, "timeout": 5.0}
 
 
@@ -48,6 +49,8 @@ def test_the_scripted_provider_keeps_every_invariant_on_every_scenario() -> None
     outcomes = report.outcomes()
     assert outcomes["happy_path"].terminal == "run.completed"
     assert outcomes["stuck"].terminal == "run.killed"
+    assert outcomes["stuck"].stalled_by == "events"  # its "Thinking" arrived: no quiet wait
+    assert outcomes["happy_path"].stalled_by is None
     assert (outcomes["spawn_missing"].kind, outcomes["spawn_missing"].retryable) == (
         "spawn_failed",
         False,
@@ -62,6 +65,8 @@ def test_the_stuck_provider_keeps_every_invariant_it_admits() -> None:
         **FAST,
     )
     assert {r.terminal for r in report.outcomes().values()} == {"run.killed"}
+    # a hang its script does not predict is caught by the quiet window, the fallback
+    assert report.outcomes()["happy_path"].stalled_by == "quiet"
     skipped = {(r.invariant, r.scenario): r.reason for r in report.not_applicable()}
     assert skipped == {
         ("approval-honoured", "needs_approval"): "the provider does not declare 'approvals'",
