@@ -72,6 +72,11 @@ class _ScriptFile(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True
     format: str | None = None
 
 
+# Resolve the file structs' annotations now, while this module is in sys.modules: msgspec
+# resolves string annotations through sys.modules on first use, and a module dropped from it
+# since (pytester's in-process runs restore sys.modules) would fail with a NameError then.
+msgspec.convert({"turns": [{"steps": []}]}, _ScriptFile)
+
 _PATH = re.compile(r"`\$(?P<path>[^`]*)`")
 _INDEX = re.compile(r"\.turns\[(?P<turn>\d+)\](?:\.steps\[(?P<step>\d+)\])?(?P<rest>.*)")
 
