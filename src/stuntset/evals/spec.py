@@ -366,6 +366,8 @@ def loads_eval(text: str, *, source: str = "<eval>", name: str | None = None) ->
 def load_eval(path: str | Path) -> EvalSpec:
     """The eval scenario in the TOML file at ``path`` (named after the file by default)."""
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise EvalFileError(f"{path}: not a regular file (an eval file is TOML)")
     try:
         data = path.read_bytes()
     except OSError as error:

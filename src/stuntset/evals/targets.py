@@ -315,13 +315,14 @@ class CliTarget:
         from stuntset.providers.codex import CodexProvider
 
         env = {"CODEX_HOME": str(workdir.home)}
-        config = ""
+        # the workspace writable, nothing else: Codex's own sandbox, as users run it
+        config = 'sandbox_mode = "workspace-write"\n'
         if base_url is not None:
             env["OPENAI_API_KEY"] = "stuntset"
             config = (
-                'model = "gpt-5"\nmodel_provider = "stuntset"\n\n[model_providers.stuntset]\n'
-                f'name = "stuntset"\nbase_url = "{base_url}"\nwire_api = "responses"\n'
-                'env_key = "OPENAI_API_KEY"\n'
+                f'model = "gpt-5"\nmodel_provider = "stuntset"\n{config}\n'
+                f'[model_providers.stuntset]\nname = "stuntset"\nbase_url = "{base_url}"\n'
+                'wire_api = "responses"\nenv_key = "OPENAI_API_KEY"\n'
             )
         (workdir.home / "config.toml").write_text(config)
         return CodexProvider(
