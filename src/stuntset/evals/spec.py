@@ -345,6 +345,7 @@ def loads_eval(text: str, *, source: str = "<eval>", name: str | None = None) ->
         isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1
     ):
         raise _fail(source, "min_pass_rate", f"must be a number from 0 to 1, got {rate!r}")
+    files = _files(source, raw.get("files", {}))
     skills = _skills(source, raw.get("skills", {}))
     behaviours = _behaviours(source, raw.get("behaviour", []), skills, len(prompts))
     expect = _expect(source, raw.get("expect", {}), skills, len(prompts))
@@ -357,7 +358,7 @@ def loads_eval(text: str, *, source: str = "<eval>", name: str | None = None) ->
         expect=expect,
         runs=runs,
         min_pass_rate=None if rate is None else float(rate),
-        files=_files(source, raw.get("files", {})),
+        files=files,
         skills=skills,
         behaviours=behaviours,
     )

@@ -52,6 +52,19 @@ def test_actions_read_every_clis_tools() -> None:
     assert (write.kind, write.writes) == ("write", ("a.md",))
     assert (shell.kind, shell.writes) == ("run", ("b.md", "c.md"))
     assert str(other) == "other:WebFetch"
+    patch, listed, argv, view = actions_of(
+        [
+            ToolStep("file_change", {"changes": [{"path": "a.py"}, {"path": "b.py"}]}),
+            ToolStep("apply_patch", {"changes": {"c.py": {}}}),
+            ToolStep("shell", {"command": ["bash", "-lc", "echo 'a b'"]}),
+            ToolStep("Read", {"path": "notes.md"}),
+        ]
+    )
+    assert (patch.kind, patch.writes) == ("write", ("a.py", "b.py"))
+    assert listed.writes == ("c.py",)
+    assert argv.text == "bash -lc 'echo '\"'\"'a b'\"'\"''"
+    assert str(view) == "read:notes.md"
+    assert actions_of([ToolStep("Bash", {})])[0].text == ""
 
 
 SKILLED = Expect(skill="pdf", avoid=("xlsx",), read_before_use=True)

@@ -93,6 +93,33 @@ def test_a_chosen_skill_avoids_the_others_and_must_be_read_first_by_default() ->
             "x.toml: skills.Bad_Name: a skill name is lowercase",
         ),
         ("prompt = [", "x.toml: not TOML"),
+        ('prompts = "p"', "x.toml: prompts: must be a list of strings, got str"),
+        ('prompts = ["a", " "]', "x.toml: prompts: every prompt must be non-empty"),
+        ('prompt = "p"\nbehaviour = 3', "x.toml: behaviour: must be an array of tables"),
+        ('prompt = "p"\nbehaviour = [3]', "x.toml: behaviour[0]: must be a table"),
+        (
+            'prompt = "p"\n[[behaviour]]\nsteps = []',
+            "x.toml: behaviour[0].steps: must be a non-empty",
+        ),
+        (
+            'prompt = "p"\n[[behaviour]]\nsteps = ["ls"]',
+            "x.toml: behaviour[0].steps[0]: a step is a table",
+        ),
+        ('prompt = "p"\nskills = 1', "x.toml: skills: must be a table of [skills.NAME] tables"),
+        ('prompt = "p"\n[skills]\npdf = 1', "x.toml: skills.pdf: must be a table with description"),
+        (
+            'prompt = "p"\n[skills.pdf]\ndescription = "d"',
+            "x.toml: skills.pdf: missing 'instructions'",
+        ),
+        (
+            'prompt = "p"\n[skills.pdf]\ndescription = """a\nb"""\ninstructions = "i"',
+            "x.toml: skills.pdf.description: must be one line",
+        ),
+        ('prompt = "p"\nfiles = 1', "x.toml: files: must be a table of path = content"),
+        ('prompt = "p"\nexpect = 1', "x.toml: expect: must be a table"),
+        (SKILLS + '[expect]\navoid = ["doc"]', "x.toml: expect.avoid[0]: no skill 'doc'"),
+        ('prompt = "p"\n[expect]\nread_before_use = true', "x.toml: expect.read_before_use: needs"),
+        ("prompts = " + "[" * 2000 + "]" * 2000, "x.toml: not a usable eval file: nested too deep"),
         ("runs = " + "9" * 5000, "x.toml: not a usable eval file"),
     ],
 )
@@ -103,6 +130,8 @@ def test_a_malformed_file_is_refused_naming_the_place(text: str, message: str) -
 
 
 def test_an_unreadable_file_names_itself(tmp_path: Path) -> None:
+    with pytest.raises(EvalFileError, match="not a regular file"):
+        load_eval(tmp_path)
     with pytest.raises(EvalFileError, match=r"missing\.toml: cannot read it"):
         load_eval(tmp_path / "missing.toml")
     (tmp_path / "bytes.toml").write_bytes(b"prompt = '\xff'")
