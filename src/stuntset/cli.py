@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import click
@@ -450,6 +451,52 @@ def daemon(db: str | None, host: str, port: int, token_file: str | None) -> None
     from stuntset.runtime._cli import run_daemon_command
 
     run_daemon_command(db, port, token_file, click.echo, host=host)
+
+
+@main.command("eval")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    type=click.Choice(["scripted", "claude", "codex"]),
+    help="Where to run (repeatable): the scripted provider (default), or the real claude / "
+    "codex binary over the model doubles.",
+)
+@click.option("--runs", type=int, default=None, help="Runs per scenario (default: the file's).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Picks the behaviours.")
+@click.option("--live", is_flag=True, help="The real provider instead of the doubles (keys).")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write a report.")
+@click.option("--html", "html_path", type=click.Path(path_type=Path), help="Write a page.")
+@click.option("--min-pass-rate", type=float, default=None, help="Exit 1 below it (0 to 1).")
+@click.option("--progress/--no-progress", default=None, help="Default: on a terminal.")
+def eval_command(
+    paths: tuple[Path, ...],
+    targets: tuple[str, ...],
+    runs: int | None,
+    seed: int,
+    live: bool,
+    json_path: Path | None,
+    html_path: Path | None,
+    min_pass_rate: float | None,
+    progress: bool | None,
+) -> None:
+    """Run eval scenario files (or folders of them) N times and report pass rates."""
+    from stuntset.evals._cli import run_eval_command
+
+    sys.exit(
+        run_eval_command(
+            paths,
+            targets,
+            runs=runs,
+            seed=seed,
+            live=live,
+            json_path=json_path,
+            html_path=html_path,
+            min_pass_rate=min_pass_rate,
+            progress=progress,
+        )
+    )
 
 
 @main.group("log")

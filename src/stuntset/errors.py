@@ -10,6 +10,7 @@
     │   ├── InvalidEvent                        an event that a log would not read back as given
     │   ├── LogFileError                        a log's file is unusable (full disk, read-only, corrupt)
     │   ├── LogInUse                            another process holds a database's lock (pid)
+    │   ├── EvalFileError                       an eval scenario file is malformed
     │   └── StaleCursor (also LookupError)      a log cursor is beyond the head or was rolled back
     └── HarnessFailure (also AssertionError)    the system under test broke an expectation
         ├── ContractViolation                   an event stream broke the event contract
@@ -24,6 +25,7 @@
         ├── ToolMismatch                        a declared tool or a tool call's arguments differ
         ├── WorkspaceMismatch                   files changed other than the expected ones
         ├── LeftoverPaths                       temporary paths were left behind
+        ├── EvalBelowThreshold                  an eval's pass rate fell below its minimum
         └── InstalledPackageError               a user's package failed to build, install or import
 
 Failures that a double *simulates* (a 429, a cut stream, a crashed CLI) are never raised as
@@ -39,6 +41,8 @@ __all__ = [
     "CapabilityError",
     "ConformanceFailure",
     "ContractViolation",
+    "EvalBelowThreshold",
+    "EvalFileError",
     "HarnessFailure",
     "InstalledPackageError",
     "InvalidEvent",
@@ -114,6 +118,10 @@ class ScriptError(UsageError):
         self.step = step
         self.field = field
         self.wire = wire
+
+
+class EvalFileError(UsageError):
+    """An eval scenario file is malformed; the message names the file and the field."""
 
 
 class UnknownScenario(UsageError, LookupError):
@@ -258,6 +266,10 @@ class WorkspaceMismatch(HarnessFailure):
 
 class LeftoverPaths(HarnessFailure):
     """Temporary files or directories were still there at the end (``TempTracker``)."""
+
+
+class EvalBelowThreshold(HarnessFailure):
+    """An eval's pass rate fell below the rate it must reach."""
 
 
 class InstalledPackageError(HarnessFailure):

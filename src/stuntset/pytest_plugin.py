@@ -451,6 +451,16 @@ def workspace_snapshot() -> Any:
     return WorkspaceSnapshot.take
 
 
+@pytest.fixture
+def agent_eval(request: pytest.FixtureRequest) -> Any:
+    """``agent_eval(path, target="scripted", runs=None)``: an eval scenario file (relative to
+    the test file) played N times; returns its ``stuntset.evals.EvalResult``
+    (``await agent_eval.arun(...)`` in an async test)."""
+    from stuntset.evals import EvalRunner
+
+    return EvalRunner(request.path.parent)
+
+
 @pytest.fixture(scope="session")
 def installed_package(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """``installed_package(project_dir, extras=(), requirements=())``: the project built into

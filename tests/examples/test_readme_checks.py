@@ -71,3 +71,23 @@ def test_the_installed_package_example_runs_on_a_sample_plugin(
     assert "my-plugin" not in source
     pytester.makepyfile(test_example=source)
     pytester.runpytest(*QUIET).assert_outcomes(passed=1)
+
+
+def eval_example() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    [block] = [b for b in blocks if "agent_eval" in b]
+    return block
+
+
+def test_the_eval_example_passes_and_fails_above_its_rate(pytester: pytest.Pytester) -> None:
+    examples = Path(__file__).parents[2] / "examples" / "evals"
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "pdf_skill.toml").write_text(
+        (examples / "pdf_skill.toml").read_text()
+    )
+    pytester.makepyfile(test_example=eval_example())
+    pytester.runpytest(*QUIET).assert_outcomes(passed=1)
+    pytester.makepyfile(test_example=eval_example().replace("0.6)", "0.99)"))
+    result = pytester.runpytest(*QUIET)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*below the minimum 99%*"])

@@ -41,7 +41,8 @@ KINDS: dict[str, dict[str, str]] = {
         "with_seq",
     },
     "stuntset.errors": {
-        "exception": "CapabilityError ConformanceFailure ContractViolation HarnessFailure "
+        "exception": "CapabilityError ConformanceFailure ContractViolation EvalBelowThreshold "
+        "EvalFileError HarnessFailure "
         "InstalledPackageError InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse PrefixUnstable "
         "ScriptError ScriptExhausted StaleCursor StuntsetError ToolMismatch TrajectoryMismatch "
         "UnknownScenario UnstubbedCall UnusedTurns UsageError WaitTimeout WorkspaceMismatch",
@@ -101,6 +102,13 @@ KINDS: dict[str, dict[str, str]] = {
         "constant": "ANTHROPIC_MESSAGES MODEL_WIRES OPENAI_CHAT OPENAI_RESPONSES",
         "class": "Framing JournalEntry LoopbackServer ModelDouble ModelTransport StandIn",
         "function": "serve transport",
+    },
+    "stuntset.evals": {
+        "constant": "TARGETS",
+        "class": "Action Behaviour EvalResult EvalRunner EvalSpec Expect Grade Observation "
+        "RunResult Skill Step Workdir",
+        "function": "actions_of arun_eval assert_pass_rate binary_for grade load_eval loads_eval "
+        "make_target render_html to_json wilson_interval write_html write_json",
     },
     "stuntset.doubles.cli": {
         "constant": "PROGRAMS",
@@ -269,9 +277,10 @@ from stuntset.errors import (
     ScriptError, ScriptExhausted, StaleCursor, StuntsetError, UnknownScenario, UnstubbedCall,
     UnusedTurns, UsageError, WaitTimeout, LeftoverPaths, PrefixUnstable, ToolMismatch,
     TrajectoryMismatch, WorkspaceMismatch, InvalidEvent, LogFileError, LogInUse,
-    InstalledPackageError,
+    InstalledPackageError, EvalFileError, EvalBelowThreshold,
 )
 raised = [
+    EvalFileError("x"), EvalBelowThreshold("x"),
     CapabilityError("no resume"), ConformanceFailure("x", invariant="contract", scenario=None,
     provider="p"), ContractViolation("x", rule="one-terminal", index=3), HarnessFailure("x"),
     InvariantViolation("x", invariant="gapless"), ScriptError("x", turn=0), ScriptExhausted("x"),
@@ -529,6 +538,36 @@ def make_host(providers):
 check_host_timeouts(make_host, timeout=5)
 anyio.run(lambda: acheck_host_timeouts(make_host, timeout=5))
 assert "timeout-ends-run" in HOST_TIMEOUT_INVARIANTS
+""",
+    "evals": """
+import anyio
+from pathlib import Path
+from stuntset.checks import ToolStep
+from stuntset.evals import (
+    TARGETS, Action, Behaviour, EvalResult, EvalRunner, EvalSpec, Expect, Grade, Observation,
+    RunResult, Skill, Step, Workdir, actions_of, arun_eval, assert_pass_rate, binary_for, grade,
+    load_eval, loads_eval, make_target, render_html, to_json, wilson_interval, write_html,
+    write_json,
+)
+(tmp / "e.toml").write_text(
+    'prompt = "p"\\n[[behaviour]]\\nsteps = [{ run = "ls" }, { say = "done" }]\\n'
+    '[expect]\\ncommands = ["ls"]\\n'
+)
+spec = load_eval(tmp / "e.toml")
+assert isinstance(spec, EvalSpec) and loads_eval(spec.source and 'prompt = "q"\\n[expect]\\nsandbox = true').prompts == ("q",)
+assert isinstance(spec.behaviours[0], Behaviour) and isinstance(spec.behaviours[0].steps[0], Step)
+assert isinstance(spec.expect, Expect) and Skill("s", "d", "i").markdown().startswith("---")
+result = anyio.run(lambda: arun_eval(spec, make_target("scripted"), runs=2))
+assert isinstance(result, EvalResult) and isinstance(result.runs[0], RunResult)
+assert_pass_rate(result, 1.0)
+assert EvalRunner(tmp)("e.toml", runs=1).passed == 1
+assert wilson_interval(2, 2)[1] == 1.0 and "scripted" in TARGETS
+write_json(tmp / "r.json", [result], seed=0); write_html(tmp / "r.html", [result], seed=0)
+assert to_json([result], seed=0)["results"][0]["passed"] == 2 and "<table>" in render_html([result], seed=0)
+obs = Observation(steps=[ToolStep("Bash", {"command": "ls"})], sessions=["s"],
+                  workspace=Path(tmp), outside=Path(tmp) / "out")
+assert isinstance(grade(spec.expect, obs)[0], Grade) and isinstance(actions_of(obs.steps)[0], Action)
+assert isinstance(Workdir(tmp), Workdir) and binary_for("claude").name == "claude"
 """,
 }
 
