@@ -77,9 +77,10 @@ wheel-smoke: $(STAMP)
 	$(BIN)/python tests/wheel/smoke.py --uv $(UV) --python $(PYTHON)
 
 # the user's guide (mkdocs.yml) into build/site, warnings as errors, offline; its examples
-# run in the suite (tests/examples/test_docs.py). `.venv/bin/mkdocs serve` serves it locally.
+# run in the suite (tests/examples/test_docs.py); not --quiet, which hides the warnings
+# --strict counts (it then passes with a broken link). `.venv/bin/mkdocs serve` serves it.
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 sync: $(STAMP)
 
