@@ -62,8 +62,10 @@ def blocks(page: Path) -> list[Block]:
         title = _TITLE.search(match["info"])
         reason = match["reason"]
         if match["marker"] is not None and not reason.strip():
-            raise ValueError(f"{page}:{text.count(chr(10), 0, match.start()) + 1}: "
-                             "a not-run marker needs a reason")
+            raise ValueError(
+                f"{page}:{text.count(chr(10), 0, match.start()) + 1}: "
+                "a not-run marker needs a reason"
+            )
         found.append(
             Block(
                 page=page,

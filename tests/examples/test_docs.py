@@ -3,6 +3,10 @@ docs_examples.py), and the runner fails an example that breaks."""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import importlib.util
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,18 +14,44 @@ from pathlib import Path
 import pytest
 from docs_examples import DOCS, Block, blocks, examples, files
 
-# Loaded here, once: an in-process pytester run drops the modules it imported when it ends,
-# and a module kept by a longer-lived one (the scenarios keep their Script class) would then
-# disagree with a fresh copy on the next run's class identity.
-import stuntset.doubles.cli._pytest  # noqa: F401
-import stuntset.doubles.model._pytest  # noqa: F401
-import stuntset.scenarios  # noqa: F401
-import stuntset.script  # noqa: F401
+import stuntset
 
 QUIET = ("-p", "no:hypothesispytest", "-p", "no:cacheprovider")
 EXAMPLES = examples()
 #: the not-run examples stay rare: each is an excerpt or needs what a test cannot have
 MAX_NOT_RUN = 4
+
+
+# A pytester run in this process drops, when it ends, the modules imported since the
+# pytester fixture was set up; a module some longer-lived one still holds then disagrees with
+# its fresh copy in the next run (a ``Script`` that is not a ``Script`` for the scenarios the
+# ``stuntset`` package keeps; openai catching httpx2's exceptions while a fresh httpcore2
+# raises its own). So every stuntset module is imported before any pytester is set up, and
+# the modules an example imports before its own pytester is.
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stuntset_loaded() -> None:
+    for module in pkgutil.walk_packages(stuntset.__path__, "stuntset."):
+        importlib.import_module(module.name)
+    for name in ("httpx", "httpx2"):
+        importlib.import_module(name)
+
+
+def preload(code: str) -> None:
+    """Imports what ``code`` imports (top level)."""
+    names = set()
+    for node in ast.parse(code).body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    with pytest.MonkeyPatch.context() as env:
+        # litellm downloads its model price list at import unless told not to
+        env.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        for name in sorted(names):
+            if importlib.util.find_spec(name.split(".")[0]) is not None:
+                importlib.import_module(name)
 
 
 def run_test_module(block: Block, pytester: pytest.Pytester) -> pytest.RunResult:
@@ -52,11 +82,14 @@ def run_script(block: Block, where: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.timeout(300)  # the client libraries' first import: 5-30 s each on a loaded machine
 @pytest.mark.parametrize("block", EXAMPLES, ids=[b.name for b in EXAMPLES])
-def test_the_example_runs(block: Block, pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_the_example_runs(block: Block, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     if block.not_run is not None:
         pytest.skip(f"not run: {block.not_run}")
     if block.is_test_module:
+        preload(block.code)  # before the pytester fixture is set up: see above
+        pytester: pytest.Pytester = request.getfixturevalue("pytester")
         check_test_module(block, run_test_module(block, pytester))
     else:
         done = run_script(block, tmp_path)
@@ -73,12 +106,13 @@ def test_a_failing_example_fails_its_check(pytester: pytest.Pytester, tmp_path: 
     page = tmp_path / "page.md"
     page.write_text(
         "```toml title=\"hello.toml\"\nname = 'x'\n```\n\n"
-        "```python\ndef test_one():\n    assert open('hello.toml').read() == 'other'\n```\n"
+        "```python\nfrom pathlib import Path\n\n\ndef test_one():\n"
+        "    assert Path('hello.toml').read_text() == 'other'\n```\n"
     )
     [_, block] = blocks(page)
     result = run_test_module(block, pytester)
-    with pytest.raises(AssertionError, match=r"page.md:6: \{'failed': 1\}"):
-        check_test_module(block.__class__(**{**block.__dict__, "page": page}), result)
+    with pytest.raises(AssertionError, match=r"page.md:5: \{'failed': 1\}"):
+        check_test_module(block, result)
 
 
 def test_a_not_run_marker_needs_a_reason(tmp_path: Path) -> None:
