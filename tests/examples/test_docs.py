@@ -97,12 +97,6 @@ def run_script(block: Block, where: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.timeout(300)  # the client libraries' first import: 5-30 s each on a loaded machine
-# pydantic warns (an error under this suite's filterwarnings, which the in-process runs
-# inherit) when a module litellm imports lazily is imported afresh, as it is in the second
-# in-process run that calls litellm; a user's run imports it once
-@pytest.mark.filterwarnings("ignore:Items .*ReadOnly:UserWarning")
-@pytest.mark.parametrize("block", [marked(b) for b in EXAMPLES])
 def marked(block: Block) -> object:
     # litellm leaves an event loop of its own (and its sockets) for the garbage collector,
     # which the in-process run's end reports as unraisable; nothing of the example's doing
@@ -111,6 +105,12 @@ def marked(block: Block) -> object:
     return pytest.param(block, id=block.name, marks=marks if litellm else [])
 
 
+@pytest.mark.timeout(300)  # the client libraries' first import: 5-30 s each on a loaded machine
+# pydantic warns (an error under this suite's filterwarnings, which the in-process runs
+# inherit) when a module litellm imports lazily is imported afresh, as it is in the second
+# in-process run that calls litellm; a user's run imports it once
+@pytest.mark.filterwarnings("ignore:Items .*ReadOnly:UserWarning")
+@pytest.mark.parametrize("block", [marked(b) for b in EXAMPLES])
 def test_the_example_runs(block: Block, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     if block.not_run is not None:
         pytest.skip(f"not run: {block.not_run}")
