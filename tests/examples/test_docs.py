@@ -16,6 +16,10 @@ from docs_examples import DOCS, Block, blocks, examples, files
 
 import stuntset
 
+# the first import of every stuntset module and of the client libraries (a module fixture,
+# then per example): 5-30 s each on a loaded machine
+pytestmark = pytest.mark.timeout(300)
+
 QUIET = (
     "-p",
     "no:hypothesispytest",
@@ -105,7 +109,6 @@ def marked(block: Block) -> object:
     return pytest.param(block, id=block.name, marks=marks if litellm else [])
 
 
-@pytest.mark.timeout(300)  # the client libraries' first import: 5-30 s each on a loaded machine
 # pydantic warns (an error under this suite's filterwarnings, which the in-process runs
 # inherit) when a module litellm imports lazily is imported afresh, as it is in the second
 # in-process run that calls litellm; a user's run imports it once
@@ -149,3 +152,17 @@ def test_a_not_run_marker_needs_a_reason(tmp_path: Path) -> None:
     page.write_text("<!-- not-run:  -->\n```python\nprint()\n```\n")
     with pytest.raises(ValueError, match="a not-run marker needs a reason"):
         blocks(page)
+
+
+def test_a_script_example_runs_beside_its_pages_files(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        '```text title="data/in.txt"\nhello\n```\n\n'
+        "```python\nfrom pathlib import Path\n\n"
+        "raise SystemExit(Path('data/in.txt').read_text() == 'hello\\n' and 3)\n```\n"
+    )
+    [_, block] = blocks(page)
+    assert not block.is_test_module
+    where = tmp_path / "run"
+    where.mkdir()
+    assert run_script(block, where).returncode == 3  # found its file, and its failure shows
