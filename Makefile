@@ -23,14 +23,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.stuntset-synced
 
-.PHONY: demo test lint typecheck pytest legacy cassettes mocks wheel-smoke bench sync clean
+.PHONY: demo test lint typecheck pytest legacy cassettes mocks wheel-smoke docs bench sync clean
 
 # `make bench CASES=openai_inprocess` runs one case
 
 demo: $(STAMP)
 	$(BIN)/stuntset demo
 
-test: lint typecheck pytest legacy cassettes mocks wheel-smoke
+test: lint typecheck pytest legacy cassettes mocks wheel-smoke docs
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -75,6 +75,12 @@ mocks: $(STAMP)
 # fresh venvs outside the tree: the CLI, the plugin's fixtures, the README's examples
 wheel-smoke: $(STAMP)
 	$(BIN)/python tests/wheel/smoke.py --uv $(UV) --python $(PYTHON)
+
+# the user's guide (mkdocs.yml) into build/site, warnings as errors, offline; its examples
+# run in the suite (tests/examples/test_docs.py); not --quiet, which hides the warnings
+# --strict counts (it then passes with a broken link). `.venv/bin/mkdocs serve` serves it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 sync: $(STAMP)
 
