@@ -21,6 +21,9 @@ EXTRA_OF = {
     "stuntset.providers.pydantic_ai": "pydantic-ai",
     "stuntset.checks.matrix._claude_code": "claude",
     "stuntset.checks.matrix._pydantic_ai": "pydantic-ai",
+    # an eval on the real claude drives it through claude-agent-sdk (the codex target goes
+    # through stuntset.providers.codex)
+    "stuntset.evals.targets.CliTarget._claude_provider": "claude",
 }
 
 #: What the process that runs a scope already has, so declaring it would be wrong.
@@ -80,9 +83,11 @@ def test_the_extra_and_host_tables_name_real_scopes(wheel: Path) -> None:
 
 def test_the_wheel_declares_each_extra(wheel: Path) -> None:
     declared = requirements(wheel_metadata(wheel))
-    assert set(declared) == {None, "claude", "codex", "pydantic-ai"}
+    assert set(declared) == {None, "claude", "codex", "pydantic-ai", "mcp", "browser"}
     assert {"hypothesis", "sniffio", "httpx2"} <= declared[None]
     assert "claude-agent-sdk" in declared["claude"] - declared[None]
+    assert "mcp" in declared["mcp"] - declared[None]
+    assert "playwright" in declared["browser"] - declared[None]
 
 
 # --- the check fails on what it guards (synthetic modules and METADATA) ---

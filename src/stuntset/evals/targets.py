@@ -293,25 +293,31 @@ class CliTarget:
 
     def _provider(self, workdir: Workdir, base_url: str | None) -> Any:
         if self.cli == "claude":
-            from claude_agent_sdk import ClaudeAgentOptions
+            return self._claude_provider(workdir, base_url)
+        return self._codex_provider(workdir, base_url)
 
-            from stuntset.providers.claude_code import ClaudeCodeProvider
+    def _claude_provider(self, workdir: Workdir, base_url: str | None) -> Any:
+        from claude_agent_sdk import ClaudeAgentOptions
 
-            env = {
-                "HOME": str(workdir.home),
-                "CLAUDE_CONFIG_DIR": str(workdir.home / ".claude"),
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            }
-            if base_url is not None:
-                env |= {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "stuntset"}
-            options = ClaudeAgentOptions(
-                cli_path=str(self.binary),
-                env=env,
-                cwd=str(workdir.workspace),
-                setting_sources=["project"],
-                model=None if self.live else "claude-sonnet-4-5",
-            )
-            return ClaudeCodeProvider(options, close_timeout=30.0)
+        from stuntset.providers.claude_code import ClaudeCodeProvider
+
+        env = {
+            "HOME": str(workdir.home),
+            "CLAUDE_CONFIG_DIR": str(workdir.home / ".claude"),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
+        if base_url is not None:
+            env |= {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "stuntset"}
+        options = ClaudeAgentOptions(
+            cli_path=str(self.binary),
+            env=env,
+            cwd=str(workdir.workspace),
+            setting_sources=["project"],
+            model=None if self.live else "claude-sonnet-4-5",
+        )
+        return ClaudeCodeProvider(options, close_timeout=30.0)
+
+    def _codex_provider(self, workdir: Workdir, base_url: str | None) -> Any:
         from stuntset.providers.codex import CodexProvider
 
         env = {"CODEX_HOME": str(workdir.home)}

@@ -177,3 +177,8 @@ def test_installed_package_runs_my_console_script_from_its_venv(installed_packag
     assert package.run("hello-tool").stdout == "hello\n"
     assert package.entry_points("console_scripts") == {"hello-tool": "hello_tool:main"}
     assert package.import_check("hello_tool").is_relative_to(package.venv)
+
+
+def test_agent_eval_plays_a_file_next_to_the_test(agent_eval):
+    result = agent_eval("evals/ls.toml")
+    assert (result.passed, len(result.runs)) == (3, 3)
