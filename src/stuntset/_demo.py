@@ -101,7 +101,7 @@ SECTIONS.append(_model_double_rows)
 
 
 def _claude_cli_rows() -> list[DemoRow]:
-    from stuntset.doubles.cli._demo import claude_rows
+    from stuntset.doubles.cli.claude._demo import claude_rows
 
     return claude_rows()
 
@@ -110,7 +110,7 @@ SECTIONS.append(_claude_cli_rows)
 
 
 def _codex_cli_rows() -> list[DemoRow]:
-    from stuntset.doubles.cli._codex_demo import codex_rows
+    from stuntset.doubles.cli.codex._demo import codex_rows
 
     return codex_rows()
 

@@ -75,7 +75,7 @@ def _replayed_http_row(name: str, path: Path, recorded: list[bytes]) -> DemoRow:
 
 
 def _claude_session(path: str, prompts: int, init_id: str) -> list[dict[str, object]]:
-    from stuntset.doubles.cli._demo import _Client
+    from stuntset.doubles.cli.claude._demo import _Client
 
     client = _Client(path)
     client.send(

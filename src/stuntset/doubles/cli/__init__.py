@@ -10,7 +10,7 @@
 The executable starts as a fresh, lean process (only the runtime, no ``stuntset`` import),
 plays the script compiled at install time, and journals what happened. The install and
 journal machinery (``_install``) is shared by every program; each program adds its wire,
-its plan compiler and its runtime module (``claude``: ``_claude_run``).
+its plan compiler and its runtime module (``claude``: ``_process.run``).
 """
 
 from __future__ import annotations

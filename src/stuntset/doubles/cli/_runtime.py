@@ -9,7 +9,7 @@ loads import only interpreter built-ins that cost (next to) nothing: ``posix`` (
 ``typing`` either: annotations are never evaluated here, and types for the checker come in
 under a module-level ``TYPE_CHECKING = False``.
 
-What it provides to a program module (``_claude_run``…): JSON in and out, a stdin line
+What it provides to a program module (``_process.run``…): JSON in and out, a stdin line
 reader that can wait with a deadline, the per-invocation journal the installing test reads
 back, the double's shared state file (turn use counts, sessions; locked, so concurrent
 invocations of one double stay consistent), seeded ids, and the process knobs (slow start,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 
-from stuntset.doubles.cli._claude_args import js_string
-from stuntset.doubles.cli._claude_run import _INTERRUPTED, _Abort, _usage
 from stuntset.doubles.cli._runtime import dumps
+from stuntset.doubles.cli.claude._process.args import js_string
+from stuntset.doubles.cli.claude._process.run import _INTERRUPTED, _Abort, _usage
 
 #: Timestamps the double writes start here (2026-01-01T00:00:00Z) and advance by the script.
 _BASE_TIME = 1767225600
@@ -22,8 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli._claude_run import Session
     from stuntset.doubles.cli._runtime import Ids
+    from stuntset.doubles.cli.claude._process.run import Session
 
 __all__ = ["TurnRun", "choose_turn"]
 
@@ -340,7 +340,7 @@ class TurnRun:
             self.pause(op[1])
         else:
             self.close_message()
-            from stuntset.doubles.cli._claude_faults import render_fault
+            from stuntset.doubles.cli.claude._process.faults import render_fault
 
             return render_fault(self, op)
         return False
@@ -504,7 +504,7 @@ class TurnRun:
         self.hook_denial = ""
         self.stop_feedback = None
         if self.s.command_hooks is not None:
-            from stuntset.doubles.cli._claude_hooks import pre_tool_decision
+            from stuntset.doubles.cli.claude._process.hooks import pre_tool_decision
 
             hook_input = {
                 "session_id": self.s.session_id,
@@ -517,11 +517,11 @@ class TurnRun:
             name = event if tool is None else f"{event}:{tool}"
             results = self.s.command_hooks.run(event, name, hook_input, tool, self.ids, self.s.send)
             if event == "UserPromptSubmit":
-                from stuntset.doubles.cli._claude_hooks import prompt_block
+                from stuntset.doubles.cli.claude._process.hooks import prompt_block
 
                 self.prompt_blocked = prompt_block(self.prompt, results)
             if event == "Stop":
-                from stuntset.doubles.cli._claude_hooks import stop_feedback
+                from stuntset.doubles.cli.claude._process.hooks import stop_feedback
 
                 self.stop_feedback = stop_feedback(results)
             if event == "PreToolUse" and tool is not None:

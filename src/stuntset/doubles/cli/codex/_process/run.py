@@ -3,8 +3,8 @@
 Runs inside the installed executable (see ``_runtime``: built-ins only). The plan was
 compiled from a script at install time by ``stuntset.doubles.cli.codex``. This module parses
 the top level of the command line (``codex [-c k=v]… <subcommand> …``, clap's error texts
-and exit status 2 for bad flags), then hands over to ``_codex_exec`` (``exec`` / ``e``) or
-``_codex_app_server`` (``app-server``). It also holds what both modes share: the option
+and exit status 2 for bad flags), then hands over to ``_process.exec`` (``exec`` / ``e``) or
+``_process.app_server`` (``app-server``). It also holds what both modes share: the option
 parser, the double's threads (kept in the shared state beside the double, so ``exec resume``
 and ``thread/resume`` find what earlier invocations made), turn selection and the
 deterministic clock (ids and timestamps come from the script's seed, never the real clock).
@@ -387,12 +387,12 @@ def run(rt: Runtime) -> None:
         rt.write_bytes(_TOP_HELP.encode())
         return
     if command in ("exec", "e"):
-        from stuntset.doubles.cli._codex_exec import run_exec
+        from stuntset.doubles.cli.codex._process.exec import run_exec
 
         run_exec(rt, options, rest)
         return
     if command == "app-server":
-        from stuntset.doubles.cli._codex_app_server import run_app_server
+        from stuntset.doubles.cli.codex._process.app_server import run_app_server
 
         run_app_server(rt, options, rest)
         return

@@ -14,14 +14,14 @@ Loaded only when a fault plays (runs in the fake process: built-ins only, see ``
 
 from __future__ import annotations
 
-from stuntset.doubles.cli._claude_run import _usage
 from stuntset.doubles.cli._runtime import dumps
+from stuntset.doubles.cli.claude._process.run import _usage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli._claude_turn import TurnRun
+    from stuntset.doubles.cli.claude._process.turn import TurnRun
 
 __all__ = ["render_fault"]
 

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import posix
 
-from stuntset.doubles.cli._codex_app_turn import Interrupted, Turn, turn_object
-from stuntset.doubles.cli._codex_run import (
+from stuntset.doubles.cli.codex._process.app_turn import Interrupted, Turn, turn_object
+from stuntset.doubles.cli.codex._process.run import (
     BASE_TIME,
     COMMON_OPTIONS,
     ArgumentError,

@@ -2,7 +2,7 @@
 
 ``install_cli("claude", script, bin_dir=tmp_path)`` compiles the script here, in the test
 process, into a plan of plain tuples (text already split into deltas, signatures made,
-faults resolved to what the CLI shows); the executable (``_claude_run`` / ``_claude_turn``)
+faults resolved to what the CLI shows); the executable (``_process.run`` / ``_process.turn``)
 only renders it. How each step looks on this wire:
 
 ================  ===========================================================================
@@ -152,14 +152,14 @@ class ClaudeProgram:
     """The ``claude`` program for ``install``: its wire, plan compiler and runtime module."""
 
     name = "claude"
-    module = "stuntset.doubles.cli._claude_run"
+    module = "stuntset.doubles.cli.claude._process.run"
     warm: tuple[str, ...] = (
         "stuntset.doubles.cli._runtime",
-        "stuntset.doubles.cli._claude_args",
-        "stuntset.doubles.cli._claude_run",
-        "stuntset.doubles.cli._claude_turn",
-        "stuntset.doubles.cli._claude_faults",
-        "stuntset.doubles.cli._claude_hooks",
+        "stuntset.doubles.cli.claude._process.args",
+        "stuntset.doubles.cli.claude._process.run",
+        "stuntset.doubles.cli.claude._process.turn",
+        "stuntset.doubles.cli.claude._process.faults",
+        "stuntset.doubles.cli.claude._process.hooks",
     )
     wire = CLAUDE_WIRE
     journal_env: tuple[str, ...] = (

@@ -23,7 +23,7 @@ SDK's code and the bundled CLI):
 * ``PreToolUse`` / ``PostToolUse`` / ``UserPromptSubmit`` / ``Stop`` hooks registered in
   ``initialize`` get ``hook_callback`` requests; a ``PreToolUse`` answer can allow or deny.
   The command hooks of ``--settings`` run for real, before them, and write ``hook_started`` /
-  ``hook_response`` messages with ``--include-hook-events`` (``_claude_hooks``).
+  ``hook_response`` messages with ``--include-hook-events`` (``_process.hooks``).
 * ``--max-budget-usd``: once the cost the script reported (``Usage.cost``, summed over the
   process's turns) reaches the budget at the end of a model response, the turn ends with an
   ``error_max_budget_usd`` result (``errors: ["Reached maximum budget ($<budget>)"]``,
@@ -38,7 +38,7 @@ SDK's code and the bundled CLI):
 Bad input, as the real CLI handles it (observed): a stdin line that is not JSON →
 "Error parsing streaming input line (type=…, N chars): SyntaxError" on stderr, exit 1; a
 ``control_response`` for an unknown request id and messages of unknown types are ignored;
-unknown flags → commander's error text, exit 1 (``_claude_args``); skipping permissions as
+unknown flags → commander's error text, exit 1 (``_process.args``); skipping permissions as
 root outside a declared sandbox → the CLI's refusal, exit 1 (``check_root``). Each of these
 start-up refusals first waits for the client's first write, as the slower-starting real CLI
 in effect does (``Runtime.settle``).
@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import time
 
-from stuntset.doubles.cli._claude_args import ArgumentError, check_root, parse, split_list
+from stuntset.doubles.cli.claude._process.args import ArgumentError, check_root, parse, split_list
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ class Session:
         self.responses: dict[str, dict[str, Any]] = {}
         self.waiting: set[str] = set()
         self.hooks: dict[str, Any] = {}
-        #: The ``hooks`` of ``--settings`` (``_claude_hooks.CommandHooks``), if any.
+        #: The ``hooks`` of ``--settings`` (``_process.hooks.CommandHooks``), if any.
         self.command_hooks: Any = None
         self.running = False
         self.interrupted = False
@@ -409,7 +409,7 @@ class Session:
     # --- turns ----------------------------------------------------------------------------
 
     def play(self, message: dict[str, Any]) -> None:
-        from stuntset.doubles.cli._claude_turn import TurnRun, choose_turn
+        from stuntset.doubles.cli.claude._process.turn import TurnRun, choose_turn
 
         prompt, has_results = _prompt_of(message)
         over_budget = self.budget is not None and self.spent >= self.budget
@@ -456,7 +456,7 @@ def run(rt: Runtime) -> None:
     settings: dict[str, Any] = {}
     try:
         if isinstance(options.get("settings"), str):
-            from stuntset.doubles.cli._claude_hooks import load_settings
+            from stuntset.doubles.cli.claude._process.hooks import load_settings
 
             settings = load_settings(options["settings"], rt.cwd)
         permissions = settings.get("permissions")
@@ -473,7 +473,7 @@ def run(rt: Runtime) -> None:
     session = Session(rt, options)
     session.open()
     if settings.get("hooks"):
-        from stuntset.doubles.cli._claude_hooks import CommandHooks
+        from stuntset.doubles.cli.claude._process.hooks import CommandHooks
 
         include = bool(options.get("include_hook_events"))
         session.command_hooks = CommandHooks(rt, settings["hooks"], include)

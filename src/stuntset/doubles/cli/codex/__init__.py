@@ -3,7 +3,7 @@
 ``install_cli("codex", script, bin_dir=tmp_path)`` compiles the script here, in the test
 process, into a plan of plain tuples (text split into deltas, each tool call classified into
 the Codex item it becomes, faults resolved to what the CLI shows); the executable
-(``_codex_run`` → ``_codex_exec`` / ``_codex_app_server`` + ``_codex_app_turn``) only renders it. One script serves
+(``_process.run`` → ``_process.exec`` / ``_process.app_server`` + ``_process.app_turn``) only renders it. One script serves
 both modes: ``codex exec --json`` (JSONL events, what ``@openai/codex-sdk`` drives) and
 ``codex app-server --listen stdio://`` (JSON-RPC, what the ``openai-codex`` Python SDK drives).
 
@@ -280,13 +280,13 @@ class CodexProgram:
     """The ``codex`` program for ``install``: its wire, plan compiler and runtime module."""
 
     name = "codex"
-    module = "stuntset.doubles.cli._codex_run"
+    module = "stuntset.doubles.cli.codex._process.run"
     warm: tuple[str, ...] = (
         "stuntset.doubles.cli._runtime",
-        "stuntset.doubles.cli._codex_run",
-        "stuntset.doubles.cli._codex_exec",
-        "stuntset.doubles.cli._codex_app_server",
-        "stuntset.doubles.cli._codex_app_turn",
+        "stuntset.doubles.cli.codex._process.run",
+        "stuntset.doubles.cli.codex._process.exec",
+        "stuntset.doubles.cli.codex._process.app_server",
+        "stuntset.doubles.cli.codex._process.app_turn",
     )
     wire = CODEX_WIRE
     journal_env: tuple[str, ...] = (
