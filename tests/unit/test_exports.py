@@ -116,6 +116,15 @@ KINDS: dict[str, dict[str, str]] = {
         "class": "InstalledCli Invocation",
         "function": "install_cli",
     },
+    "stuntset.doubles.cli.claude": {
+        "constant": "CLAUDE CLAUDE_WIRE DEFAULT_MODEL VERSION",
+        "class": "ClaudeProgram",
+    },
+    "stuntset.doubles.cli.codex": {
+        "constant": "CODEX CODEX_WIRE DEFAULT_MODEL REFUSALS VERSION",
+        "class": "CodexProgram",
+        "function": "classify_tool",
+    },
 }
 
 
@@ -356,6 +365,11 @@ prompt = b'{"type":"user","message":{"role":"user","content":"hi"}}\\n'
 args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 subprocess.run([str(claude.path), *args], input=prompt, capture_output=True, check=True)
 assert isinstance(claude.invocations[0], Invocation)
+from stuntset.doubles.cli.claude import CLAUDE, ClaudeProgram
+from stuntset.doubles.cli.codex import CODEX, CodexProgram, classify_tool
+assert isinstance(CLAUDE, ClaudeProgram) and isinstance(CODEX, CodexProgram)
+assert ClaudeProgram().name == "claude" and CodexProgram().name == "codex"
+assert classify_tool("Bash", {"command": "ls"})[0] == "command"
 """,
     "session log and host": """
 import anyio

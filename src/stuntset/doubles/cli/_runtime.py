@@ -354,6 +354,17 @@ class Runtime:
         self.check_sigterm()
         return line
 
+    def pump(self, handle: Callable[[bytes], None], timeout: float | None) -> bool:
+        """Give ``handle`` each line stdin has (waiting up to ``timeout`` for the first one);
+        False at EOF. The stdin pump of every program that reads while it plays."""
+        line = self.next_line(timeout)
+        while line is not None:
+            if isinstance(line, _Eof):
+                return False
+            handle(line)
+            line = self.next_line(0.0)
+        return True
+
     def settle(self) -> None:
         """Before refusing at start-up, wait until stdin has input or is closed (at most
         ``START_UP`` seconds; not on a terminal).

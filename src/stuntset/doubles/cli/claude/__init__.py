@@ -30,6 +30,16 @@ stall             nothing more until ``interrupt`` (or the process is killed)
 exit              stderr, then the process exits with the code, mid-turn
 spawn_failure     (first turn only) no executable at all: the client's not-found error
 ================  ===========================================================================
+
+What runs where:
+
+* test process (imports ``stuntset`` freely): this module (the wire, the plan compiler,
+  ``CLAUDE``), ``_client`` (a minimal stream-json client of the fake) and ``_demo`` (its
+  section of ``stuntset demo``);
+* fake process (built-ins and ``stuntset.doubles.cli._runtime`` only): ``_process``, the
+  executable's program: ``run`` (command line, session loop, control protocol), ``turn``,
+  ``args``, ``common``, ``faults`` and ``hooks``. The launcher maps this package in without
+  running this module, and the test process imports ``_process`` only to warm its bytecode.
 """
 
 from __future__ import annotations
@@ -156,6 +166,7 @@ class ClaudeProgram:
     warm: tuple[str, ...] = (
         "stuntset.doubles.cli._runtime",
         "stuntset.doubles.cli.claude._process.args",
+        "stuntset.doubles.cli.claude._process.common",
         "stuntset.doubles.cli.claude._process.run",
         "stuntset.doubles.cli.claude._process.turn",
         "stuntset.doubles.cli.claude._process.faults",

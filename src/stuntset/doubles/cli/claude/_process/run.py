@@ -49,6 +49,7 @@ from __future__ import annotations
 import time
 
 from stuntset.doubles.cli.claude._process.args import ArgumentError, check_root, parse, split_list
+from stuntset.doubles.cli.claude._process.common import Abort, usage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,23 +66,6 @@ non-interactive output
 
 (stuntset fake: headless print and stream-json modes only)
 """
-
-_INTERRUPTED = "[Request interrupted by user]"
-
-
-class _Abort(Exception):
-    """The turn ends early (an interrupt, or a deny with ``interrupt: true``)."""
-
-
-def _usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
-    return {
-        "input_tokens": input_tokens,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-        "output_tokens": output_tokens,
-        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
-        "service_tier": "standard",
-    }
 
 
 def _message_type(text: str) -> str:
@@ -209,7 +193,7 @@ class Session:
             "stop_reason": None,
             "session_id": self.session_id or ids.uuid(),
             "total_cost_usd": 0,
-            "usage": _usage(0, 0),
+            "usage": usage(0, 0),
             "modelUsage": {},
             "permission_denials": [],
             "uuid": ids.uuid(),
@@ -278,13 +262,7 @@ class Session:
     def pump(self, timeout: float | None) -> bool:
         """Handle what stdin has (waiting up to ``timeout`` for the first line); False at
         EOF."""
-        line = self.rt.next_line(timeout)
-        while line is not None:
-            if line is self.rt.EOF:
-                return False
-            self.handle(line)
-            line = self.rt.next_line(0.0)
-        return True
+        return self.rt.pump(self.handle, timeout)
 
     def handle(self, raw: Any) -> None:
         text = raw.decode("utf-8", "replace").strip()
@@ -385,7 +363,7 @@ class Session:
                 if self.interrupted:
                     # as the real CLI does for a prompt it no longer needs
                     self.rt.send({"type": "control_cancel_request", "request_id": request_id})
-                    raise _Abort
+                    raise Abort
                 if not self.pump(None):
                     return None
             return self.responses.pop(request_id)
@@ -393,12 +371,12 @@ class Session:
             self.waiting.discard(request_id)
 
     def wait(self, seconds: float | None) -> None:
-        """Wait ``seconds`` (``None``: for ever) of scaled time, handling stdin; ``_Abort`` on
+        """Wait ``seconds`` (``None``: for ever) of scaled time, handling stdin; ``Abort`` on
         an interrupt. After stdin EOF nothing can interrupt: the wait just runs out."""
         end = None if seconds is None else time.monotonic() + seconds * self.rt.time_scale
         while True:
             if self.interrupted:
-                raise _Abort
+                raise Abort
             left = None if end is None else end - time.monotonic()
             if left is not None and left <= 0:
                 return

@@ -38,7 +38,7 @@ from __future__ import annotations
 import posix
 
 from stuntset.doubles.cli.codex._process.app_turn import Interrupted, Turn, turn_object
-from stuntset.doubles.cli.codex._process.run import (
+from stuntset.doubles.cli.codex._process.common import (
     BASE_TIME,
     COMMON_OPTIONS,
     ArgumentError,
@@ -313,13 +313,7 @@ class Server:
     def pump(self, timeout: float | None) -> bool:
         """Handle what stdin has (waiting up to ``timeout`` for the first line); False at
         EOF."""
-        line = self.rt.next_line(timeout)
-        while line is not None:
-            if line is self.rt.EOF:
-                return False
-            self.handle(line)
-            line = self.rt.next_line(0.0)
-        return True
+        return self.rt.pump(self.handle, timeout)
 
     def handle(self, raw: Any) -> None:
         text = raw.decode("utf-8", "replace").strip()

@@ -10,7 +10,7 @@ the user message item, each scripted item (``item/started``, its deltas, ``item/
 
 from __future__ import annotations
 
-from stuntset.doubles.cli.codex._process.run import text_of
+from stuntset.doubles.cli.codex._process.common import text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -3,36 +3,19 @@
 Runs inside the installed executable (see ``_runtime``: built-ins only). The plan was
 compiled from a script at install time by ``stuntset.doubles.cli.codex``. This module parses
 the top level of the command line (``codex [-c k=v]… <subcommand> …``, clap's error texts
-and exit status 2 for bad flags), then hands over to ``_process.exec`` (``exec`` / ``e``) or
-``_process.app_server`` (``app-server``). It also holds what both modes share: the option
-parser, the double's threads (kept in the shared state beside the double, so ``exec resume``
-and ``thread/resume`` find what earlier invocations made), turn selection and the
-deterministic clock (ids and timestamps come from the script's seed, never the real clock).
+and exit status 2 for bad flags), then hands over to ``exec`` (``exec`` / ``e``) or
+``app_server`` (``app-server``); what both modes share is in ``common``.
 """
 
 from __future__ import annotations
 
+from stuntset.doubles.cli.codex._process.common import COMMON_OPTIONS, ArgumentError, parse_options
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from stuntset.doubles.cli._runtime import Runtime
 
-__all__ = [
-    "BASE_TIME",
-    "MAX_INPUT_CHARS",
-    "ArgumentError",
-    "Threads",
-    "choose_turn",
-    "input_refusal",
-    "parse_options",
-    "refusal_text",
-    "run",
-    "scripted_refusal",
-]
-
-#: Timestamps the double reports start here (2026-01-01T00:00:00Z) and advance by the script.
-BASE_TIME = 1767225600
+__all__ = ["run"]
 
 _TOP_HELP = """Codex CLI
 
@@ -79,19 +62,6 @@ _OTHER_COMMANDS = frozenset(
     }
 )
 
-#: Options every codex command accepts: flag → (name, takes a value, value name, choices).
-COMMON_OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
-    "-c": ("config", True, "key=value", ()),
-    "--config": ("config", True, "key=value", ()),
-    "--enable": ("enable", True, "FEATURE", ()),
-    "--disable": ("disable", True, "FEATURE", ()),
-    "--strict-config": ("strict_config", False, "", ()),
-    "-h": ("help", False, "", ()),
-    "--help": ("help", False, "", ()),
-    "-V": ("version", False, "", ()),
-    "--version": ("version", False, "", ()),
-}
-
 _TOP_OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
     **COMMON_OPTIONS,
     "-m": ("model", True, "MODEL", ()),
@@ -110,263 +80,6 @@ _TOP_OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
     "-C": ("cd", True, "DIR", ()),
     "--cd": ("cd", True, "DIR", ()),
 }
-
-#: Options that may be given more than once (their values collect in a list).
-REPEATED = frozenset({"config", "enable", "disable", "add_dir", "image"})
-
-
-class ArgumentError(Exception):
-    """A command line clap would refuse: the message is clap's, the exit status 2."""
-
-
-def _clap_error(text: str, usage: str) -> ArgumentError:
-    tail = f"\n{usage}\n" if usage else ""
-    return ArgumentError(f"error: {text}\n{tail}\nFor more information, try '--help'.\n")
-
-
-def parse_options(
-    argv: list[str],
-    spec: dict[str, tuple[str, bool, str, tuple[str, ...]]],
-    usage: str,
-    *,
-    stop_at: frozenset[str] = frozenset(),
-    max_positionals: int = 1,
-) -> tuple[dict[str, Any], list[str], str | None, list[str]]:
-    """Parse ``argv`` against ``spec`` as clap would: (options, positionals, the subcommand
-    found in ``stop_at`` or None, the arguments after it). ``ArgumentError`` on bad input."""
-    options: dict[str, Any] = {}
-    positionals: list[str] = []
-    index = 0
-    while index < len(argv):
-        arg = argv[index]
-        index += 1
-        if arg == "--":
-            positionals.extend(argv[index:])
-            break
-        if arg.startswith("-") and arg != "-":
-            flag, has_inline, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-            if not flag.startswith("--") and len(flag) > 2:
-                flag, inline, has_inline = flag[:2], flag[2:], "="
-            if flag not in spec:
-                raise _clap_error(
-                    f"unexpected argument '{flag}' found\n\n"
-                    f"  tip: to pass '{flag}' as a value, use '-- {flag}'",
-                    usage,
-                )
-            name, takes_value, value_name, choices = spec[flag]
-            long_flag = flag if flag.startswith("--") else _long_name(spec, name, flag)
-            value: Any = True
-            if takes_value:
-                if has_inline:
-                    value = inline
-                elif index < len(argv):
-                    value = argv[index]
-                    index += 1
-                else:
-                    raise _clap_error(
-                        f"a value is required for '{long_flag} <{value_name}>' but none was "
-                        f"supplied",
-                        "",
-                    )
-                if choices and value not in choices:
-                    raise _clap_error(
-                        f"invalid value '{value}' for '{long_flag} <{value_name}>'\n"
-                        f"  [possible values: {', '.join(choices)}]",
-                        "",
-                    )
-            if name in REPEATED:
-                options.setdefault(name, []).append(value)
-            else:
-                options[name] = value
-            continue
-        if not positionals and arg in stop_at:
-            return options, positionals, arg, argv[index:]
-        if len(positionals) >= max_positionals:
-            raise _clap_error(f"unexpected argument '{arg}' found", usage)
-        positionals.append(arg)
-    return options, positionals, None, []
-
-
-def _long_name(
-    spec: dict[str, tuple[str, bool, str, tuple[str, ...]]], name: str, flag: str
-) -> str:
-    for other, entry in spec.items():
-        if entry[0] == name and other.startswith("--"):
-            return other
-    return flag
-
-
-# --- threads, turns and time ------------------------------------------------------------------
-
-
-class Clock:
-    """Deterministic timestamps: ``BASE_TIME`` plus what the script's delays add up to."""
-
-    def __init__(self, offset_ms: int = 0) -> None:
-        self.ms = BASE_TIME * 1000 + offset_ms
-
-    def advance(self, seconds: float) -> None:
-        self.ms += int(seconds * 1000)
-
-    def tick(self) -> int:
-        """A new millisecond timestamp (strictly increasing)."""
-        self.ms += 1
-        return self.ms
-
-    def seconds(self) -> int:
-        return self.ms // 1000
-
-
-class Threads:
-    """The double's threads, in its shared state: id → {usage, turns, preview, …}."""
-
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-
-    def create(self, cwd: str, model: str, ephemeral: bool = False) -> dict[str, Any]:
-        rt = self.rt
-
-        def change(state: dict[str, Any]) -> dict[str, Any]:
-            state.setdefault("left", [t["times"] for t in rt.plan["turns"]])
-            created = state.get("created", 0) + 1
-            state["created"] = created
-            thread = {
-                "id": rt.ids(f"thread/{created}").uuid(),
-                "number": created,
-                "cwd": cwd,
-                "model": model,
-                "ephemeral": ephemeral,
-                "preview": "",
-                "turns": 0,
-                "usage": [0, 0, 0, 0],
-                "history": [],
-            }
-            state.setdefault("threads", {})[thread["id"]] = thread
-            state["latest"] = thread["id"]
-            return thread
-
-        result: dict[str, Any] = rt.state.update(change)
-        return result
-
-    def get(self, thread_id: str | None) -> dict[str, Any] | None:
-        """A thread by id (``None``: the latest one), or ``None``."""
-
-        def change(state: dict[str, Any]) -> dict[str, Any] | None:
-            threads = state.get("threads") or {}
-            wanted = thread_id if thread_id is not None else state.get("latest")
-            found = threads.get(wanted) if isinstance(wanted, str) else None
-            if found is not None:
-                state["latest"] = wanted
-            return found
-
-        result: dict[str, Any] | None = self.rt.state.update(change)
-        return result
-
-    def all(self) -> list[dict[str, Any]]:
-        def change(state: dict[str, Any]) -> list[dict[str, Any]]:
-            return list((state.get("threads") or {}).values())
-
-        result: list[dict[str, Any]] = self.rt.state.update(change)
-        return result
-
-    def save(self, thread: dict[str, Any]) -> None:
-        def change(state: dict[str, Any]) -> None:
-            state.setdefault("threads", {})[thread["id"]] = thread
-
-        self.rt.state.update(change)
-
-
-def _accepts(match: dict[str, Any] | None, prompt: str, model: str) -> bool:
-    if not match:
-        return True
-    contains = match.get("contains")
-    wanted_model = match.get("model")
-    retry_count = match.get("retry_count")
-    tool_result = match.get("tool_result")
-    return (
-        (contains is None or contains in prompt)
-        and (wanted_model is None or wanted_model == model)
-        and (retry_count is None or retry_count == 0)
-        and (tool_result is None or tool_result is False)
-    )
-
-
-def choose_turn(rt: Runtime, prompt: str, model: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The first scripted turn with uses left that accepts the prompt (as ``ScriptPlayer``
-    chooses), counted in the double's shared state; or an error text naming the miss."""
-    plan = rt.plan
-    turns: list[dict[str, Any]] = plan["turns"]
-
-    def take(state: dict[str, Any]) -> tuple[int, str | None]:
-        left: list[int] = state.setdefault("left", [t["times"] for t in turns])
-        played = state.get("played", 0) + 1
-        state["played"] = played
-        for index, turn in enumerate(turns):
-            if left[index] and _accepts(turn["match"], prompt, model):
-                left[index] -= 1
-                return index, None
-        remaining = [f"  turn {i}: {t['describe']}" for i, t in enumerate(turns) if left[i]]
-        shown = prompt if len(prompt) <= 80 else prompt[:77] + "..."
-        head = (
-            f"script {plan['script']!r} has no turn for request #{played} "
-            f"(input {shown!r}, model {model!r}, wire 'codex')"
-        )
-        if not remaining:
-            message = (
-                f"{head}: all {len(turns)} turns were used. The code under test made more "
-                f"requests than scripted: add a turn, or use times=N for repeats."
-            )
-        else:
-            message = head + ": no remaining turn matches it. Remaining:\n" + "\n".join(remaining)
-        state.setdefault("exhausted", []).append(message)
-        return -1, message
-
-    index, error = rt.state.update(take)
-    return (turns[index] if index >= 0 else None), error
-
-
-#: The most text characters one user input may carry (codex-cli 0.163.0 refuses more).
-MAX_INPUT_CHARS = 1048576
-
-
-def input_refusal(chars: int) -> tuple[int, str, Any] | None:
-    """(code, message, data) when a turn's input is over ``MAX_INPUT_CHARS`` text characters,
-    as the real 0.163.0 server refuses it (observed: ``-32602`` with ``input_error_code``)."""
-    if chars <= MAX_INPUT_CHARS:
-        return None
-    data = {
-        "input_error_code": "input_too_large",
-        "max_chars": MAX_INPUT_CHARS,
-        "actual_chars": chars,
-    }
-    return -32602, f"Input exceeds the maximum length of {MAX_INPUT_CHARS} characters.", data
-
-
-def scripted_refusal(turn: dict[str, Any] | None) -> tuple[int, str, Any] | None:
-    """(code, message, data) when the chosen turn is a scripted refusal (its first op)."""
-    ops = turn["ops"] if turn is not None else ()
-    if ops and ops[0][0] == "refuse":
-        _, code, message, data = ops[0]
-        return code, message, data
-    return None
-
-
-def refusal_text(method: str, refused: tuple[int, str, Any]) -> str:
-    """How ``codex exec`` reports a refused app-server request on stderr (observed)."""
-    code, message, data = refused
-    from stuntset.doubles.cli._runtime import dumps
-
-    tail = "" if data is None else f", data: {dumps(data)}"
-    return f"Error: {method}: {method} failed: {message} (code {code}){tail}\n"
-
-
-def text_of(output: Any) -> str:
-    """A tool result as the text a command printed or an MCP tool returned."""
-    if isinstance(output, str):
-        return output
-    from stuntset.doubles.cli._runtime import dumps
-
-    return dumps(output)
 
 
 def run(rt: Runtime) -> None:
