@@ -24,6 +24,7 @@ checked for their own imports like any other.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -113,6 +114,12 @@ def import_graph(root: Path, *, type_checking: bool = False) -> dict[str, set[st
     }
 
 
+@functools.cache
+def src_graph(*, type_checking: bool) -> dict[str, set[str]]:
+    """The import graph of ``src/stuntset`` (read once per kind for the whole module)."""
+    return import_graph(SRC, type_checking=type_checking)
+
+
 def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
     """One import circle per strongly connected component with more than one module (or a
     module importing itself), as a path ``[a, b, …, a]``; sorted, so messages are stable."""
@@ -185,7 +192,7 @@ def cycle_report(found: list[list[str]]) -> str:
 
 
 def test_src_has_no_import_cycle() -> None:
-    found = cycles(import_graph(SRC))
+    found = cycles(src_graph(type_checking=False))
     assert not found, cycle_report(found)
 
 
@@ -331,7 +338,7 @@ def rule_breaks(
 
 
 def test_every_import_in_src_follows_the_package_map() -> None:
-    breaks = rule_breaks(import_graph(SRC, type_checking=True), MAY_IMPORT, ENTRY_POINTS)
+    breaks = rule_breaks(src_graph(type_checking=True), MAY_IMPORT, ENTRY_POINTS)
     assert breaks == []
 
 
@@ -377,8 +384,16 @@ def test_no_part_below_the_entry_points_imports_one() -> None:
 FAKE_PROCESS = ("stuntset.doubles.cli._runtime", "stuntset.doubles.cli._replay_run")
 
 
-def fake_process_modules(graph: Mapping[str, set[str]]) -> list[str]:
-    return sorted(m for m in graph if m in FAKE_PROCESS or "._process" in m)
+def fake_process_breaks(graph: Mapping[str, set[str]]) -> list[str]:
+    """Imports of fake-process code (``_runtime``, ``_replay_run``, any ``._process``
+    package) other than the runtime and modules of its own ``_process`` package."""
+    breaks = []
+    for module in sorted(m for m in graph if m in FAKE_PROCESS or "._process" in m):
+        own = module.rpartition("._process")[0] + "._process" if "._process" in module else module
+        for target in sorted(graph[module]):
+            if target != FAKE_PROCESS[0] and not target.startswith(own + "."):
+                breaks.append(f"{module} (fake process) imports {target}")
+    return breaks
 
 
 @pytest.mark.parametrize("type_checking", [False, True])
@@ -387,11 +402,25 @@ def test_the_fake_processes_import_only_the_runtime_and_their_own_program(
 ) -> None:
     """Code that runs in a fake CLI process imports, of stuntset, only the shared runtime and
     modules of its own ``_process`` package (the launcher maps the packages above in bare)."""
-    graph = import_graph(SRC, type_checking=type_checking)
-    modules = fake_process_modules(graph)
-    assert "stuntset.doubles.cli.claude._process.run" in modules
-    assert "stuntset.doubles.cli.codex._process.run" in modules
-    for module in modules:
-        own = module.rpartition("._process")[0] + "._process" if "._process" in module else module
-        for target in graph[module]:
-            assert target == FAKE_PROCESS[0] or target.startswith(own + "."), (module, target)
+    graph = src_graph(type_checking=type_checking)
+    assert "stuntset.doubles.cli.claude._process.run" in graph
+    assert fake_process_breaks(graph) == []
+
+
+def test_the_fake_process_check_names_a_forbidden_import() -> None:
+    graph = {
+        "stuntset.doubles.cli.claude._process.run": {
+            "stuntset.doubles.cli._runtime",
+            "stuntset.doubles.cli.claude._process.turn",
+            "stuntset.doubles.cli.claude",  # the test-process side: not in the fake process
+            "stuntset.doubles.cli.codex._process.common",  # another program
+        },
+        "stuntset.doubles.cli._runtime": {"stuntset.script"},
+    }
+    assert fake_process_breaks(graph) == [
+        "stuntset.doubles.cli._runtime (fake process) imports stuntset.script",
+        "stuntset.doubles.cli.claude._process.run (fake process) imports "
+        "stuntset.doubles.cli.claude",
+        "stuntset.doubles.cli.claude._process.run (fake process) imports "
+        "stuntset.doubles.cli.codex._process.common",
+    ]
