@@ -279,6 +279,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the checks read everything below them
     "checks": FOUNDATION
     | {"providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes", "runtime"},
+    # evals run agents against the doubles and grade them with the checks
+    "evals": FOUNDATION | {"providers", "driver", "doubles.model", "checks", "_plugin_support"},
 }
 
 #: Entry points: the commands, the plugin and the public namespace. They may import anything;
