@@ -59,9 +59,9 @@ What runs where:
   ``CODEX``) and ``_demo`` (its section of ``stuntset demo``);
 * fake process (built-ins and ``stuntset.doubles.cli._runtime`` only): ``_process``, the
   executable's program: ``run`` (top-level command line), ``exec``, ``app_server`` with
-  ``app_turn``, and ``common`` (what both modes share). The launcher maps this package in
-  without running this module, and the test process imports ``_process`` only to warm its
-  bytecode.
+  ``app_turn`` and ``requests``, and ``common`` (what both modes share). The launcher maps
+  this package in without running this module, and the test process imports ``_process``
+  only to warm its bytecode.
 """
 
 from __future__ import annotations
@@ -297,6 +297,7 @@ class CodexProgram:
         "stuntset.doubles.cli.codex._process.common",
         "stuntset.doubles.cli.codex._process.run",
         "stuntset.doubles.cli.codex._process.exec",
+        "stuntset.doubles.cli.codex._process.requests",
         "stuntset.doubles.cli.codex._process.app_server",
         "stuntset.doubles.cli.codex._process.app_turn",
     )
