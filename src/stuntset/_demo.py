@@ -1,37 +1,26 @@
 """``stuntset demo``: play the whole scenario catalog through the doubles, check every stream
 against the event contract, and print what happened. Exits non-zero if any check fails.
 
-Each double contributes a section: a function returning rows (a section per layer, so the
-table shows the same catalog at every layer).
+Each layer contributes a section: a function returning rows (a section per layer, so the
+table shows the same catalog at every layer), declared in its own ``_demo`` module on
+``stuntset._demo_rows`` and collected here; no layer imports this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import anyio
-import msgspec
 from rich.table import Table
 
 from stuntset import scenarios
 from stuntset._cli_output import console
+from stuntset._demo_rows import DemoRow, Section, load_sections
 from stuntset.driver import drive
 from stuntset.errors import HarnessFailure
 from stuntset.events import Event, RunStarted
 from stuntset.providers import ScriptedProvider
 from stuntset.seams import deterministic
 
-__all__ = ["SECTIONS", "DemoRow", "agent_rows", "run_demo"]
-
-
-class DemoRow(msgspec.Struct, frozen=True):
-    layer: str
-    scenario: str
-    runs: int
-    events: int
-    outcome: str
-    ok: bool
-    detail: str = ""
+__all__ = ["DemoRow", "agent_rows", "run_demo"]
 
 
 async def _play(entry: scenarios.Scenario) -> DemoRow:
@@ -68,13 +57,12 @@ def agent_rows() -> list[DemoRow]:
         return anyio.run(main)
 
 
-#: Sections of the demo, in order. Doubles append theirs.
-SECTIONS: list[Callable[[], list[DemoRow]]] = [agent_rows]
-
-
-def run_demo(sections: list[Callable[[], list[DemoRow]]] | None = None) -> int:
-    """Print the demo table; 1 if any check failed, else 0."""
-    rows = [row for section in (SECTIONS if sections is None else sections) for row in section()]
+def run_demo(sections: list[Section] | None = None) -> int:
+    """Print the demo table (by default: the scripted agent, then every layer's section
+    that ``stuntset._demo_rows.SECTIONS`` names); 1 if any check failed, else 0."""
+    if sections is None:
+        sections = [agent_rows, *load_sections()]
+    rows = [row for section in sections for row in section()]
     table = Table(title="stuntset demo: the scenario catalog, checked against the event contract")
     for column in ("layer", "scenario", "runs", "events", "terminal state", "contract"):
         table.add_column(column, justify="right" if column in ("runs", "events") else "left")
@@ -89,48 +77,3 @@ def run_demo(sections: list[Callable[[], list[DemoRow]]] | None = None) -> int:
         + (f"; failed: {', '.join(r.scenario for r in failed)}" if failed else "")
     )
     return 1 if failed else 0
-
-
-def _model_double_rows() -> list[DemoRow]:
-    from stuntset.doubles.model._demo import model_rows
-
-    return model_rows()
-
-
-SECTIONS.append(_model_double_rows)
-
-
-def _claude_cli_rows() -> list[DemoRow]:
-    from stuntset.doubles.cli._demo import claude_rows
-
-    return claude_rows()
-
-
-SECTIONS.append(_claude_cli_rows)
-
-
-def _codex_cli_rows() -> list[DemoRow]:
-    from stuntset.doubles.cli._codex_demo import codex_rows
-
-    return codex_rows()
-
-
-SECTIONS.append(_codex_cli_rows)
-
-
-def _daemon_rows() -> list[DemoRow]:
-    from stuntset.runtime._demo import daemon_rows
-
-    return daemon_rows()
-
-
-SECTIONS.append(_daemon_rows)
-
-
-def _cassette_rows() -> list[DemoRow]:
-    from stuntset.cassettes._demo import cassette_rows
-
-    return cassette_rows()
-
-
-SECTIONS.append(_cassette_rows)

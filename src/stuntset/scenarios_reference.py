@@ -129,11 +129,12 @@ def _model_outcomes(entry: scenarios.Scenario) -> dict[str, str]:
 
 
 def _cli_outcomes(entry: scenarios.Scenario) -> dict[str, str]:
-    from stuntset.doubles.cli import _codex_demo, _demo
+    from stuntset.doubles.cli.claude import _demo as claude_demo
+    from stuntset.doubles.cli.codex import _demo as codex_demo
 
     with tempfile.TemporaryDirectory(prefix="stuntset-reference-") as directory:
-        claude = _demo._play(entry.name, entry.build(), directory).outcome
-        codex = _codex_demo._play(entry.name, entry.build(), directory).outcome
+        claude = claude_demo._play(entry.name, entry.build(), directory).outcome
+        codex = codex_demo._play(entry.name, entry.build(), directory).outcome
     return {
         "fake `claude` (stream-json, as claude-agent-sdk drives it)": claude,
         "fake `codex` (`exec --json`, as the codex SDK reads it)": codex,

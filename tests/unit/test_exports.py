@@ -12,6 +12,7 @@ import subprocess
 import sys
 import types
 import typing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -115,6 +116,15 @@ KINDS: dict[str, dict[str, str]] = {
         "protocol": "CliProgram",
         "class": "InstalledCli Invocation",
         "function": "install_cli",
+    },
+    "stuntset.doubles.cli.claude": {
+        "constant": "CLAUDE CLAUDE_WIRE DEFAULT_MODEL VERSION",
+        "class": "ClaudeProgram",
+    },
+    "stuntset.doubles.cli.codex": {
+        "constant": "CODEX CODEX_WIRE DEFAULT_MODEL REFUSALS VERSION",
+        "class": "CodexProgram",
+        "function": "classify_tool",
     },
 }
 
@@ -356,6 +366,11 @@ prompt = b'{"type":"user","message":{"role":"user","content":"hi"}}\\n'
 args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 subprocess.run([str(claude.path), *args], input=prompt, capture_output=True, check=True)
 assert isinstance(claude.invocations[0], Invocation)
+from stuntset.doubles.cli.claude import CLAUDE, ClaudeProgram
+from stuntset.doubles.cli.codex import CODEX, CodexProgram, classify_tool
+assert isinstance(CLAUDE, ClaudeProgram) and isinstance(CODEX, CodexProgram)
+assert ClaudeProgram().name == "claude" and CodexProgram().name == "codex"
+assert classify_tool("Bash", {"command": "ls"})[0] == "command"
 """,
     "session log and host": """
 import anyio
@@ -617,3 +632,122 @@ def test_every_function_and_class_is_called_in_an_example(
 def test_the_example_check_sees_only_what_is_called() -> None:
     namespace = {"f": len, "g": abs, "C": int}
     assert exercised("f([1])\ng\nisinstance(1, C)", namespace) == {id(len), id(int)}
+
+
+# --- one declaration: the TYPE_CHECKING imports, the lazy tables and __all__ agree -----------
+
+
+def _import_statements(init: Path, package: str) -> dict[str, tuple[str, str, bool]]:
+    """``{public name: (module, attribute, lazy)}`` for every name the package's ``__init__``
+    binds with an import: at module level (eager) or under ``if TYPE_CHECKING:`` (lazy, what
+    a type checker reads in place of the ``__getattr__``)."""
+    tree = ast.parse(init.read_text("utf-8"))
+    found: dict[str, tuple[str, str, bool]] = {}
+    for node in tree.body:
+        lazy = isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for statement in node.body if isinstance(node, ast.If) and lazy else [node]:
+            if isinstance(statement, ast.ImportFrom) and statement.module not in {
+                "typing",
+                "__future__",
+            }:
+                for alias in statement.names:
+                    found[alias.asname or alias.name] = (str(statement.module), alias.name, lazy)
+    return found
+
+
+def _promised(module: str, attribute: str, package: str) -> object:
+    """The object an ``from module import attribute`` statement promises."""
+    if module == package:  # ``from stuntset import events``: the submodule
+        return importlib.import_module(f"{module}.{attribute}")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def declaration_breaks(package: str) -> list[str]:
+    """Where a lazily exporting package's public names disagree with its imports: a lazy
+    name missing from ``__all__`` or from the lazy lookup, a public name no import declares,
+    or a name that resolves to another object than its import promises (``stub`` the module
+    where the function is meant)."""
+    loaded = importlib.import_module(package)
+    init = Path(str(loaded.__file__))
+    statements = _import_statements(init, package)
+    public = set(loaded.__all__)
+    breaks = [
+        f"{package}.{name}: public but no import declares it"
+        for name in sorted(public - set(statements))
+    ]
+    for name, (module, attribute, lazy) in sorted(statements.items()):
+        if name not in public:
+            if lazy:
+                breaks.append(f"{package}.{name}: imported under TYPE_CHECKING but not in __all__")
+            continue
+        try:
+            value = getattr(loaded, name)
+        except AttributeError:
+            breaks.append(f"{package}.{name}: declared, but the lazy lookup does not know it")
+            continue
+        promised = _promised(module, attribute, package)
+        if value is not promised:
+            breaks.append(
+                f"{package}.{name}: resolves to {value!r}, but its import promises {promised!r}"
+            )
+    return breaks
+
+
+def lazy_packages() -> list[str]:
+    """Every package of stuntset whose ``__init__`` looks names up lazily (``__getattr__``)."""
+    root = Path(stuntset.__file__).parent
+    found = []
+    for init in sorted(root.rglob("__init__.py")):
+        if "def __getattr__" in init.read_text("utf-8"):
+            found.append(".".join(init.parent.relative_to(root.parent).parts))
+    return found
+
+
+def test_the_lazy_packages_are_found() -> None:
+    assert {"stuntset", "stuntset.script", "stuntset.providers", "stuntset.checks"} <= set(
+        lazy_packages()
+    )
+
+
+@pytest.mark.parametrize("package", lazy_packages())
+def test_each_public_name_is_what_its_import_declares(package: str) -> None:
+    assert declaration_breaks(package) == []
+
+
+def test_top_level_lazy_table_and_all_are_derived_from_one_declaration() -> None:
+    """``_PUBLIC`` is the declaration; the imports a type checker reads name exactly its
+    names (each resolving to what it promises: the test above)."""
+    declared = {name for names in stuntset._PUBLIC.values() for name in names.split()}
+    assert set(stuntset._LAZY) == declared
+    assert stuntset.__all__ == sorted(declared)
+    assert set(_import_statements(Path(stuntset.__file__), "stuntset")) == declared
+
+
+def test_the_declaration_check_names_a_name_that_resolves_to_the_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "lazypkg"
+    package.mkdir()
+    (package / "tool.py").write_text("def tool():\n    return 1\n")
+    (package / "extra.py").write_text("VALUE = 2\n")
+    (package / "__init__.py").write_text(
+        "TYPE_CHECKING = False\n"
+        "if TYPE_CHECKING:\n"
+        "    from lazypkg.tool import tool as tool\n"
+        "    from lazypkg.extra import VALUE as VALUE\n"
+        "    from lazypkg.extra import HIDDEN as HIDDEN\n"
+        "def __getattr__(name):\n"
+        "    import importlib\n"
+        "    if name == 'tool':\n"
+        "        return importlib.import_module('lazypkg.tool')  # the module, not the function\n"
+        "    raise AttributeError(name)\n"
+        "__all__ = ['tool', 'VALUE', 'missing']\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    breaks = declaration_breaks("lazypkg")
+    assert breaks[0] == "lazypkg.missing: public but no import declares it"
+    assert breaks[1] == "lazypkg.HIDDEN: imported under TYPE_CHECKING but not in __all__"
+    assert breaks[2] == "lazypkg.VALUE: declared, but the lazy lookup does not know it"
+    assert breaks[3].startswith("lazypkg.tool: resolves to <module 'lazypkg.tool'")
+    assert ", but its import promises <function tool at " in breaks[3]
+    assert len(breaks) == 4

@@ -13,7 +13,7 @@ from typing import cast
 import httpx2
 
 from stuntset import scenarios
-from stuntset._demo import DemoRow
+from stuntset._demo_rows import DemoRow
 from stuntset.cassettes.cli_record import install_cli_recorder
 from stuntset.cassettes.cli_replay import install_cli_replay
 from stuntset.cassettes.format import load_cassette
@@ -75,9 +75,9 @@ def _replayed_http_row(name: str, path: Path, recorded: list[bytes]) -> DemoRow:
 
 
 def _claude_session(path: str, prompts: int, init_id: str) -> list[dict[str, object]]:
-    from stuntset.doubles.cli._demo import _Client
+    from stuntset.doubles.cli.claude._client import StreamJsonClient
 
-    client = _Client(path)
+    client = StreamJsonClient(path)
     client.send(
         {"type": "control_request", "request_id": init_id, "request": {"subtype": "initialize"}}
     )

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from stuntset._demo import DemoRow
+from stuntset._demo_rows import DemoRow
 from stuntset.contract import check_events
 from stuntset.errors import HarnessFailure
 from stuntset.events import Event, decode, is_terminal

@@ -11,8 +11,7 @@ from collections import deque
 from typing import Any
 
 from stuntset.errors import UsageError
-from stuntset.runtime.daemon import DaemonInfo
-from stuntset.runtime.protocol import MAX_MESSAGE
+from stuntset.runtime.protocol import MAX_MESSAGE, DaemonInfo
 
 __all__ = ["DaemonClient", "DaemonError"]
 

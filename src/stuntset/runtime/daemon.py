@@ -42,6 +42,7 @@ from stuntset.log.base import Subscription
 from stuntset.log.lock import DatabaseLock
 from stuntset.log.sqlite import SqliteEventLog
 from stuntset.runtime import protocol as p
+from stuntset.runtime.protocol import DaemonInfo
 from stuntset.runtime.security import Guard, new_token, remove_private_file, write_private_file
 from stuntset.runtime.service import ProviderFactory, SessionService
 from stuntset.runtime.store import SessionStore
@@ -53,19 +54,6 @@ __all__ = ["DaemonHandle", "DaemonInfo", "build_app", "run_daemon", "start_daemo
 
 
 _encoder = msgspec.json.Encoder()
-
-
-class DaemonInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """Where a running daemon is and how to talk to it (also the token file's content)."""
-
-    url: str  # http://127.0.0.1:PORT
-    port: int
-    token: str
-    pid: int
-
-    @property
-    def ws_url(self) -> str:
-        return self.url.replace("http://", "ws://") + "/ws"
 
 
 class _Gone(Exception):

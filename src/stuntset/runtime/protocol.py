@@ -42,6 +42,7 @@ __all__ = [
     "Close",
     "CreateSession",
     "CreateTask",
+    "DaemonInfo",
     "Interrupt",
     "Request",
     "Respond",
@@ -51,6 +52,19 @@ __all__ = [
     "error_reply",
     "parse_request",
 ]
+
+
+class DaemonInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a running daemon is and how to talk to it (also the token file's content)."""
+
+    url: str  # http://127.0.0.1:PORT
+    port: int
+    token: str
+    pid: int
+
+    @property
+    def ws_url(self) -> str:
+        return self.url.replace("http://", "ws://") + "/ws"
 
 
 #: The largest WebSocket message either side accepts (the server's ``ws_max_size`` and the

@@ -8,9 +8,12 @@
     claude.invocations        # argv, env, every stdin/stdout message, exit code — per run
 
 The executable starts as a fresh, lean process (only the runtime, no ``stuntset`` import),
-plays the script compiled at install time, and journals what happened. The install and
-journal machinery (``_install``) is shared by every program; each program adds its wire,
-its plan compiler and its runtime module (``claude``: ``_claude_run``).
+plays the script compiled at install time, and journals what happened. One package per
+program (``claude``, ``codex``), each with its fake-process code in ``_process``. Beside
+them, the plumbing every program shares: ``_install`` (test process: the launcher, the
+plan file, the journal read back) and ``_runtime`` (fake process: JSON, the stdin reader
+and pump, the journal, the shared state, signals); ``_replay_run`` is the fake process
+that replays a recorded ``<name>-cli`` cassette.
 """
 
 from __future__ import annotations

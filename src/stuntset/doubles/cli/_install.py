@@ -290,14 +290,24 @@ if b"STUNTSET_COVERAGE_PROCESS_START" in posix.environ:
 """
 
 
+def _packages(modules: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Every package above ``modules``, parents first, with its directory: the launcher maps
+    them in as bare modules, so no package ``__init__`` (test-process code) runs in the fake
+    process."""
+    names: list[str] = []
+    for module in modules:
+        parts = module.split(".")
+        for depth in range(1, len(parts)):
+            package = ".".join(parts[:depth])
+            if package not in names:
+                names.append(package)
+    return [(package, str(_PACKAGE_ROOT.joinpath(*package.split(".")[1:]))) for package in names]
+
+
 def launcher(plan_path: Path, module: str, name: str) -> str:
     """The executable's text: absolute-interpreter shebang, package mapping, main."""
     interpreter = sys.executable
-    packages = [
-        ("stuntset", str(_PACKAGE_ROOT)),
-        ("stuntset.doubles", str(_PACKAGE_ROOT / "doubles")),
-        ("stuntset.doubles.cli", str(_PACKAGE_ROOT / "doubles" / "cli")),
-    ]
+    packages = _packages(("stuntset.doubles.cli._runtime", module))
     shebang = f"#!{interpreter} -IS"
     if len(shebang) > _MAX_SHEBANG or any(c.isspace() for c in interpreter):
         # A shebang that long (or with spaces) does not work: start through sh instead.

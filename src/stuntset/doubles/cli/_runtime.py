@@ -9,7 +9,7 @@ loads import only interpreter built-ins that cost (next to) nothing: ``posix`` (
 ``typing`` either: annotations are never evaluated here, and types for the checker come in
 under a module-level ``TYPE_CHECKING = False``.
 
-What it provides to a program module (``_claude_run``…): JSON in and out, a stdin line
+What it provides to a program module (``_process.run``…): JSON in and out, a stdin line
 reader that can wait with a deadline, the per-invocation journal the installing test reads
 back, the double's shared state file (turn use counts, sessions; locked, so concurrent
 invocations of one double stay consistent), seeded ids, and the process knobs (slow start,
@@ -353,6 +353,17 @@ class Runtime:
         line = self.lines.next(self.wait_timeout(timeout))
         self.check_sigterm()
         return line
+
+    def pump(self, handle: Callable[[bytes], None], timeout: float | None) -> bool:
+        """Give ``handle`` each line stdin has (waiting up to ``timeout`` for the first one);
+        False at EOF. The stdin pump of every program that reads while it plays."""
+        line = self.next_line(timeout)
+        while line is not None:
+            if isinstance(line, _Eof):
+                return False
+            handle(line)
+            line = self.next_line(0.0)
+        return True
 
     def settle(self) -> None:
         """Before refusing at start-up, wait until stdin has input or is closed (at most

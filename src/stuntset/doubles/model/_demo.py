@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from stuntset import scenarios
-from stuntset._demo import DemoRow
+from stuntset._demo_rows import DemoRow
 from stuntset.errors import HarnessFailure
 from stuntset.seams import deterministic
 

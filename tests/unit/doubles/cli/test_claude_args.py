@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from stuntset.doubles.cli._claude_args import (
+from stuntset.doubles.cli.claude._process.args import (
     ArgumentError,
     check_root,
     js_string,

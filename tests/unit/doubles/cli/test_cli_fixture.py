@@ -92,7 +92,7 @@ def test_stuntset_cli_claude_runs_the_fake() -> None:
 
 
 def test_demo_section_checks_every_scenario_on_the_claude_wire() -> None:
-    from stuntset.doubles.cli._demo import claude_rows
+    from stuntset.doubles.cli.claude._demo import claude_rows
 
     rows = claude_rows()
     assert [row.scenario for row in rows] == stuntset.scenarios.names()

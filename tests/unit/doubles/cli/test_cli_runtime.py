@@ -77,8 +77,8 @@ def probe_modules(tmp_path: Path, *, cut_the_hook: bool = False) -> set[str]:
     probe = tmp_path / "probe.py"
     probe.write_text(
         "\n".join(body)
-        + "\nimport posix, stuntset.doubles.cli._claude_run, stuntset.doubles.cli._claude_turn"
-        + "\nimport stuntset.doubles.cli._claude_faults"
+        + "\nimport posix, stuntset.doubles.cli.claude._process.run, stuntset.doubles.cli.claude._process.turn"
+        + "\nimport stuntset.doubles.cli.claude._process.faults"
         + "\nposix.write(1, '\\n'.join(sorted(sys.modules)).encode())\n"
     )
     out = subprocess.run(
@@ -160,5 +160,6 @@ def test_with_the_variables_the_fake_process_measures_itself(tmp_path: Path) -> 
     (data_path,) = tmp_path.glob(".coverage.*")  # saved by the process before posix._exit
     data = coverage.CoverageData(basename=str(data_path))
     data.read()
-    measured = {Path(name).name for name in data.measured_files()}
-    assert {"_runtime.py", "_claude_run.py", "_claude_turn.py"} <= measured
+    measured = {Path(name).as_posix() for name in data.measured_files()}
+    for wanted in ("cli/_runtime.py", "claude/_process/run.py", "claude/_process/turn.py"):
+        assert any(name.endswith(wanted) for name in measured), wanted

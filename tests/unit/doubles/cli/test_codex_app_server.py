@@ -12,7 +12,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
-from stuntset.doubles.cli._codex_app_server import KNOWN_METHODS
+from stuntset.doubles.cli.codex._process.requests import KNOWN_METHODS
 from stuntset.script import (
     ApprovalRequest,
     Exit,

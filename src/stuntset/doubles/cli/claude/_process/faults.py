@@ -14,14 +14,14 @@ Loaded only when a fault plays (runs in the fake process: built-ins only, see ``
 
 from __future__ import annotations
 
-from stuntset.doubles.cli._claude_run import _usage
 from stuntset.doubles.cli._runtime import dumps
+from stuntset.doubles.cli.claude._process.common import usage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli._claude_turn import TurnRun
+    from stuntset.doubles.cli.claude._process.turn import TurnRun
 
 __all__ = ["render_fault"]
 
@@ -46,7 +46,7 @@ def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool:
                     "content": [{"type": "text", "text": prose}],
                     "stop_reason": "stop_sequence",
                     "stop_sequence": "",
-                    "usage": _usage(0, 0),
+                    "usage": usage(0, 0),
                 },
                 "error": assistant_error,
             }
@@ -64,7 +64,7 @@ def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool:
                 "result": prose,
                 "stop_reason": "stop_sequence",
                 "total_cost_usd": s.spent,
-                "usage": _usage(run.input_tokens, run.output_tokens),
+                "usage": usage(run.input_tokens, run.output_tokens),
                 "modelUsage": {},
                 "permission_denials": run.denials,
                 "terminal_reason": "api_error",
@@ -102,7 +102,7 @@ def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool:
                     "content": [{"type": "text", "text": "a block after the turn ended"}],
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": _usage(0, 0),
+                    "usage": usage(0, 0),
                 },
             }
         )

@@ -3,9 +3,10 @@
 ``install_cli("codex", script, bin_dir=tmp_path)`` compiles the script here, in the test
 process, into a plan of plain tuples (text split into deltas, each tool call classified into
 the Codex item it becomes, faults resolved to what the CLI shows); the executable
-(``_codex_run`` → ``_codex_exec`` / ``_codex_app_server`` + ``_codex_app_turn``) only renders it. One script serves
-both modes: ``codex exec --json`` (JSONL events, what ``@openai/codex-sdk`` drives) and
-``codex app-server --listen stdio://`` (JSON-RPC, what the ``openai-codex`` Python SDK drives).
+(``_process.run`` → ``_process.exec`` / ``_process.app_server`` + ``_process.app_turn``)
+only renders it. One script serves both modes: ``codex exec --json`` (JSONL events, what
+``@openai/codex-sdk`` drives) and ``codex app-server --listen stdio://`` (JSON-RPC, what the
+``openai-codex`` Python SDK drives).
 
 How each step looks (exec JSONL item type / app-server item type):
 
@@ -51,6 +52,16 @@ stall             nothing more until interrupted (``turn/interrupt``, a signal) 
 exit              stderr, then the process exits with the code, mid-turn
 spawn_failure     (first turn only) no executable at all: the client's not-found error
 ================  ===========================================================================
+
+What runs where:
+
+* test process (imports ``stuntset`` freely): this module (the wire, the plan compiler,
+  ``CODEX``) and ``_demo`` (its section of ``stuntset demo``);
+* fake process (built-ins and ``stuntset.doubles.cli._runtime`` only): ``_process``, the
+  executable's program: ``run`` (top-level command line), ``exec``, ``app_server`` with
+  ``app_turn`` and ``requests``, and ``common`` (what both modes share). The launcher maps
+  this package in without running this module, and the test process imports ``_process``
+  only to warm its bytecode.
 """
 
 from __future__ import annotations
@@ -280,13 +291,15 @@ class CodexProgram:
     """The ``codex`` program for ``install``: its wire, plan compiler and runtime module."""
 
     name = "codex"
-    module = "stuntset.doubles.cli._codex_run"
+    module = "stuntset.doubles.cli.codex._process.run"
     warm: tuple[str, ...] = (
         "stuntset.doubles.cli._runtime",
-        "stuntset.doubles.cli._codex_run",
-        "stuntset.doubles.cli._codex_exec",
-        "stuntset.doubles.cli._codex_app_server",
-        "stuntset.doubles.cli._codex_app_turn",
+        "stuntset.doubles.cli.codex._process.common",
+        "stuntset.doubles.cli.codex._process.run",
+        "stuntset.doubles.cli.codex._process.exec",
+        "stuntset.doubles.cli.codex._process.requests",
+        "stuntset.doubles.cli.codex._process.app_server",
+        "stuntset.doubles.cli.codex._process.app_turn",
     )
     wire = CODEX_WIRE
     journal_env: tuple[str, ...] = (

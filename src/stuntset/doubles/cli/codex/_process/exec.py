@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import posix
 
-from stuntset.doubles.cli._codex_run import (
+from stuntset.doubles.cli.codex._process.common import (
     COMMON_OPTIONS,
     ArgumentError,
     Clock,

@@ -4,27 +4,15 @@ against what the scenario must look like on this wire."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import tempfile
-from typing import Any
 
 from stuntset import scenarios
-from stuntset._demo import DemoRow
+from stuntset._demo_rows import DemoRow
 from stuntset.doubles.cli import install_cli
+from stuntset.doubles.cli.claude._client import StreamJsonClient
 from stuntset.script import ApprovalRequest, InputRequest, Script, Stall
 
 __all__ = ["claude_rows"]
-
-_ARGS = [
-    "--output-format",
-    "stream-json",
-    "--verbose",
-    "--input-format",
-    "stream-json",
-    "--permission-prompt-tool",
-    "stdio",
-]
 
 #: The outcome each scenario must have on the claude wire.
 EXPECTED = {
@@ -41,94 +29,11 @@ EXPECTED = {
 }
 
 
-class _Client:
-    """Just enough of claude-agent-sdk: initialize, prompts, answers, interrupt."""
-
-    def __init__(self, path: str) -> None:
-        self.proc = subprocess.Popen(
-            [path, *_ARGS],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        self.messages: list[dict[str, Any]] = []
-        self.bad: list[str] = []
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def read(self) -> dict[str, Any] | None:
-        """The next message; ``None`` at EOF (bad lines are noted and skipped)."""
-        assert self.proc.stdout is not None
-        while line := self.proc.stdout.readline():
-            try:
-                message = json.loads(line)
-            except ValueError:
-                if b"\xff" in line:
-                    self.bad.append("garbage bytes")
-                else:
-                    self.bad.append("malformed line" if line.endswith(b"\n") else "cut line")
-                continue
-            self.messages.append(message)
-            return dict(message)
-        return None
-
-    def turn(self, prompt: str, *, stall: bool, last: bool) -> dict[str, Any] | None:
-        """Play one prompt; the last one closes stdin at once (as ``query()`` does) unless the
-        turn needs answers, so a turn that never ends its line still reaches EOF."""
-        self.send({"type": "user", "message": {"role": "user", "content": prompt}})
-        if last:
-            self.end_input()
-        while (message := self.read()) is not None:
-            if message["type"] == "assistant" and stall:
-                self.send(
-                    {
-                        "type": "control_request",
-                        "request_id": "i",
-                        "request": {"subtype": "interrupt"},
-                    }
-                )
-            if message["type"] == "control_request":
-                self.send(_answer(message))
-            if message["type"] == "result":
-                return message
-        return None
-
-    def end_input(self) -> None:
-        assert self.proc.stdin is not None
-        if not self.proc.stdin.closed:
-            self.proc.stdin.close()
-
-    def close(self) -> int:
-        assert self.proc.stdout is not None
-        self.end_input()
-        while self.read() is not None:
-            pass
-        self.proc.stdout.close()
-        return self.proc.wait(timeout=30)
-
-
-def _answer(request: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = {"behavior": "allow", "updatedInput": request["request"].get("input")}
-    questions = (request["request"].get("input") or {}).get("questions")
-    if questions:
-        body["updatedInput"] = {
-            "questions": questions,
-            "answers": {questions[0]["question"]: "yes"},
-        }
-    return {
-        "type": "control_response",
-        "response": {"subtype": "success", "request_id": request["request_id"], "response": body},
-    }
-
-
 def _play(name: str, script: Script, directory: str) -> DemoRow:
     cli = install_cli("claude", script, bin_dir=directory, time_scale=0.0)
     if not cli.spawnable:
         return _row(name, 0, 0, "not found")
-    client = _Client(str(cli.path))
+    client = StreamJsonClient(str(cli.path))
     client.send(
         {"type": "control_request", "request_id": "init", "request": {"subtype": "initialize"}}
     )

@@ -1,6 +1,6 @@
 """One turn of the fake ``codex app-server``: the plan's ops rendered as notifications.
 
-Runs in the fake process (built-ins only, see ``_runtime``), driven by ``_codex_app_server``'s
+Runs in the fake process (built-ins only, see ``_runtime``), driven by ``_process.app_server``'s
 ``Server`` (its JSON-RPC loop, clock, ids, threads and server → client requests). Order and
 shapes as codex-cli 0.163.0 writes them: ``thread/status/changed`` (active), ``turn/started``,
 the user message item, each scripted item (``item/started``, its deltas, ``item/completed``),
@@ -10,13 +10,13 @@ the user message item, each scripted item (``item/started``, its deltas, ``item/
 
 from __future__ import annotations
 
-from stuntset.doubles.cli._codex_run import text_of
+from stuntset.doubles.cli.codex._process.common import text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli._codex_app_server import Server, _Queued
+    from stuntset.doubles.cli.codex._process.app_server import Server, _Queued
 
 __all__ = ["Interrupted", "Turn", "turn_object"]
 

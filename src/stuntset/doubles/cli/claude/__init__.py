@@ -2,7 +2,7 @@
 
 ``install_cli("claude", script, bin_dir=tmp_path)`` compiles the script here, in the test
 process, into a plan of plain tuples (text already split into deltas, signatures made,
-faults resolved to what the CLI shows); the executable (``_claude_run`` / ``_claude_turn``)
+faults resolved to what the CLI shows); the executable (``_process.run`` / ``_process.turn``)
 only renders it. How each step looks on this wire:
 
 ================  ===========================================================================
@@ -30,6 +30,16 @@ stall             nothing more until ``interrupt`` (or the process is killed)
 exit              stderr, then the process exits with the code, mid-turn
 spawn_failure     (first turn only) no executable at all: the client's not-found error
 ================  ===========================================================================
+
+What runs where:
+
+* test process (imports ``stuntset`` freely): this module (the wire, the plan compiler,
+  ``CLAUDE``), ``_client`` (a minimal stream-json client of the fake) and ``_demo`` (its
+  section of ``stuntset demo``);
+* fake process (built-ins and ``stuntset.doubles.cli._runtime`` only): ``_process``, the
+  executable's program: ``run`` (command line, session loop, control protocol), ``turn``,
+  ``args``, ``common``, ``faults`` and ``hooks``. The launcher maps this package in without
+  running this module, and the test process imports ``_process`` only to warm its bytecode.
 """
 
 from __future__ import annotations
@@ -152,14 +162,15 @@ class ClaudeProgram:
     """The ``claude`` program for ``install``: its wire, plan compiler and runtime module."""
 
     name = "claude"
-    module = "stuntset.doubles.cli._claude_run"
+    module = "stuntset.doubles.cli.claude._process.run"
     warm: tuple[str, ...] = (
         "stuntset.doubles.cli._runtime",
-        "stuntset.doubles.cli._claude_args",
-        "stuntset.doubles.cli._claude_run",
-        "stuntset.doubles.cli._claude_turn",
-        "stuntset.doubles.cli._claude_faults",
-        "stuntset.doubles.cli._claude_hooks",
+        "stuntset.doubles.cli.claude._process.args",
+        "stuntset.doubles.cli.claude._process.common",
+        "stuntset.doubles.cli.claude._process.run",
+        "stuntset.doubles.cli.claude._process.turn",
+        "stuntset.doubles.cli.claude._process.faults",
+        "stuntset.doubles.cli.claude._process.hooks",
     )
     wire = CLAUDE_WIRE
     journal_env: tuple[str, ...] = (

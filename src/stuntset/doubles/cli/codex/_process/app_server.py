@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import posix
 
-from stuntset.doubles.cli._codex_app_turn import Interrupted, Turn, turn_object
-from stuntset.doubles.cli._codex_run import (
+from stuntset.doubles.cli.codex._process.app_turn import Interrupted, Turn, turn_object
+from stuntset.doubles.cli.codex._process.common import (
     BASE_TIME,
     COMMON_OPTIONS,
     ArgumentError,
@@ -49,6 +49,19 @@ from stuntset.doubles.cli._codex_run import (
     parse_options,
     scripted_refusal,
 )
+from stuntset.doubles.cli.codex._process.requests import (
+    KNOWN,
+    KNOWN_METHODS,
+    NO_PARAMS,
+    RpcError,
+    check_input,
+    input_text,
+    invalid,
+    parse_thread_id,
+    require,
+    serde_found,
+    texts,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,48 +70,6 @@ if TYPE_CHECKING:
     from stuntset.doubles.cli._runtime import Runtime
 
 __all__ = ["KNOWN_METHODS", "run_app_server"]
-
-#: Client request methods the real 0.163.0 server knows (the list its "unknown variant"
-#: error prints, as far as the real server prints it).
-_KNOWN_TEXT = (
-    "initialize server/diagnostics userVerification/status userVerification/enroll "
-    "userVerification/delete userVerification/verify userVerification/cancel thread/start "
-    "thread/resume thread/fork thread/archive thread/delete thread/unsubscribe "
-    "thread/increment_elicitation thread/decrement_elicitation thread/name/set "
-    "thread/prediction/request thread/goal/set thread/goal/get thread/goal/clear "
-    "thread/queue/add thread/queue/list thread/queue/update thread/queue/delete "
-    "thread/queue/reorder thread/queue/start thread/metadata/update thread/attachment/add "
-    "thread/attachment/list thread/attachmentOwner/list thread/attachment/remove "
-    "thread/section/move thread/settings/update thread/memoryMode/set memory/status "
-    "memory/reset rollout/compress thread/unarchive thread/compact/start thread/shellCommand "
-    "thread/approveGuardianDeniedAction thread/backgroundTerminals/clean "
-    "thread/backgroundTerminals/list thread/backgroundTerminals/terminate thread/revert "
-    "thread/list project/list project/read project/create project/import project/update "
-    "project/move project/delete threadSection/list threadSection/create threadSection/update "
-    "threadSection/delete thread/search thread/searchOccurrences thread/loaded/list "
-    "thread/read thread/readState/update thread/turns/list thread/items/list "
-    "thread/items/read thread/inject_items skills/list skills/extraRoots/set hooks/list "
-    "marketplace/add marketplace/remove marketplace/upgrade plugin/list plugin/search "
-    "plugin/installed plugin/reconcile plugin/read plugin/skill/read plugin/share/save "
-    "plugin/share/updateTargets plugin/share/list plugin/share/checkout plugin/share/delete "
-    "app/read app/list app/installed fs/readFile fs/writeFile fs/createDirectory "
-    "fs/getMetadata fs/readDirectory fs/remove fs/copy fs/watch fs/unwatch "
-    "skills/config/write plugin/install plugin/uninstall turn/start turn/settings/update "
-    "turn/steer turn/interrupt thread/realtime/start thread/realtime/appendAudio "
-    "thread/realtime/appendText thread/realtime/appendSpeech thread/realtime/stop "
-    "thread/timeline/list thread/realtime/listVoices review/start model/list "
-    "account/gatewayOAuth/read account/gatewayOAuth/login account/gatewayOAuth/cancel "
-    "modelProvider/capabilities/read experimentalFeature/list permissionProfile/list "
-    "experimentalFeature/enablement/set remoteControl/enable remoteControl/disable "
-    "remoteControl/status/read remoteControl/pairing/start remoteControl/pairing/status "
-    "remoteControl/client/list remoteControl/client/revoke collaborationMode/list "
-    "mock/experimentalMethod environment/add environment/info account/read "
-    "account/login/start account/login/cancel account/logout account/rateLimits/read "
-    "command/exec config/read config/value/write config/batchWrite"
-)
-KNOWN_METHODS = tuple(_KNOWN_TEXT.split())
-_KNOWN = frozenset(KNOWN_METHODS)
-_NO_PARAMS = frozenset({"account/logout", "account/rateLimits/read", "config/read"})
 
 _USAGE = "Usage: codex app-server [OPTIONS] [COMMAND]"
 _OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
@@ -117,14 +88,6 @@ Options:
 
 (stuntset fake codex: only --listen stdio:// is simulated)
 """
-
-
-class RpcError(Exception):
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
 
 
 class _Queued:
@@ -146,112 +109,6 @@ class _Queued:
         self.items = items
         self.chosen = chosen
         self.error = error
-
-
-def _invalid(message: str) -> RpcError:
-    return RpcError(-32600, message)
-
-
-def _require(params: dict[str, Any], field: str) -> Any:
-    if field not in params:
-        raise _invalid(f"Invalid request: missing field `{field}`")
-    return params[field]
-
-
-def _texts(items: Any) -> list[str]:
-    return [
-        str(item.get("text", ""))
-        for item in (items if isinstance(items, list) else [])
-        if isinstance(item, dict) and item.get("type") == "text"
-    ]
-
-
-def _input_text(items: Any) -> str:
-    return "\n".join(_texts(items))
-
-
-def _serde_found(value: Any) -> str:
-    """How serde names an unexpected JSON value in "invalid type: X, expected Y"."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean `{str(value).lower()}`"
-    if isinstance(value, int):
-        return f"integer `{value}`"
-    if isinstance(value, float):
-        return f"floating point `{value}`"
-    if isinstance(value, str):
-        return f"string {_quoted(value)}"
-    return "sequence" if isinstance(value, list) else "map"
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-#: The ``UserInput`` variants ``turn/start`` accepts, and the field each one requires.
-_INPUT_KINDS = {
-    "text": "text",
-    "image": "url",
-    "localImage": "path",
-    "audio": "url",
-    "localAudio": "path",
-    "skill": "name",
-    "mention": "name",
-}
-
-
-def _check_input(items: Any) -> None:
-    """``turn/start``'s ``input`` as serde checks it (texts observed from the real server)."""
-    if not isinstance(items, list):
-        raise _invalid(f"Invalid request: invalid type: {_serde_found(items)}, expected a sequence")
-    for item in items:
-        if not isinstance(item, dict):
-            raise _invalid(
-                f"Invalid request: invalid type: {_serde_found(item)}, expected internally "
-                f"tagged enum UserInput"
-            )
-        kind = item.get("type")
-        if "type" not in item:
-            raise _invalid("Invalid request: missing field `type`")
-        if kind not in _INPUT_KINDS:
-            expected = ", ".join(f"`{k}`" for k in _INPUT_KINDS)
-            raise _invalid(f"Invalid request: unknown variant `{kind}`, expected one of {expected}")
-        if _INPUT_KINDS[kind] not in item:
-            raise _invalid(f"Invalid request: missing field `{_INPUT_KINDS[kind]}`")
-
-
-_HEX = frozenset("0123456789abcdefABCDEF")
-
-
-def _parse_thread_id(value: str) -> str:
-    """The thread id as a hyphenated UUID, or ``-32600`` "invalid thread id: …" worded as
-    the real server (the Rust ``uuid`` crate) words it (observed)."""
-    text = value[9:] if value.startswith("urn:uuid:") else value
-    offset = len(value) - len(text)
-    for index, char in enumerate(text):
-        if char not in _HEX and char != "-":
-            raise _invalid(
-                "invalid thread id: invalid character: expected an optional prefix of "
-                f"`urn:uuid:` followed by [0-9a-fA-F-], found `{char}` at {index + offset + 1}"
-            )
-    if "-" not in text:
-        if len(text) != 32:
-            raise _invalid(
-                f"invalid thread id: invalid length: expected length 32 for simple format, "
-                f"found {len(text)}"
-            )
-        text = f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
-    groups = text.split("-")
-    if len(groups) != 5:
-        raise _invalid(f"invalid thread id: invalid group count: expected 5, found {len(groups)}")
-    for number, (group, size) in enumerate(zip(groups, (8, 4, 4, 4, 12), strict=True)):
-        if len(group) != size:
-            raise _invalid(
-                f"invalid thread id: invalid group length in group {number}: expected "
-                f"{size}, found {len(group)}"
-            )
-    return text.lower()
 
 
 class Server:
@@ -313,13 +170,7 @@ class Server:
     def pump(self, timeout: float | None) -> bool:
         """Handle what stdin has (waiting up to ``timeout`` for the first line); False at
         EOF."""
-        line = self.rt.next_line(timeout)
-        while line is not None:
-            if line is self.rt.EOF:
-                return False
-            self.handle(line)
-            line = self.rt.next_line(0.0)
-        return True
+        return self.rt.pump(self.handle, timeout)
 
     def handle(self, raw: Any) -> None:
         text = raw.decode("utf-8", "replace").strip()
@@ -356,19 +207,19 @@ class Server:
         request_id = message["id"]
         method = message["method"]
         try:
-            if not isinstance(method, str) or method not in _KNOWN:
+            if not isinstance(method, str) or method not in KNOWN:
                 expected = ", ".join(f"`{m}`" for m in KNOWN_METHODS)
-                raise _invalid(
+                raise invalid(
                     f"Invalid request: unknown variant `{method}`, expected one of {expected}"
                 )
             params = message.get("params")
-            if params is None and method not in _NO_PARAMS:
-                raise _invalid("Invalid request: missing field `params`")
+            if params is None and method not in NO_PARAMS:
+                raise invalid("Invalid request: missing field `params`")
             params = params if isinstance(params, dict) else {}
             if method == "initialize":
                 result = self.initialize(params)
             elif not self.initialized:
-                raise _invalid("Not initialized")
+                raise invalid("Not initialized")
             else:
                 handler = _HANDLERS.get(method)
                 if handler is None:
@@ -407,7 +258,7 @@ class Server:
 
     def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         if self.initialized:
-            raise _invalid("Already initialized")
+            raise invalid("Already initialized")
         info = params.get("clientInfo")
         info = info if isinstance(info, dict) else {}
         self.client_name = str(info.get("name") or "unknown")
@@ -520,10 +371,10 @@ class Server:
         return self.thread_settings(thread["id"], params)
 
     def find_thread(self, params: dict[str, Any]) -> dict[str, Any]:
-        thread_id = _require(params, "threadId")
+        thread_id = require(params, "threadId")
         thread = self.loaded.get(thread_id) or self.threads.get(str(thread_id))
         if thread is None:
-            raise _invalid(f"no rollout found for thread id {thread_id}")
+            raise invalid(f"no rollout found for thread id {thread_id}")
         self.loaded[thread["id"]] = thread
         return thread
 
@@ -546,18 +397,18 @@ class Server:
         id, the thread loaded here (``thread/resume`` first for an earlier process's), the
         input's size, then the script (which may refuse the turn). A thread whose turn is
         still running gets the input steered into that turn, and its id back."""
-        thread_id = _require(params, "threadId")
-        items = _require(params, "input")
+        thread_id = require(params, "threadId")
+        items = require(params, "input")
         if not isinstance(thread_id, str):
-            raise _invalid(
-                f"Invalid request: invalid type: {_serde_found(thread_id)}, expected a string"
+            raise invalid(
+                f"Invalid request: invalid type: {serde_found(thread_id)}, expected a string"
             )
-        _check_input(items)
-        thread = self.loaded.get(_parse_thread_id(thread_id))
+        check_input(items)
+        thread = self.loaded.get(parse_thread_id(thread_id))
         if thread is None:
-            raise _invalid(f"thread not found: {_parse_thread_id(thread_id)}")
-        prompt = _input_text(items)
-        refused = input_refusal(sum(len(t) for t in _texts(items)))
+            raise invalid(f"thread not found: {parse_thread_id(thread_id)}")
+        prompt = input_text(items)
+        refused = input_refusal(sum(len(t) for t in texts(items)))
         if refused is not None:
             raise RpcError(*refused)
         busy = self.busy_turn(thread["id"])
@@ -599,26 +450,26 @@ class Server:
                 queued.items = list(queued.items) + list(items)
 
     def turn_interrupt(self, params: dict[str, Any]) -> dict[str, Any]:
-        _require(params, "threadId")
-        turn_id = _require(params, "turnId")
+        require(params, "threadId")
+        turn_id = require(params, "turnId")
         self.find_thread(params)
         active = self.active
         if active is None or active.thread["id"] != params["threadId"]:
-            raise _invalid("no active turn to interrupt")
+            raise invalid("no active turn to interrupt")
         if turn_id != active.id:
-            raise _invalid(f"expected active turn id {turn_id} but found {active.id}")
+            raise invalid(f"expected active turn id {turn_id} but found {active.id}")
         active.interrupted = True
         return {}
 
     def turn_steer(self, params: dict[str, Any]) -> dict[str, Any]:
         self.find_thread(params)
-        expected = _require(params, "expectedTurnId")
-        items = _require(params, "input")
+        expected = require(params, "expectedTurnId")
+        items = require(params, "input")
         active = self.active
         if active is None or active.ended:
-            raise _invalid("no active turn to steer")
+            raise invalid("no active turn to steer")
         if expected != active.id:
-            raise _invalid(f"expected active turn id {expected} but found {active.id}")
+            raise invalid(f"expected active turn id {expected} but found {active.id}")
         self.steer(active.id, items if isinstance(items, list) else [])
         return {"turnId": active.id}
 

@@ -23,7 +23,7 @@ SDK's code and the bundled CLI):
 * ``PreToolUse`` / ``PostToolUse`` / ``UserPromptSubmit`` / ``Stop`` hooks registered in
   ``initialize`` get ``hook_callback`` requests; a ``PreToolUse`` answer can allow or deny.
   The command hooks of ``--settings`` run for real, before them, and write ``hook_started`` /
-  ``hook_response`` messages with ``--include-hook-events`` (``_claude_hooks``).
+  ``hook_response`` messages with ``--include-hook-events`` (``_process.hooks``).
 * ``--max-budget-usd``: once the cost the script reported (``Usage.cost``, summed over the
   process's turns) reaches the budget at the end of a model response, the turn ends with an
   ``error_max_budget_usd`` result (``errors: ["Reached maximum budget ($<budget>)"]``,
@@ -38,7 +38,7 @@ SDK's code and the bundled CLI):
 Bad input, as the real CLI handles it (observed): a stdin line that is not JSON →
 "Error parsing streaming input line (type=…, N chars): SyntaxError" on stderr, exit 1; a
 ``control_response`` for an unknown request id and messages of unknown types are ignored;
-unknown flags → commander's error text, exit 1 (``_claude_args``); skipping permissions as
+unknown flags → commander's error text, exit 1 (``_process.args``); skipping permissions as
 root outside a declared sandbox → the CLI's refusal, exit 1 (``check_root``). Each of these
 start-up refusals first waits for the client's first write, as the slower-starting real CLI
 in effect does (``Runtime.settle``).
@@ -48,7 +48,8 @@ from __future__ import annotations
 
 import time
 
-from stuntset.doubles.cli._claude_args import ArgumentError, check_root, parse, split_list
+from stuntset.doubles.cli.claude._process.args import ArgumentError, check_root, parse, split_list
+from stuntset.doubles.cli.claude._process.common import Abort, usage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,23 +66,6 @@ non-interactive output
 
 (stuntset fake: headless print and stream-json modes only)
 """
-
-_INTERRUPTED = "[Request interrupted by user]"
-
-
-class _Abort(Exception):
-    """The turn ends early (an interrupt, or a deny with ``interrupt: true``)."""
-
-
-def _usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
-    return {
-        "input_tokens": input_tokens,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-        "output_tokens": output_tokens,
-        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
-        "service_tier": "standard",
-    }
 
 
 def _message_type(text: str) -> str:
@@ -151,7 +135,7 @@ class Session:
         self.responses: dict[str, dict[str, Any]] = {}
         self.waiting: set[str] = set()
         self.hooks: dict[str, Any] = {}
-        #: The ``hooks`` of ``--settings`` (``_claude_hooks.CommandHooks``), if any.
+        #: The ``hooks`` of ``--settings`` (``_process.hooks.CommandHooks``), if any.
         self.command_hooks: Any = None
         self.running = False
         self.interrupted = False
@@ -209,7 +193,7 @@ class Session:
             "stop_reason": None,
             "session_id": self.session_id or ids.uuid(),
             "total_cost_usd": 0,
-            "usage": _usage(0, 0),
+            "usage": usage(0, 0),
             "modelUsage": {},
             "permission_denials": [],
             "uuid": ids.uuid(),
@@ -278,13 +262,7 @@ class Session:
     def pump(self, timeout: float | None) -> bool:
         """Handle what stdin has (waiting up to ``timeout`` for the first line); False at
         EOF."""
-        line = self.rt.next_line(timeout)
-        while line is not None:
-            if line is self.rt.EOF:
-                return False
-            self.handle(line)
-            line = self.rt.next_line(0.0)
-        return True
+        return self.rt.pump(self.handle, timeout)
 
     def handle(self, raw: Any) -> None:
         text = raw.decode("utf-8", "replace").strip()
@@ -385,7 +363,7 @@ class Session:
                 if self.interrupted:
                     # as the real CLI does for a prompt it no longer needs
                     self.rt.send({"type": "control_cancel_request", "request_id": request_id})
-                    raise _Abort
+                    raise Abort
                 if not self.pump(None):
                     return None
             return self.responses.pop(request_id)
@@ -393,12 +371,12 @@ class Session:
             self.waiting.discard(request_id)
 
     def wait(self, seconds: float | None) -> None:
-        """Wait ``seconds`` (``None``: for ever) of scaled time, handling stdin; ``_Abort`` on
+        """Wait ``seconds`` (``None``: for ever) of scaled time, handling stdin; ``Abort`` on
         an interrupt. After stdin EOF nothing can interrupt: the wait just runs out."""
         end = None if seconds is None else time.monotonic() + seconds * self.rt.time_scale
         while True:
             if self.interrupted:
-                raise _Abort
+                raise Abort
             left = None if end is None else end - time.monotonic()
             if left is not None and left <= 0:
                 return
@@ -409,7 +387,7 @@ class Session:
     # --- turns ----------------------------------------------------------------------------
 
     def play(self, message: dict[str, Any]) -> None:
-        from stuntset.doubles.cli._claude_turn import TurnRun, choose_turn
+        from stuntset.doubles.cli.claude._process.turn import TurnRun, choose_turn
 
         prompt, has_results = _prompt_of(message)
         over_budget = self.budget is not None and self.spent >= self.budget
@@ -456,7 +434,7 @@ def run(rt: Runtime) -> None:
     settings: dict[str, Any] = {}
     try:
         if isinstance(options.get("settings"), str):
-            from stuntset.doubles.cli._claude_hooks import load_settings
+            from stuntset.doubles.cli.claude._process.hooks import load_settings
 
             settings = load_settings(options["settings"], rt.cwd)
         permissions = settings.get("permissions")
@@ -473,7 +451,7 @@ def run(rt: Runtime) -> None:
     session = Session(rt, options)
     session.open()
     if settings.get("hooks"):
-        from stuntset.doubles.cli._claude_hooks import CommandHooks
+        from stuntset.doubles.cli.claude._process.hooks import CommandHooks
 
         include = bool(options.get("include_hook_events"))
         session.command_hooks = CommandHooks(rt, settings["hooks"], include)

@@ -1,13 +1,10 @@
-"""The fake ``codex`` process: codex-cli 0.163.0's ``exec`` and ``app-server``, from a plan.
-
-Runs inside the installed executable (see ``_runtime``: built-ins only). The plan was
-compiled from a script at install time by ``stuntset.doubles.cli.codex``. This module parses
-the top level of the command line (``codex [-c k=v]… <subcommand> …``, clap's error texts
-and exit status 2 for bad flags), then hands over to ``_codex_exec`` (``exec`` / ``e``) or
-``_codex_app_server`` (``app-server``). It also holds what both modes share: the option
-parser, the double's threads (kept in the shared state beside the double, so ``exec resume``
-and ``thread/resume`` find what earlier invocations made), turn selection and the
+"""What both modes of the fake ``codex`` share: the option parser (clap's error texts), the
+double's threads (kept in the shared state beside the double, so ``exec resume`` and
+``thread/resume`` find what earlier invocations made), turn selection, refusals and the
 deterministic clock (ids and timestamps come from the script's seed, never the real clock).
+
+Runs in the fake process (built-ins only, see ``_runtime``); ``run`` parses the top level of
+the command line and hands over to ``exec`` or ``app_server``, which import this module.
 """
 
 from __future__ import annotations
@@ -27,57 +24,11 @@ __all__ = [
     "input_refusal",
     "parse_options",
     "refusal_text",
-    "run",
     "scripted_refusal",
 ]
 
 #: Timestamps the double reports start here (2026-01-01T00:00:00Z) and advance by the script.
 BASE_TIME = 1767225600
-
-_TOP_HELP = """Codex CLI
-
-If no subcommand is specified, options will be forwarded to the interactive CLI.
-
-Usage: codex [OPTIONS] [PROMPT]
-       codex [OPTIONS] <COMMAND> [ARGS]
-
-Commands:
-  exec        Run Codex non-interactively [aliases: e]
-  app-server  [experimental] Run the app server or related tooling
-  help        Print this message or the help of the given subcommand(s)
-
-(stuntset fake codex: exec --json and app-server --listen stdio:// are simulated)
-"""
-
-#: Subcommands the real CLI has that the double does not simulate.
-_OTHER_COMMANDS = frozenset(
-    {
-        "agents",
-        "review",
-        "login",
-        "logout",
-        "mcp",
-        "plugin",
-        "remote-control",
-        "completion",
-        "update",
-        "doctor",
-        "sandbox",
-        "debug",
-        "apply",
-        "a",
-        "resume",
-        "queue",
-        "archive",
-        "delete",
-        "migrate-rollouts",
-        "unarchive",
-        "fork",
-        "cloud",
-        "exec-server",
-        "features",
-    }
-)
 
 #: Options every codex command accepts: flag → (name, takes a value, value name, choices).
 COMMON_OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
@@ -90,25 +41,6 @@ COMMON_OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
     "--help": ("help", False, "", ()),
     "-V": ("version", False, "", ()),
     "--version": ("version", False, "", ()),
-}
-
-_TOP_OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
-    **COMMON_OPTIONS,
-    "-m": ("model", True, "MODEL", ()),
-    "--model": ("model", True, "MODEL", ()),
-    "-p": ("profile", True, "CONFIG_PROFILE_V2", ()),
-    "--profile": ("profile", True, "CONFIG_PROFILE_V2", ()),
-    "-s": ("sandbox", True, "SANDBOX_MODE", ("read-only", "workspace-write", "danger-full-access")),
-    "--sandbox": (
-        "sandbox",
-        True,
-        "SANDBOX_MODE",
-        ("read-only", "workspace-write", "danger-full-access"),
-    ),
-    "-a": ("approval", True, "APPROVAL_POLICY", ("on-request", "never")),
-    "--ask-for-approval": ("approval", True, "APPROVAL_POLICY", ("on-request", "never")),
-    "-C": ("cd", True, "DIR", ()),
-    "--cd": ("cd", True, "DIR", ()),
 }
 
 #: Options that may be given more than once (their values collect in a list).
@@ -367,43 +299,3 @@ def text_of(output: Any) -> str:
     from stuntset.doubles.cli._runtime import dumps
 
     return dumps(output)
-
-
-def run(rt: Runtime) -> None:
-    """The fake ``codex``'s main."""
-    rt.open_journal()
-    usage = "Usage: codex [OPTIONS] [PROMPT]\n       codex [OPTIONS] <COMMAND> [ARGS]"
-    commands = frozenset({"exec", "e", "app-server", "help"} | _OTHER_COMMANDS)
-    try:
-        options, _, command, rest = parse_options(rt.argv, _TOP_OPTIONS, usage, stop_at=commands)
-    except ArgumentError as error:
-        rt.stderr(str(error))
-        rt.exit(2)
-        return
-    if options.get("version"):
-        rt.write_bytes(f"codex-cli {rt.plan['version']}\n".encode())
-        return
-    if options.get("help") or command == "help":
-        rt.write_bytes(_TOP_HELP.encode())
-        return
-    if command in ("exec", "e"):
-        from stuntset.doubles.cli._codex_exec import run_exec
-
-        run_exec(rt, options, rest)
-        return
-    if command == "app-server":
-        from stuntset.doubles.cli._codex_app_server import run_app_server
-
-        run_app_server(rt, options, rest)
-        return
-    if command is not None:
-        rt.stderr(f"stuntset fake codex: `codex {command}` is not simulated\n")
-        rt.exit(2)
-        return
-    import posix
-
-    if not posix.isatty(0):
-        rt.stderr("Error: stdin is not a terminal\n")
-    else:
-        rt.stderr("stuntset fake codex: the interactive UI is not simulated; use `codex exec`\n")
-    rt.exit(1)

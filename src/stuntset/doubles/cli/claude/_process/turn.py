@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 
-from stuntset.doubles.cli._claude_args import js_string
-from stuntset.doubles.cli._claude_run import _INTERRUPTED, _Abort, _usage
 from stuntset.doubles.cli._runtime import dumps
+from stuntset.doubles.cli.claude._process.args import js_string
+from stuntset.doubles.cli.claude._process.common import INTERRUPTED, Abort, usage
 
 #: Timestamps the double writes start here (2026-01-01T00:00:00Z) and advance by the script.
 _BASE_TIME = 1767225600
@@ -22,8 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli._claude_run import Session
     from stuntset.doubles.cli._runtime import Ids
+    from stuntset.doubles.cli.claude._process.run import Session
 
 __all__ = ["TurnRun", "choose_turn"]
 
@@ -135,7 +135,7 @@ class TurnRun:
     # --- framing helpers ------------------------------------------------------------------
 
     def emit(self, message: dict[str, Any], *, final: bool = False) -> None:
-        """Write a message; then ``_Abort`` if an interrupt came in (not after a ``final``
+        """Write a message; then ``Abort`` if an interrupt came in (not after a ``final``
         one: a turn whose result is out is over)."""
         if message["type"] != "system":
             message.setdefault("parent_tool_use_id", None)
@@ -143,7 +143,7 @@ class TurnRun:
         message["uuid"] = self.ids.uuid()
         self.s.send(message)
         if self.s.interrupted and not final:
-            raise _Abort
+            raise Abort
 
     def event(self, event: dict[str, Any]) -> None:
         if self.s.partial:
@@ -218,7 +218,7 @@ class TurnRun:
                     "content": [block],
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": _usage(self.input_tokens, self.output_tokens),
+                    "usage": usage(self.input_tokens, self.output_tokens),
                 },
             }
         )
@@ -254,14 +254,14 @@ class TurnRun:
                 self.close_message()
                 turn = self.stop_hooks()
             self.finish()
-        except _Abort:
+        except Abort:
             self.s.interrupted = False
             self.s.send(
                 {
                     "type": "user",
                     "message": {
                         "role": "user",
-                        "content": [{"type": "text", "text": _INTERRUPTED}],
+                        "content": [{"type": "text", "text": INTERRUPTED}],
                     },
                     "parent_tool_use_id": None,
                     "session_id": s.session_id,
@@ -278,7 +278,7 @@ class TurnRun:
                 terminal_reason="budget_exhausted",
                 stop_reason=self.stop_reason,
                 total_cost_usd=s.spent,
-                usage=_usage(self.input_tokens, self.output_tokens),
+                usage=usage(self.input_tokens, self.output_tokens),
             )
         except _NoTurn as no_turn:
             s.rt.stderr(f"stuntset: {no_turn}\n")
@@ -340,7 +340,7 @@ class TurnRun:
             self.pause(op[1])
         else:
             self.close_message()
-            from stuntset.doubles.cli._claude_faults import render_fault
+            from stuntset.doubles.cli.claude._process.faults import render_fault
 
             return render_fault(self, op)
         return False
@@ -462,7 +462,7 @@ class TurnRun:
             return True
         self.deny(call_id, str(body.get("message") or body.get("reason") or "Permission denied"))
         if body.get("interrupt"):
-            raise _Abort
+            raise Abort
         return False
 
     def ask(self, prompt: str) -> None:
@@ -504,7 +504,7 @@ class TurnRun:
         self.hook_denial = ""
         self.stop_feedback = None
         if self.s.command_hooks is not None:
-            from stuntset.doubles.cli._claude_hooks import pre_tool_decision
+            from stuntset.doubles.cli.claude._process.hooks import pre_tool_decision
 
             hook_input = {
                 "session_id": self.s.session_id,
@@ -517,11 +517,11 @@ class TurnRun:
             name = event if tool is None else f"{event}:{tool}"
             results = self.s.command_hooks.run(event, name, hook_input, tool, self.ids, self.s.send)
             if event == "UserPromptSubmit":
-                from stuntset.doubles.cli._claude_hooks import prompt_block
+                from stuntset.doubles.cli.claude._process.hooks import prompt_block
 
                 self.prompt_blocked = prompt_block(self.prompt, results)
             if event == "Stop":
-                from stuntset.doubles.cli._claude_hooks import stop_feedback
+                from stuntset.doubles.cli.claude._process.hooks import stop_feedback
 
                 self.stop_feedback = stop_feedback(results)
             if event == "PreToolUse" and tool is not None:
@@ -616,7 +616,7 @@ class TurnRun:
                 # Observed (2.1.332): total_cost_usd and modelUsage's cost are the process's
                 # running total; usage is this turn's
                 "total_cost_usd": s.spent,
-                "usage": _usage(self.input_tokens, self.output_tokens),
+                "usage": usage(self.input_tokens, self.output_tokens),
                 "modelUsage": model_usage,
                 "permission_denials": self.denials,
                 "terminal_reason": "completed",
@@ -682,7 +682,7 @@ class TurnRun:
                 "result": informational["content"],
                 "stop_reason": None,
                 "total_cost_usd": s.spent,
-                "usage": _usage(0, 0),
+                "usage": usage(0, 0),
                 "modelUsage": {},
                 "permission_denials": [],
             },

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 
 from stuntset import scenarios
-from stuntset._demo import DemoRow
+from stuntset._demo_rows import DemoRow
 from stuntset.doubles.cli import install_cli
 from stuntset.script import Script, Stall
 

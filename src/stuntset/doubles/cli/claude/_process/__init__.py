@@ -1,0 +1,10 @@
+"""The fake ``claude`` process: the modules the installed executable runs.
+
+Everything here runs inside the fake process, started as ``python -IS`` by the launcher
+(``stuntset.doubles.cli._install``), and imports interpreter built-ins and
+``stuntset.doubles.cli._runtime`` only (see ``_runtime``). The launcher maps the packages
+above it in without running their ``__init__``; this one is never imported there either.
+``run`` reads the command line and serves stdin, ``turn`` renders one turn of the plan,
+``args`` parses the options, ``faults`` and ``hooks`` load only when a fault plays or
+``--settings`` is given.
+"""

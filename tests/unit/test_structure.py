@@ -1,0 +1,428 @@
+"""The shape of ``src/stuntset`` as its imports show it: no import cycle anywhere, each part
+importing only what the package map (docs/design.md) says it may, and the fake CLI processes
+importing nothing but their runtime.
+
+The graph is read from the source (``ast``), not from an interpreter's ``sys.modules``, so a
+lazy import inside a function counts exactly like one at the top of the module: a circle
+that is only closed at call time is still a circle for the reader, and the next person to
+hoist the import gets an ``ImportError`` for it.
+
+What counts as an edge from module ``a`` to module ``b`` of the package:
+
+* ``import b`` / ``from b import x`` / ``from a_package import b`` anywhere in ``a``: at
+  module level, in a function, in a class, in ``try`` or ``if`` blocks;
+* except, for the cycle check, the body of ``if TYPE_CHECKING:``. Those imports never run:
+  they name a type for the checker, typically the caller's type in a callee (a turn
+  annotating the session that plays it), and cannot make an import order fail. For the
+  "may import" rules they DO count: a type from a higher layer is a dependency on it.
+
+A module's implicit import of its parent packages (``import a.b.c`` runs ``a/__init__`` and
+``a/b/__init__``) is not an edge: it is not written in ``a``, and ``__init__`` modules are
+checked for their own imports like any other.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+import stuntset
+
+SRC = Path(stuntset.__file__).parent
+
+
+# --- the graph ------------------------------------------------------------------------------
+
+
+def module_names(root: Path) -> dict[str, Path]:
+    """``{dotted name: file}`` for every module of the package at ``root``."""
+    names = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
+    return names
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imported(node: ast.Import | ast.ImportFrom, package: str) -> Iterable[str]:
+    """The dotted names ``node`` imports (for ``from m import x``: ``m.x`` and ``m``; the
+    caller keeps the longest one that is a module)."""
+    if isinstance(node, ast.Import):
+        yield from (alias.name for alias in node.names)
+        return
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        anchor = parts[: len(parts) - node.level + 1]
+        base = ".".join([*anchor, *([node.module] if node.module else [])])
+    for alias in node.names:
+        yield f"{base}.{alias.name}"
+
+
+def imports_of(
+    name: str, path: Path, modules: Mapping[str, Path], *, type_checking: bool
+) -> set[str]:
+    """The package's modules that module ``name`` (file ``path``) imports."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def resolve(dotted: str) -> None:
+        while dotted and dotted not in modules:
+            dotted = dotted.rpartition(".")[0]
+        if dotted and dotted != name:
+            found.add(dotted)
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                if type_checking:
+                    for statement in child.body:
+                        visit_statement(statement)
+                for statement in child.orelse:
+                    visit_statement(statement)
+            else:
+                visit_statement(child)
+
+    def visit_statement(node: ast.AST) -> None:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for dotted in _imported(node, package):
+                resolve(dotted)
+        visit(node)
+
+    visit(ast.parse(path.read_text("utf-8"), str(path)))
+    return found
+
+
+def import_graph(root: Path, *, type_checking: bool = False) -> dict[str, set[str]]:
+    """``{module: modules of the same package it imports}`` for the package at ``root``."""
+    modules = module_names(root)
+    return {
+        name: imports_of(name, path, modules, type_checking=type_checking)
+        for name, path in modules.items()
+    }
+
+
+@functools.cache
+def src_graph(*, type_checking: bool) -> dict[str, set[str]]:
+    """The import graph of ``src/stuntset`` (read once per kind for the whole module)."""
+    return import_graph(SRC, type_checking=type_checking)
+
+
+def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """One import circle per strongly connected component with more than one module (or a
+    module importing itself), as a path ``[a, b, …, a]``; sorted, so messages are stable."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[set[str]] = []
+
+    def connect(start: str) -> None:  # Tarjan's algorithm, iteratively
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                        if member == node:
+                            break
+                    if len(component) > 1 or node in graph.get(node, ()):
+                        components.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return sorted(_circle(component, graph) for component in components)
+
+
+def _circle(component: set[str], graph: Mapping[str, set[str]]) -> list[str]:
+    """A shortest circle through the component's first module (breadth first)."""
+    start = min(component)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for target in sorted(graph.get(node, ())):
+                if target == start:
+                    return [*paths[node], start]
+                if target in component and target not in paths:
+                    paths[target] = [*paths[node], target]
+                    following.append(target)
+        frontier = following
+    raise AssertionError(f"no circle through {start}")  # pragma: no cover
+
+
+def cycle_report(found: list[list[str]]) -> str:
+    return "import cycles: " + "; ".join(" -> ".join(circle) for circle in found)
+
+
+# --- no cycle -------------------------------------------------------------------------------
+
+
+def test_src_has_no_import_cycle() -> None:
+    found = cycles(src_graph(type_checking=False))
+    assert not found, cycle_report(found)
+
+
+def write_package(root: Path, files: Mapping[str, str]) -> Path:
+    package = root / "pkg"
+    for name, text in {"__init__.py": "", **files}.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text)
+    return package
+
+
+def test_the_cycle_check_names_a_cycle_closed_inside_a_function(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "a.py": "from pkg.b import thing\n",
+            "b.py": "thing = 1\ndef later():\n    from pkg import a\n",
+            "c.py": "import pkg.a\n",  # on no circle
+        },
+    )
+    found = cycles(import_graph(package))
+    assert cycle_report(found) == "import cycles: pkg.a -> pkg.b -> pkg.a"
+
+
+def test_the_cycle_check_follows_relative_imports_and_subpackages(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "sub/__init__.py": "",
+            "sub/x.py": "from . import y\n",
+            "sub/y.py": "from ..z import f\n",
+            "z.py": "def f():\n    from .sub.x import g\n",
+        },
+    )
+    assert cycles(import_graph(package)) == [["pkg.sub.x", "pkg.sub.y", "pkg.z", "pkg.sub.x"]]
+
+
+def test_type_checking_imports_close_no_cycle_but_count_as_dependencies(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "run.py": "def play():\n    from pkg.turn import Turn\n",
+            "turn.py": "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from pkg.run import Session\n",
+        },
+    )
+    assert cycles(import_graph(package)) == []
+    assert import_graph(package, type_checking=True)["pkg.turn"] == {"pkg.run"}
+
+
+# --- the package map's "may import" rules ----------------------------------------------------
+
+#: The foundation: vocabulary every layer may use (each also has its own rule below).
+FOUNDATION = frozenset(
+    {"errors", "events", "ids", "clock", "seams", "script", "scenarios", "contract", "waiting"}
+)
+
+#: What each part of ``src/stuntset`` may import from the rest of it (a part is a top-level
+#: module, a top-level package, or ``doubles.<name>``), besides itself. docs/design.md shows
+#: the same map; this is the one that is checked.
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    # foundation: the vocabulary, bottom first
+    "errors": frozenset(),
+    "events": frozenset(),
+    "ids": frozenset(),
+    "clock": frozenset({"errors"}),
+    "seams": frozenset({"clock", "ids"}),
+    "script": frozenset({"errors"}),
+    "scenarios": frozenset({"errors", "script"}),
+    "contract": frozenset({"errors", "events"}),
+    "waiting": frozenset({"errors", "events"}),
+    "stub": frozenset({"errors"}),
+    "_bind": frozenset({"errors"}),
+    "_demo_rows": frozenset(),
+    # adapters: a wire's stream → events; the session log: events → views
+    "providers": FOUNDATION,
+    "log": frozenset({"errors", "events"}),
+    "driver": FOUNDATION | {"providers"},
+    # the doubles: script → wire (never the adapters, the log or each other)
+    "doubles.model": FOUNDATION | {"_bind"},
+    "doubles.cli": FOUNDATION,
+    # built on the doubles and the log
+    "cassettes": FOUNDATION | {"doubles.model", "doubles.cli", "log"},
+    "runtime": FOUNDATION | {"providers", "log"},
+    # the checks read everything below them
+    "checks": FOUNDATION
+    | {"providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes", "runtime"},
+    # evals run agents against the doubles and grade them with the checks
+    "evals": FOUNDATION | {"providers", "driver", "doubles.model", "checks", "_plugin_support"},
+}
+
+#: Entry points: the commands, the plugin and the public namespace. They may import anything;
+#: only they (and the glue modules below) may import each other's helpers.
+ENTRY_POINTS = frozenset(
+    {
+        "stuntset",
+        "cli",
+        "pytest_plugin",
+        "_demo",
+        "_cli_output",
+        "_plugin_support",
+        "scenarios_reference",
+    }
+)
+
+#: A package's ``_cli``, ``_pytest`` and ``_demo`` modules are its command, fixture and demo
+#: glue: besides what their package may import, they may use these helpers.
+GLUE_MODULES = frozenset({"_cli", "_pytest", "_demo"})
+GLUE_HELPERS = frozenset({"_cli_output", "_plugin_support", "_demo_rows", "_bind"}) | FOUNDATION
+
+
+def part_of(module: str) -> str:
+    """The part of the map a module belongs to (``stuntset.doubles.cli.claude._demo`` →
+    ``doubles.cli``)."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return "stuntset"
+    if parts[0] == "doubles" and len(parts) > 1:
+        return f"doubles.{parts[1]}"
+    return parts[0]
+
+
+def rule_breaks(
+    graph: Mapping[str, set[str]],
+    may_import: Mapping[str, frozenset[str]],
+    entry_points: frozenset[str] = frozenset(),
+) -> list[str]:
+    """Every import that the rules do not allow, as ``"a imports b (part x may not import
+    part y)"``; a part with no rule is reported once."""
+    breaks = []
+    for module, imported in sorted(graph.items()):
+        part = part_of(module)
+        if part in entry_points or part == "doubles":
+            continue
+        if part not in may_import:
+            breaks.append(f"{module}: part {part!r} has no rule in the package map")
+            continue
+        allowed = may_import[part]
+        if module.rpartition(".")[2] in GLUE_MODULES and module.count(".") > 1:
+            allowed = allowed | GLUE_HELPERS
+        for target in sorted(imported):
+            other = part_of(target)
+            if other != part and other not in allowed:
+                breaks.append(f"{module} imports {target} ({part} may not import {other})")
+    return breaks
+
+
+def test_every_import_in_src_follows_the_package_map() -> None:
+    breaks = rule_breaks(src_graph(type_checking=True), MAY_IMPORT, ENTRY_POINTS)
+    assert breaks == []
+
+
+def test_the_package_map_check_names_an_import_it_forbids(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "events.py": "",
+            "log/__init__.py": "from pkg import events\n",
+            "providers/__init__.py": "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from pkg.log import x\n",
+            "providers/_demo.py": "from pkg import _demo_rows\n",  # glue may use the demo rows
+            "_demo_rows.py": "",
+            "extra.py": "",
+        },
+    )
+    rules = {
+        "events": frozenset(),
+        "log": frozenset({"events"}),
+        "providers": frozenset({"events"}),
+        "_demo_rows": frozenset(),
+    }
+    found = rule_breaks(import_graph(package, type_checking=True), rules, frozenset({"stuntset"}))
+    assert found == [
+        "pkg.extra: part 'extra' has no rule in the package map",
+        "pkg.providers imports pkg.log (providers may not import log)",
+    ]
+
+
+def test_every_part_of_src_is_on_the_map() -> None:
+    parts = {part_of(module) for module in module_names(SRC)}
+    assert parts - set(MAY_IMPORT) - ENTRY_POINTS - {"doubles"} == set()
+
+
+def test_no_part_below_the_entry_points_imports_one() -> None:
+    """The demo is collected from below: no layer imports ``stuntset._demo`` (or another
+    entry point); they are absent from every rule."""
+    for part, allowed in MAY_IMPORT.items():
+        assert not allowed & ENTRY_POINTS - GLUE_HELPERS, part
+
+
+# --- the fake CLI processes ------------------------------------------------------------------
+
+FAKE_PROCESS = ("stuntset.doubles.cli._runtime", "stuntset.doubles.cli._replay_run")
+
+
+def fake_process_breaks(graph: Mapping[str, set[str]]) -> list[str]:
+    """Imports of fake-process code (``_runtime``, ``_replay_run``, any ``._process``
+    package) other than the runtime and modules of its own ``_process`` package."""
+    breaks = []
+    for module in sorted(m for m in graph if m in FAKE_PROCESS or "._process" in m):
+        own = module.rpartition("._process")[0] + "._process" if "._process" in module else module
+        for target in sorted(graph[module]):
+            if target != FAKE_PROCESS[0] and not target.startswith(own + "."):
+                breaks.append(f"{module} (fake process) imports {target}")
+    return breaks
+
+
+@pytest.mark.parametrize("type_checking", [False, True])
+def test_the_fake_processes_import_only_the_runtime_and_their_own_program(
+    type_checking: bool,
+) -> None:
+    """Code that runs in a fake CLI process imports, of stuntset, only the shared runtime and
+    modules of its own ``_process`` package (the launcher maps the packages above in bare)."""
+    graph = src_graph(type_checking=type_checking)
+    assert "stuntset.doubles.cli.claude._process.run" in graph
+    assert fake_process_breaks(graph) == []
+
+
+def test_the_fake_process_check_names_a_forbidden_import() -> None:
+    graph = {
+        "stuntset.doubles.cli.claude._process.run": {
+            "stuntset.doubles.cli._runtime",
+            "stuntset.doubles.cli.claude._process.turn",
+            "stuntset.doubles.cli.claude",  # the test-process side: not in the fake process
+            "stuntset.doubles.cli.codex._process.common",  # another program
+        },
+        "stuntset.doubles.cli._runtime": {"stuntset.script"},
+    }
+    assert fake_process_breaks(graph) == [
+        "stuntset.doubles.cli._runtime (fake process) imports stuntset.script",
+        "stuntset.doubles.cli.claude._process.run (fake process) imports "
+        "stuntset.doubles.cli.claude",
+        "stuntset.doubles.cli.claude._process.run (fake process) imports "
+        "stuntset.doubles.cli.codex._process.common",
+    ]
