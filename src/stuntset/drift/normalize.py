@@ -59,7 +59,12 @@ def normalize(events: Iterable[Event]) -> list[Step]:
     return steps
 
 
-_DEFAULTS: dict[str, Any] = {"is_error": False, "retryable": False, "input": {}}
+_DEFAULTS: dict[str, Any] = {
+    "is_error": False,
+    "retryable": False,
+    "input": {},
+    "stop_reason": "end_turn",
+}
 
 
 def describe(step: Step | None) -> str:

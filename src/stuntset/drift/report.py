@@ -45,6 +45,7 @@ class DriftCell:
     fake: str = ""
     difference: str = ""
     reason: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)  # side → wall time of its run
     real_steps: list[dict[str, Any]] = field(default_factory=list)
     fake_steps: list[dict[str, Any]] = field(default_factory=list)
 
@@ -129,6 +130,7 @@ def _judge(
         "same",
         real=outcome_of(real.events, real.error),
         fake=outcome_of(fake.events, fake.error),
+        seconds={"real": round(real.seconds, 2), "fake": round(fake.seconds, 2)},
         real_steps=real_steps,
         fake_steps=fake_steps,
     )

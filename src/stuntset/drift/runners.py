@@ -16,6 +16,7 @@ working directory of its own under ``workdir``, with no key but a dummy one.
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ class Played:
     events: list[Event] = field(default_factory=list)
     error: str | None = None
     requests: int = 0  # requests the model double received (the real side)
+    seconds: float = 0.0  # wall time of the run, start to close
 
 
 def real_binary(cli: str) -> Path | None:
@@ -85,6 +87,10 @@ def codex_home(home: Path, base_url: str, model: str = "gpt-5") -> dict[str, str
         f'base_url = "{base_url}"\n'
         'wire_api = "responses"\n'
         'env_key = "OPENAI_API_KEY"\n'
+        # one retry, not five with backoff: a failure scenario's run ends in seconds, not
+        # half a minute, and the retry (that 503 → recovered needs) is still exercised
+        "request_max_retries = 1\n"
+        "stream_max_retries = 1\n"
     )
     return {"CODEX_HOME": str(home), "HOME": str(home), "OPENAI_API_KEY": "sk-stuntset-drift"}
 
@@ -143,6 +149,7 @@ def make_fake(cli: str, script: Script, where: Path) -> AgentProvider:
 
 
 async def _play(provider: AgentProvider, script: Script, timeout: float) -> Played:
+    began = time.monotonic()
     try:
         run = provider.start(PROMPT)
         played = await play(
@@ -161,7 +168,7 @@ async def _play(provider: AgentProvider, script: Script, timeout: float) -> Play
         error = f"iterating the run raised {played.error!r}"
     elif played.timed_out:
         error = f"no terminal event within {timeout:g} s"
-    return Played(played.events, error)
+    return Played(played.events, error, seconds=time.monotonic() - began)
 
 
 async def play_side(
