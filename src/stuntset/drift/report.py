@@ -29,7 +29,7 @@ from .compare import first_difference
 from .normalize import normalize
 from .runners import CLIS, SDKS, Played, play_side, real_binary
 
-__all__ = ["DriftCell", "DriftReport", "drift", "outcome_of"]
+__all__ = ["DriftCell", "DriftReport", "drift", "outcome_of", "readme_table"]
 
 
 @dataclass
@@ -97,6 +97,31 @@ class DriftReport:
             cells = " | ".join(_md(row[cli].label) if cli in row else "" for cli in clis)
             lines.append(f"| `{scenario}` | {cells} |")
         return "\n".join(lines) + "\n"
+
+
+def readme_table(report: DriftReport, allowed: list[Allowed] | None = None) -> str:
+    """The README's table: per scenario and CLI, how the real binary's run ended, how the
+    fake's did, and the verdict — ``same``, or ``allowed (<kind of reason>)`` when the
+    allowlist has an entry for the pair (a racy pair stays ``allowed`` when it came out the
+    same), so the table changes only when an outcome or the allowlist does."""
+    entries = load_allowlist() if allowed is None else allowed
+    kinds = {(e.scenario, e.cli): e.reason.split(":")[0] for e in entries}
+    table = report.table()
+    clis = list(dict.fromkeys(cell.cli for cell in report.cells))
+    head = "".join(f" {c}: real | {c}: fake | {c} |" for c in clis)
+    lines = ["| scenario |" + head, "|---|" + "---|---|---|" * len(clis)]
+    for scenario, row in table.items():
+        parts = []
+        for cli in clis:
+            cell = row[cli]
+            kind = kinds.get((scenario, cli))
+            if cell.status in ("differs", "error"):
+                verdict = "**differs**"
+            else:
+                verdict = "same" if kind is None else f"allowed ({kind})"
+            parts.append(f" {cell.real or '—'} | {cell.fake or '—'} | {verdict} |")
+        lines.append(f"| `{scenario}` |" + "".join(parts))
+    return "\n".join(lines) + "\n"
 
 
 def _md(text: str) -> str:
