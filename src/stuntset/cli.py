@@ -326,7 +326,11 @@ def matrix(adapters: tuple[str, ...], names: tuple[str, ...], markdown: bool) ->
 @click.option("--cli", "clis", multiple=True, type=click.Choice(["claude", "codex"]))
 @click.option("--scenario", "names", multiple=True, help="Only this scenario (repeatable).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write a report.")
-@click.option("--live", is_flag=True, help="Instead: the real providers' stream shape vs the double's (needs a key).")
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Instead: the real providers' stream shape vs the double's (needs a key).",
+)
 def drift(clis: tuple[str, ...], names: tuple[str, ...], json_path: str | None, live: bool) -> None:
     """Play the catalog through the real claude/codex binaries and the fakes and diff the
     normalized streams (exit 1 on a difference not in the allowlist)."""

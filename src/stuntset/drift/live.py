@@ -154,12 +154,14 @@ def _post(url: str, key: str, wire: str, body: dict[str, Any]) -> list[str]:
     else:
         target = url.rstrip("/") + "/responses"
         headers = {"authorization": f"Bearer {key}"}
-    with httpx2.Client(timeout=60.0) as client:
-        with client.stream("POST", target, json=body, headers=headers) as response:
-            if response.status_code != 200:
-                response.read()
-                raise RuntimeError(f"{target} answered {response.status_code}")
-            return list(response.iter_lines())
+    with (
+        httpx2.Client(timeout=60.0) as client,
+        client.stream("POST", target, json=body, headers=headers) as response,
+    ):
+        if response.status_code != 200:
+            response.read()
+            raise RuntimeError(f"{target} answered {response.status_code}")
+        return list(response.iter_lines())
 
 
 def _first_difference(live: list[str], double: list[str]) -> str:
@@ -196,7 +198,8 @@ def live_drift(clis: Iterable[str], names: Iterable[str] | None = None) -> list[
             try:
                 live = stream_shape(_post(os.environ.get(variable) or default, key, wire, body))
                 with serve(script) as stand_in:
-                    double = stream_shape(_post(stand_in.url(wire), "sk-double", wire, body))  # type: ignore[arg-type]
+                    url = stand_in.url("anthropic" if wire == "anthropic" else "openai")
+                    double = stream_shape(_post(url, "sk-double", wire, body))
             except Exception as error:  # one line in the table: the network, a refusal
                 cells.append(LiveCell(name, cli, "error", f"{type(error).__name__}: {error}"))
                 continue

@@ -159,7 +159,11 @@ def _judge(
         real_steps=real_steps,
         fake_steps=fake_steps,
     )
-    problem = real.error and f"real: {real.error}" or fake.error and f"fake: {fake.error}"
+    problem = ""
+    if real.error is not None:
+        problem = f"real: {real.error}"
+    elif fake.error is not None:
+        problem = f"fake: {fake.error}"
     difference = first_difference(real_steps, fake_steps)
     explanation = problem or (difference.explain() if difference is not None else "")
     if not explanation:

@@ -204,8 +204,8 @@ async def play_side(
     except ScriptError as error:
         return Played(error=f"the model double cannot render it: {error}")
     with stand_in:
-        provider_api = "anthropic" if cli == "claude" else "openai"
-        provider = make_real(cli, binary, where, stand_in.url(provider_api))
+        url = stand_in.url("anthropic" if cli == "claude" else "openai")
+        provider = make_real(cli, binary, where, url)
         played = await _play(provider, script, timeout)
         played.requests = len(stand_in.requests)
     return played
