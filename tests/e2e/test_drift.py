@@ -10,11 +10,14 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from stuntset import scenarios
+from stuntset.cli import main
 from stuntset.drift import DriftReport, drift
 from stuntset.drift.report import readme_table
 from stuntset.drift.runners import CLIS, real_binary
+from stuntset.drift.table import print_drift
 
 README = Path(__file__).parents[2] / "README.md"
 _MARKERS = re.compile(r"<!-- drift-table -->\n(.*?)<!-- /drift-table -->", re.S)
@@ -72,3 +75,27 @@ def test_the_readme_shows_this_table(report: DriftReport) -> None:
     assert found is not None, "README.md has no <!-- drift-table --> block"
     table = readme_table(report)
     assert found.group(1) == table, f"README.md's drift table is stale; this run's:\n{table}"
+
+
+def test_a_difference_outside_the_allowlist_fails_the_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "allowlist.toml"
+    empty.write_text("# nothing is allowed\n")
+    code = print_drift(["codex"], ["tool_use"], allowlist=empty, workdir=tmp_path / "w")
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "DIFFERS step 3: real message.delta text='The file says: hello from a.txt'" in out
+    assert "fake tool.started name='read_file'" in out
+
+
+def test_the_command_writes_its_json_report(tmp_path: Path) -> None:
+    report = tmp_path / "drift.json"
+    argv = ["drift", "--cli", "codex", "--scenario", "happy_path", "--json", str(report)]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 0, result.output
+    assert "happy_path" in result.output
+    assert "same" in result.output
+    (cell,) = json.loads(report.read_text())["cells"]
+    assert (cell["scenario"], cell["cli"], cell["status"]) == ("happy_path", "codex", "same")
+    assert cell["real_steps"] == cell["fake_steps"]
