@@ -12,7 +12,7 @@ from stuntset.errors import UsageError
 
 
 def test_a_json_report_needs_an_existing_folder(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="--json .*/no/r.json: its folder does not exist"):
+    with pytest.raises(UsageError, match=r"--json .*/no/r\.json: its folder does not exist"):
         run(("codex",), (), json_path=str(tmp_path / "no" / "r.json"))
 
 
