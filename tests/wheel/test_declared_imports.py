@@ -21,6 +21,8 @@ EXTRA_OF = {
     "stuntset.providers.pydantic_ai": "pydantic-ai",
     "stuntset.checks.matrix._claude_code": "claude",
     "stuntset.checks.matrix._pydantic_ai": "pydantic-ai",
+    # drift's claude side (drift checks find_spec first: "not installed" without it)
+    "stuntset.drift.runners._claude": "claude",
 }
 
 #: What the process that runs a scope already has, so declaring it would be wrong.
