@@ -99,3 +99,4 @@ def test_the_command_writes_its_json_report(tmp_path: Path) -> None:
     (cell,) = json.loads(report.read_text())["cells"]
     assert (cell["scenario"], cell["cli"], cell["status"]) == ("happy_path", "codex", "same")
     assert cell["real_steps"] == cell["fake_steps"]
+    assert cell["requests"] == 1  # the real codex asked the model double once

@@ -46,6 +46,7 @@ class DriftCell:
     difference: str = ""
     reason: str = ""
     seconds: dict[str, float] = field(default_factory=dict)  # side → wall time of its run
+    requests: int = 0  # model requests the real binary made (its retries show here)
     real_steps: list[dict[str, Any]] = field(default_factory=list)
     fake_steps: list[dict[str, Any]] = field(default_factory=list)
 
@@ -156,6 +157,7 @@ def _judge(
         real=outcome_of(real.events, real.error),
         fake=outcome_of(fake.events, fake.error),
         seconds={"real": round(real.seconds, 2), "fake": round(fake.seconds, 2)},
+        requests=real.requests,
         real_steps=real_steps,
         fake_steps=fake_steps,
     )
