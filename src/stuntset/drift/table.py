@@ -57,7 +57,7 @@ def _print_table(report: DriftReport) -> None:
 
     table = report.table()
     clis = list(dict.fromkeys(cell.cli for cell in report.cells))
-    view = Table(title=f"scenario × CLI → real binary vs fake ({report.seconds:.0f} s)")
+    view = Table(title=f"real vs fake ({report.seconds:.0f} s)")
     view.add_column("scenario", no_wrap=True, min_width=max(map(len, table), default=8))
     for cli in clis:
         view.add_column(cli, overflow="fold")
