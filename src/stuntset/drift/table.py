@@ -37,8 +37,8 @@ def print_drift(
         _print_table(report)
     for entry in report.stale:
         print(
-            f"allowlist entry for {entry.scenario} on {entry.cli} matched nothing "
-            f"({entry.differs!r}): the difference is gone; remove the entry",
+            f"allowlist entry for {entry.scenario} on {entry.cli} matched nothing this run "
+            f"({entry.differs!r}): if the difference is gone for good, remove the entry",
             file=sys.stderr,
         )
     if held:
