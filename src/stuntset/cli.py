@@ -322,6 +322,23 @@ def matrix(adapters: tuple[str, ...], names: tuple[str, ...], markdown: bool) ->
     sys.exit(print_matrix(adapters or None, names or None, markdown=markdown, echo=click.echo))
 
 
+@main.command()
+@click.option("--cli", "clis", multiple=True, type=click.Choice(["claude", "codex"]))
+@click.option("--scenario", "names", multiple=True, help="Only this scenario (repeatable).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write a report.")
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Instead: the real providers' stream shape vs the double's (needs a key).",
+)
+def drift(clis: tuple[str, ...], names: tuple[str, ...], json_path: str | None, live: bool) -> None:
+    """Play the catalog through the real claude/codex binaries and the fakes and diff the
+    normalized streams (exit 1 on a difference not in the allowlist)."""
+    from stuntset.drift.command import run
+
+    sys.exit(run(clis or None, names or None, json_path=json_path, live=live, echo=click.echo))
+
+
 # --- commands contributed by the doubles are registered below ---
 
 

@@ -111,6 +111,11 @@ KINDS: dict[str, dict[str, str]] = {
         "function": "actions_of arun_eval assert_pass_rate binary_for grade load_eval loads_eval "
         "make_target render_html to_json wilson_interval write_html write_json",
     },
+    "stuntset.drift": {
+        "constant": "ALLOWLIST",
+        "class": "Allowed Difference DriftCell DriftReport",
+        "function": "drift first_difference load_allowlist normalize",
+    },
     "stuntset.doubles.cli": {
         "constant": "PROGRAMS",
         "protocol": "CliProgram",
@@ -583,6 +588,21 @@ obs = Observation(steps=[ToolStep("Bash", {"command": "ls"})], sessions=["s"],
                   workspace=Path(tmp), outside=Path(tmp) / "out")
 assert isinstance(grade(spec.expect, obs)[0], Grade) and isinstance(actions_of(obs.steps)[0], Action)
 assert isinstance(Workdir(tmp), Workdir) and binary_for("claude").name == "claude"
+""",
+    "drift": """
+from stuntset.drift import (
+    ALLOWLIST, Allowed, Difference, DriftCell, DriftReport, drift, first_difference,
+    load_allowlist, normalize,
+)
+from stuntset.events import RunCompleted, RunKilled
+real = normalize([RunCompleted(run_id="r", ts=0)])
+difference = first_difference(real, normalize([RunKilled(run_id="r", ts=0)]))
+assert isinstance(difference, Difference) and difference.field == "type"
+assert all(isinstance(entry, Allowed) for entry in load_allowlist(ALLOWLIST))
+assert Allowed("stuck", "codex", "x", "race: y").covers("stuck", "codex", "step 1: x")
+report = drift(["codex"], [])  # no scenario: nothing is run
+assert isinstance(report, DriftReport) and not report.failed
+assert "`happy_path`" in DriftReport([DriftCell("happy_path", "codex", "same")]).markdown()
 """,
 }
 

@@ -24,6 +24,8 @@ EXTRA_OF = {
     # an eval on the real claude drives it through claude-agent-sdk (the codex target goes
     # through stuntset.providers.codex)
     "stuntset.evals.targets.CliTarget._claude_provider": "claude",
+    # drift's claude side (drift checks find_spec first: "not installed" without it)
+    "stuntset.drift.runners._claude": "claude",
 }
 
 #: What the process that runs a scope already has, so declaring it would be wrong.

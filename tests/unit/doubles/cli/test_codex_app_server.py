@@ -140,7 +140,8 @@ def _closing(seen: list[dict[str, Any]]) -> list[str]:
 def test_rate_limits_and_read_state_as_turns_end(tmp_path: Path) -> None:
     """As observed from the real codex-cli 0.163.0 app-server (against a Responses server that
     sends no rate-limit headers): after a model response's ``thread/tokenUsage/updated`` comes
-    ``account/rateLimits/updated`` with ``limitId`` "codex" and every other field null; every
+    ``account/rateLimits/updated`` with ``limitId`` "codex" and every other field null (an
+    interrupted turn's too); a failed turn leaves the thread in ``systemError``; every
     ended turn of a durable thread — completed, failed (after its ``error``) or interrupted —
     sends ``thread/readState/changed`` whose ``firstUnread`` stays the thread's first ended
     turn, also in a later process, with a new ``revision``; an ephemeral thread sends none."""
@@ -166,6 +167,12 @@ def test_rate_limits_and_read_state_as_turns_end(tmp_path: Path) -> None:
         "thread/status/changed",
         "turn/completed",
     ]
+    statuses = [
+        m["params"]["status"]["type"]
+        for m in session.seen
+        if m.get("method") == "thread/status/changed"
+    ]
+    assert statuses == ["active", "systemError", "active", "idle"]  # a failure: systemError
     rate = next(m for m in session.seen if m.get("method") == "account/rateLimits/updated")
     assert rate["params"] == {
         "rateLimits": {
@@ -198,7 +205,8 @@ def test_rate_limits_and_read_state_as_turns_end(tmp_path: Path) -> None:
     session.until(lambda m: m.get("method") == "turn/completed" and m["params"]["turn"]["items"])
     session.close()
     assert _closing(session.seen) == [
-        "thread/readState/changed",  # the interrupted turn (the fake's stall reports no usage)
+        "account/rateLimits/updated",  # the interrupted turn: no usage reported, rate limits
+        "thread/readState/changed",
         "thread/status/changed",
         "turn/completed",
         "thread/tokenUsage/updated",  # the ephemeral thread's turn: no read state

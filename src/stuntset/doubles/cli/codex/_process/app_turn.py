@@ -5,7 +5,7 @@ Runs in the fake process (built-ins only, see ``_runtime``), driven by ``_proces
 shapes as codex-cli 0.163.0 writes them: ``thread/status/changed`` (active), ``turn/started``,
 the user message item, each scripted item (``item/started``, its deltas, ``item/completed``),
 ``thread/tokenUsage/updated``, ``account/rateLimits/updated``, ``thread/readState/changed``,
-``thread/status/changed`` (idle), ``turn/completed``.
+``thread/status/changed`` (idle; ``systemError`` after a failure), ``turn/completed``.
 """
 
 from __future__ import annotations
@@ -463,13 +463,16 @@ class Turn:
         self.usage = [0, 0, 0, 0]
 
     def finish(self, status: str, error: dict[str, Any] | None) -> None:
-        """The real server's closing order: usage and the account's rate limits (unless
-        interrupted, or a failure before any usage), the thread's read state (a completed or
-        interrupted turn), idle, then for a failure its ``error`` notification and the read
-        state, then ``turn/completed``."""
+        """The real server's closing order (codex-cli 0.163.0, observed by ``stuntset
+        drift``): usage when known (always for a completed turn), the account's rate limits
+        (also for an interrupted turn; for a failed one only after some usage), the thread's
+        read state (a completed or interrupted turn), ``thread/status/changed`` — idle, or
+        ``systemError`` for a failure, then its ``error`` notification and the read state —
+        then ``turn/completed``."""
         server = self.server
         self.ended = True
-        if status == "completed" or (status == "failed" and any(self.usage)):
+        answered = any(self.usage)  # a model response of this turn reported its usage
+        if status == "completed" or answered:
             last = list(self.usage)
             self.add_usage()
             usage = {
@@ -478,12 +481,13 @@ class Turn:
                 "modelContextWindow": _CONTEXT_WINDOW,
             }
             self.notify("thread/tokenUsage/updated", tokenUsage=usage)
+        if status != "failed" or answered:  # an interrupted turn's too (observed)
             server.notify("account/rateLimits/updated", {"rateLimits": dict(_RATE_LIMITS)})
         if error is None:
             self.read_state()
-        server.notify(
-            "thread/status/changed", {"threadId": self.thread["id"], "status": {"type": "idle"}}
-        )
+        # a failed turn leaves the thread in systemError, not idle (observed, 0.163.0)
+        after = {"type": "idle"} if error is None else {"type": "systemError"}
+        server.notify("thread/status/changed", {"threadId": self.thread["id"], "status": after})
         if error is not None:
             server.notify(
                 "error",

@@ -1,0 +1,81 @@
+"""What of a run is compared: each normalized event reduced to the fields that say what
+happened, none of the ones that name or time it.
+
+Dropped everywhere: ``run_id``, ``ts``, ``seq`` and every id (``session_id``, ``item_id``,
+``tool_call_id``, ``request_id``): each program mints its own. Dropped per kind:
+``run.started``'s ``provider``/``model`` (the fake does not echo the model), ``usage``'s
+``cost`` (the real ``claude`` prices the tokens, the fake does not), ``tool.completed``'s
+``output`` (the real binaries run the tool, the fakes replay the script's result; only
+``is_error`` is compared) and ``run.crashed``'s ``message`` (free text; ``kind`` and
+``retryable`` are compared). Consecutive deltas of one kind are joined into one step: how a
+program chunks text is not behaviour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from stuntset.events import Event, to_builtins
+
+__all__ = ["Step", "describe", "normalize", "short"]
+
+#: One normalized step: its ``type`` first, then the compared fields.
+Step = dict[str, Any]
+
+_KEPT: dict[str, tuple[str, ...]] = {
+    "run.started": (),
+    "message.delta": ("text",),
+    "message.completed": ("text",),
+    "reasoning.delta": ("text",),
+    "reasoning.completed": ("text",),
+    "tool.started": ("name", "input"),
+    "tool.completed": ("is_error",),
+    "approval.requested": ("tool",),
+    "approval.resolved": ("decision",),
+    "input.requested": ("prompt",),
+    "input.resolved": ("text",),
+    "usage": ("input_tokens", "output_tokens"),
+    "run.completed": ("stop_reason",),
+    "run.crashed": ("kind", "retryable"),
+    "run.killed": (),
+}
+_DELTAS = ("message.delta", "reasoning.delta")
+
+
+def normalize(events: Iterable[Event]) -> list[Step]:
+    """The steps ``events`` compare by (see the module docs)."""
+    steps: list[Step] = []
+    for event in events:
+        raw = to_builtins(event)
+        kind = str(raw["type"])
+        step: Step = {"type": kind}
+        for name in _KEPT.get(kind, ()):
+            step[name] = raw.get(name, _DEFAULTS.get(name))
+        if kind in _DELTAS and steps and steps[-1]["type"] == kind:
+            steps[-1]["text"] += step["text"]
+            continue
+        steps.append(step)
+    return steps
+
+
+_DEFAULTS: dict[str, Any] = {
+    "is_error": False,
+    "retryable": False,
+    "input": {},
+    "stop_reason": "end_turn",
+}
+
+
+def describe(step: Step | None) -> str:
+    """``step`` in one line: ``tool.started name='Bash' input={...}``; ``(nothing)``."""
+    if step is None:
+        return "(nothing)"
+    fields = " ".join(f"{k}={short(v)}" for k, v in step.items() if k != "type")
+    return f"{step['type']} {fields}".rstrip()
+
+
+def short(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

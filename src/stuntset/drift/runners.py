@@ -1,0 +1,219 @@
+"""Playing one catalog scenario through one CLI, twice, through the same SDK adapter:
+
+``real``  the real binary (``claude`` bundled in the claude-agent-sdk wheel; ``codex`` from
+          the openai-codex-cli-bin wheel) over the model double on loopback: ``claude`` reads
+          ``ANTHROPIC_BASE_URL``, ``codex`` a custom model provider (``base_url``, Responses
+          wire) in the ``config.toml`` of a ``CODEX_HOME`` of its own;
+``fake``  stuntset's fake CLI playing the same script.
+
+Both are driven by the same adapter — ``ClaudeCodeProvider`` (claude-agent-sdk) or
+``CodexProvider`` (openai-codex, ``codex app-server``) — and played the way the conformance
+suite plays a run (approvals allowed, questions answered ``yes``, a stalled run interrupted),
+so what comes back are two lists of normalized events. Every program runs in a home and a
+working directory of its own under ``workdir``, with no key but a dummy one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from stuntset.checks._conformance_play import play, stall_expectation
+from stuntset.events import Event
+from stuntset.providers.base import AgentProvider
+from stuntset.script import Script, Stall
+
+__all__ = [
+    "CLIS",
+    "PROMPT",
+    "Played",
+    "Side",
+    "play_side",
+    "real_binary",
+]
+
+CLIS = ("claude", "codex")
+Side = Literal["real", "fake"]
+
+#: The prompt every run gets (the conformance suite's: catalog scripts match any prompt).
+PROMPT = "Hello from the stuntset conformance suite"
+
+#: The package each CLI's real binary ships in, and the binary's place inside it.
+_BINARIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "claude": ("claude_agent_sdk", ("_bundled", "claude")),
+    "codex": ("codex_cli_bin", ("bin", "codex")),
+}
+#: The SDK each CLI is driven through.
+SDKS = {"claude": "claude_agent_sdk", "codex": "openai_codex"}
+#: A stalling run with no event for this long (real time) is interrupted.
+_QUIET = 15.0
+#: Fake CLIs' time scale: their scripted delays shortened (the model double's are skipped).
+_TIME_SCALE = {"claude": 0.1, "codex": 0.01}
+
+
+@dataclass
+class Played:
+    """One side's run: its events, or why it could not be played."""
+
+    events: list[Event] = field(default_factory=list)
+    error: str | None = None
+    requests: int = 0  # requests the model double received (the real side)
+    seconds: float = 0.0  # wall time of the run, start to close
+
+
+def real_binary(cli: str) -> Path | None:
+    """The real ``cli`` shipped in its package, or ``None`` when that is not installed."""
+    package, inside = _BINARIES[cli]
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))).joinpath(*inside)
+    return path if path.is_file() else None
+
+
+def codex_home(home: Path, base_url: str, model: str = "gpt-5") -> dict[str, str]:
+    """A ``CODEX_HOME`` whose ``config.toml`` sends the real ``codex`` to ``base_url`` (a
+    Responses API), and the environment pointing at it."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        f'model = "{model}"\n'
+        'model_provider = "stuntset"\n'
+        "[model_providers.stuntset]\n"
+        'name = "stuntset"\n'
+        f'base_url = "{base_url}"\n'
+        'wire_api = "responses"\n'
+        'env_key = "OPENAI_API_KEY"\n'
+        # one retry, not five with backoff: a failure scenario's run ends in seconds, not
+        # half a minute, and the retry (that 503 → recovered needs) is still exercised
+        "request_max_retries = 1\n"
+        "stream_max_retries = 1\n"
+    )
+    return {"CODEX_HOME": str(home), "HOME": str(home), "OPENAI_API_KEY": "sk-stuntset-drift"}
+
+
+def claude_env(home: Path, base_url: str) -> dict[str, str]:
+    """The environment sending the real ``claude`` to the Anthropic API at ``base_url``."""
+    return {
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-ant-stuntset-drift",
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+
+
+def _claude(cli_path: Path, cwd: Path, env: dict[str, str] | None = None) -> AgentProvider:
+    from claude_agent_sdk import ClaudeAgentOptions
+
+    from stuntset.providers.claude_code import ClaudeCodeProvider
+
+    options: dict[str, Any] = {"cli_path": str(cli_path), "cwd": str(cwd), "stderr": _quiet}
+    if env is not None:
+        options.update(env=env, model="claude-sonnet-4-5")
+    return ClaudeCodeProvider(ClaudeAgentOptions(**options))
+
+
+def _codex(cli_path: Path, cwd: Path, env: dict[str, str]) -> AgentProvider:
+    from stuntset.providers.codex import CodexProvider
+
+    return CodexProvider(str(cli_path), cwd=str(cwd), env=env)
+
+
+def _quiet(line: str) -> None:
+    """The CLIs' stderr is not part of the comparison."""
+
+
+def make_real(cli: str, binary: Path, where: Path, base_url: str) -> AgentProvider:
+    """A provider for the real ``cli`` at ``binary``, its model API at ``base_url``."""
+    cwd = where / "cwd"
+    cwd.mkdir(parents=True, exist_ok=True)
+    if cli == "claude":
+        return _claude(binary, cwd, claude_env(where / "home", base_url))
+    return _codex(binary, cwd, codex_home(where / "codex-home", base_url))
+
+
+def make_fake(cli: str, script: Script, where: Path) -> AgentProvider:
+    """A provider for stuntset's fake ``cli`` playing ``script``."""
+    from stuntset.doubles.cli import install_cli
+
+    cwd = where / "cwd"
+    cwd.mkdir(parents=True, exist_ok=True)
+    installed = install_cli(cli, script, bin_dir=where / "bin", time_scale=_TIME_SCALE[cli])
+    if cli == "claude":
+        return _claude(installed.path, cwd)
+    return _codex(installed.path, cwd, {"CODEX_HOME": str(where / "codex-home")})
+
+
+async def _play(provider: AgentProvider, script: Script, timeout: float) -> Played:
+    began = time.monotonic()
+    try:
+        run = provider.start(PROMPT)
+        played = await play(
+            run,
+            timeout=timeout,
+            stall_after=_QUIET,
+            approve=lambda event: "allow",
+            answer=lambda event: "yes",
+            interrupt_when_quiet=any(isinstance(s, Stall) for t in script.turns for s in t.steps),
+            stalled=stall_expectation(script, provider.capabilities),
+        )
+    finally:
+        await provider.aclose()
+    error = None
+    if played.error is not None:
+        error = f"iterating the run raised {played.error!r}"
+    elif played.timed_out:
+        error = f"no terminal event within {timeout:g} s"
+    return Played(played.events, error, seconds=time.monotonic() - began)
+
+
+async def play_side(
+    cli: str,
+    side: Side,
+    script: Script,
+    where: Path,
+    *,
+    binary: Path | None = None,
+    serve: Callable[[Script], Any] | None = None,
+    timeout: float = 60.0,
+) -> Played:
+    """Play ``script`` on ``side`` of ``cli`` in ``where``: the fake, or the real ``binary``
+    over a model double from ``serve`` (``stuntset.serve`` by default)."""
+    from stuntset.errors import ScriptError
+
+    if side == "fake":
+        try:
+            provider = make_fake(cli, script, where)
+        except ScriptError as error:
+            return Played(error=f"the fake cannot render it: {error}")
+        return await _play(provider, script, timeout)
+    assert binary is not None
+    if _spawns_nothing(script):  # the real program's equivalent: its binary is not there
+        provider = make_real(cli, where / "missing" / binary.name, where, "http://127.0.0.1:9")
+        return await _play(provider, script, timeout)
+    if serve is None:
+        from stuntset.doubles.model.serve import serve as serve_double
+
+        serve = serve_double
+    try:
+        stand_in = serve(script)
+    except ScriptError as error:
+        return Played(error=f"the model double cannot render it: {error}")
+    with stand_in:
+        url = stand_in.url("anthropic" if cli == "claude" else "openai")
+        provider = make_real(cli, binary, where, url)
+        played = await _play(provider, script, timeout)
+        played.requests = len(stand_in.requests)
+    return played
+
+
+def _spawns_nothing(script: Script) -> bool:
+    """The script's first step is a ``SpawnFailure`` (the runtime's binary is missing)."""
+    from stuntset.script import SpawnFailure
+
+    first = script.turns[0].steps[:1] if script.turns else []
+    return bool(first) and isinstance(first[0], SpawnFailure)
