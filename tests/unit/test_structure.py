@@ -281,6 +281,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     | {"providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes", "runtime"},
     # evals run agents against the doubles and grade them with the checks
     "evals": FOUNDATION | {"providers", "driver", "doubles.model", "checks", "_plugin_support"},
+    # drift plays the catalog through the real binaries and the fakes, through the adapters
+    "drift": FOUNDATION | {"providers", "driver", "doubles.model", "doubles.cli", "checks"},
 }
 
 #: Entry points: the commands, the plugin and the public namespace. They may import anything;
