@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from stuntset.errors import ScriptExhausted, UnusedTurns
+from stuntset.errors import ScriptExhausted, UnusedTurns, UsageError
 from stuntset.script import Script, ScriptPlayer
 
 from .journal import JournalWriter, McpCall, read_journal
@@ -65,6 +65,28 @@ class McpDouble:
         self._player = ScriptPlayer(self.spec.call_script())
         self._dispatchers: list[Any] = []
         self._servers: list[Any] = []
+
+    def play(
+        self,
+        script: McpServerSpec | Script | Sequence[Any] | None = None,
+        *,
+        tools: Sequence[McpTool | str] = (),
+        resources: Sequence[McpResource] = (),
+        prompts: Sequence[McpPrompt] = (),
+        **server: Any,
+    ) -> McpDouble:
+        """Serve this script (or spec) from now on: before any client connects."""
+        if self._servers or (self._spec_file is not None and read_journal(self.journal_dir)):
+            raise UsageError(
+                "play() after a client connected: configure the MCP double before serving it"
+            )
+        if isinstance(script, McpServerSpec):
+            self.spec = script
+        else:
+            self.spec = spec_of(script, tools=tools, resources=resources, prompts=prompts, **server)
+        self._spec_file = None
+        self._player = ScriptPlayer(self.spec.call_script())
+        return self
 
     # --- stdio -------------------------------------------------------------------------------
 

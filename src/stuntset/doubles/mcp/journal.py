@@ -43,14 +43,17 @@ class McpCall(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class JournalWriter:
-    """Appends ``McpCall`` lines to ``<folder>/<pid>-<n>.jsonl``."""
+    """Appends ``McpCall`` lines to ``<folder>/<pid>-<n>.jsonl`` (no folder: keeps nothing)."""
 
     _count = 0
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path | None) -> None:
         JournalWriter._count += 1
-        self.path = Path(folder) / f"{os.getpid()}-{JournalWriter._count}.jsonl"
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.path = None
+        self._fd = -1
+        if folder is not None:
+            self.path = Path(folder) / f"{os.getpid()}-{JournalWriter._count}.jsonl"
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._lock = threading.Lock()
         self._seq = 0
         self._encoder = msgspec.json.Encoder()
@@ -59,7 +62,8 @@ class JournalWriter:
         with self._lock:
             self._seq += 1
             call = msgspec.structs.replace(call, ns=time.monotonic_ns(), seq=self._seq)
-            os.write(self._fd, self._encoder.encode(call) + b"\n")
+            if self._fd >= 0:
+                os.write(self._fd, self._encoder.encode(call) + b"\n")
         return call
 
     def close(self) -> None:

@@ -57,7 +57,9 @@ MCP_WIRE = Wire(
 )
 
 
-class McpTool(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class McpTool(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True
+):
     """A tool the server lists. Tools named by the script's ``ToolCall`` steps are listed even
     when not declared (with an open input schema)."""
 
@@ -67,7 +69,9 @@ class McpTool(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     title: str | None = None
 
 
-class McpResource(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class McpResource(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True
+):
     """A text resource: ``resources/list`` lists it, ``resources/read`` returns ``text``."""
 
     uri: str
@@ -77,20 +81,26 @@ class McpResource(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     description: str | None = None
 
 
-class McpPromptArgument(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class McpPromptArgument(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True
+):
     name: str
     description: str | None = None
     required: bool = False
 
 
-class McpPromptMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class McpPromptMessage(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True
+):
     """One message of a prompt; ``{argument}`` placeholders are filled from the request."""
 
     text: str
     role: Literal["user", "assistant"] = "user"
 
 
-class McpPrompt(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class McpPrompt(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True
+):
     name: str
     description: str | None = None
     arguments: tuple[McpPromptArgument, ...] = ()

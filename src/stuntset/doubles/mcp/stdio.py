@@ -78,7 +78,7 @@ def _with_token(message: dict[str, Any], token: str) -> dict[str, Any]:
 
 async def serve_stdio(
     spec: McpServerSpec,
-    journal: str | Path,
+    journal: str | Path | None,
     *,
     stdin: BinaryIO,
     stdout: BinaryIO,
@@ -156,16 +156,19 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("stuntset-mcp: --spec FILE is required\n")
         return 2
     spec = load_spec(options["--spec"])
-    journal = Path(options.get("--journal") or os.devnull)
-    run_stdio(spec, journal, time_scale=float(options.get("--time-scale", "1")))
+    journal = options.get("--journal")
+    run_stdio(
+        spec, Path(journal) if journal else None, time_scale=float(options.get("--time-scale", "1"))
+    )
     return 0
 
 
-def run_stdio(spec: McpServerSpec, journal: Path, *, time_scale: float = 1.0) -> None:
+def run_stdio(spec: McpServerSpec, journal: Path | None, *, time_scale: float = 1.0) -> None:
     """Serve on this process's stdin/stdout (stray prints go to stderr, not the wire)."""
+    if journal is not None:
+        journal.mkdir(parents=True, exist_ok=True)
     wire = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)
-    journal.mkdir(parents=True, exist_ok=True)
     anyio.run(
         lambda: serve_stdio(
             spec, journal, stdin=sys.stdin.buffer, stdout=wire, time_scale=time_scale
