@@ -581,7 +581,14 @@ class CodexRun(QueuedRun):
         elif kind in _TOOL_ITEMS and item_id not in self._tools_open:
             self._tools_open.add(item_id)
             name, tool_input = _tool_call(item)
-            self._emit(ToolStarted, tool_call_id=item_id, name=name, input=tool_input)
+            server = item.get("server") if kind == "mcpToolCall" else None
+            self._emit(
+                ToolStarted,
+                tool_call_id=item_id,
+                name=name,
+                input=tool_input,
+                server=str(server) if server else None,
+            )
 
     def _item_completed(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
