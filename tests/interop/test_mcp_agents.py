@@ -103,7 +103,8 @@ async def test_the_real_claude_calls_a_tool_of_the_mcp_double(
     assert [(r.content, r.is_error) for r in results] == [
         ([{"type": "text", "text": "hello from MCP"}], None)
     ]
-    assert isinstance(messages[-1], ResultMessage) and messages[-1].subtype == "success"
+    assert isinstance(messages[-1], ResultMessage)
+    assert messages[-1].subtype == "success"
     # the double saw the call as the MCP client sent it; the model saw the result come back
     (call,) = mcp_double.tool_calls()
     assert (call.tool, call.arguments, call.outcome) == ("read_file", {"path": "a.txt"}, "result")

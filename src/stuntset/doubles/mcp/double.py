@@ -119,14 +119,24 @@ class McpDouble:
         command, *args = self.stdio_command()
         return {"mcpServers": {name: {"type": "stdio", "command": command, "args": args}}}
 
-    def codex_config(self, name: str = "stuntset") -> str:
-        """A ``[mcp_servers.<name>]`` table for Codex's ``config.toml``, serving on stdio."""
+    def codex_config(self, name: str = "stuntset", *, approve: bool = True) -> str:
+        """A ``[mcp_servers.<name>]`` table for Codex's ``config.toml``, serving on stdio.
+
+        ``required = true``: Codex waits for the server before the turn (an optional server
+        still starting is left out of the model's tools). ``approve`` pre-approves its tools
+        (``exec`` runs with approval policy ``never``, which refuses a tool needing approval).
+        """
         command, *args = self.stdio_command()
-        return (
-            f"[mcp_servers.{name}]\n"
-            f"command = {_toml_string(command)}\n"
-            f"args = [{', '.join(_toml_string(a) for a in args)}]\n"
-        )
+        lines = [
+            f"[mcp_servers.{name}]",
+            f"command = {_toml_string(command)}",
+            f"args = [{', '.join(_toml_string(a) for a in args)}]",
+            "required = true",
+            "startup_timeout_sec = 60",
+        ]
+        if approve:
+            lines.append('default_tools_approval_mode = "approve"')
+        return "\n".join(lines) + "\n"
 
     # --- HTTP --------------------------------------------------------------------------------
 
