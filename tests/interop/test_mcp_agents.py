@@ -6,6 +6,9 @@ Claude Code and Codex adapters report it as normalized events naming the server.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +33,14 @@ from claude_agent_sdk import (  # noqa: E402
 )
 
 from stuntset.providers.claude_code import ClaudeCodeProvider  # noqa: E402
+from stuntset.providers.codex import CodexProvider  # noqa: E402
 
 READ_FILE = "mcp__files__read_file"
 BUNDLED_CLAUDE = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
 needs_bundled_claude = pytest.mark.skipif(
     not BUNDLED_CLAUDE.exists(), reason="this claude-agent-sdk wheel bundles no CLI"
 )
-pytestmark = [pytest.mark.real_time, pytest.mark.anyio, needs_bundled_claude]
+pytestmark = [pytest.mark.real_time, pytest.mark.anyio]
 
 
 @pytest.fixture
@@ -73,6 +77,7 @@ def tool_results(request_body: Any) -> list[Any]:
     return [block for block in content if block.get("type") == "tool_result"]
 
 
+@needs_bundled_claude
 @pytest.mark.mcp_double(Script.of([ToolCall("read_file"), ToolResult("hello from MCP")]))
 async def test_the_real_claude_calls_a_tool_of_the_mcp_double(
     mcp_double: McpDouble, tmp_path: Path
@@ -113,6 +118,7 @@ async def test_the_real_claude_calls_a_tool_of_the_mcp_double(
     assert answered["content"][0] == {"type": "text", "text": "hello from MCP\n"}
 
 
+@needs_bundled_claude
 @pytest.mark.mcp_double(
     Script.of(
         [ToolCall("read_file"), ToolResult("hello from MCP")],
@@ -161,3 +167,109 @@ async def test_the_claude_code_adapter_reports_mcp_calls_with_their_server(
         {"path": "a.txt"},
         {"path": "b.txt"},
     ]
+
+
+# --- the real codex ---------------------------------------------------------------------------
+
+codex_cli_bin = pytest.importorskip("codex_cli_bin")
+REAL_CODEX = Path(codex_cli_bin.__file__).parent / "bin" / "codex"
+needs_real_codex = pytest.mark.skipif(not REAL_CODEX.exists(), reason="no codex binary here")
+
+
+def codex_home(tmp_path: Path, base_url: str, mcp: McpDouble) -> Path:
+    """A ``CODEX_HOME`` whose model provider is the Responses stand-in and whose MCP server
+    ``files`` is the double."""
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        'model = "gpt-5.1"\n'
+        'model_provider = "stand_in"\n'
+        "[model_providers.stand_in]\n"
+        'name = "stand-in"\n'
+        f'base_url = "{base_url}"\n'
+        'wire_api = "responses"\n'
+        'env_key = "OPENAI_API_KEY"\n' + mcp.codex_config("files")
+    )
+    return home
+
+
+# Codex lists an MCP server's tools to the model as the namespace "mcp__<server>"
+CODEX_READ_FILE = "mcp__files/read_file"
+
+
+@needs_real_codex
+@pytest.mark.mcp_double(Script.of([ToolCall("read_file"), ToolResult("hello from MCP")]))
+def test_the_real_codex_calls_a_tool_of_the_mcp_double(
+    mcp_double: McpDouble, tmp_path: Path
+) -> None:
+    model = model_calling(CODEX_READ_FILE, {"path": "a.txt"}, "It says hello from MCP")
+    with stuntset.serve(model) as stand_in:
+        home = codex_home(tmp_path, stand_in.url("openai"), mcp_double)
+        env = {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": "test-key"}
+        argv = [str(REAL_CODEX), "exec", "--json", "--skip-git-repo-check", "-C", str(tmp_path)]
+        done = subprocess.run(
+            [*argv, "read a.txt"], capture_output=True, env=env, timeout=120, check=True
+        )
+        requests = list(stand_in.requests)
+    items = [json.loads(line) for line in done.stdout.splitlines()]
+    calls = [
+        e["item"]
+        for e in items
+        if e["type"] == "item.completed" and e["item"]["type"] == "mcp_tool_call"
+    ]
+    assert [(c["server"], c["tool"], c["arguments"], c["status"]) for c in calls] == [
+        ("files", "read_file", {"path": "a.txt"}, "completed")
+    ]
+    assert calls[0]["result"]["content"] == [{"type": "text", "text": "hello from MCP"}]
+    (call,) = mcp_double.tool_calls()
+    assert (call.tool, call.arguments, call.outcome) == ("read_file", {"path": "a.txt"}, "result")
+    # the model saw the MCP result come back as the function call's output
+    outputs = [i for i in requests[-1].body["input"] if i.get("type") == "function_call_output"]
+    assert "hello from MCP" in json.dumps(outputs)
+
+
+@needs_real_codex
+@pytest.mark.mcp_double(
+    Script.of(
+        [ToolCall("read_file"), ToolResult("hello from MCP")],
+        [ToolCall("read_file"), ToolResult("no such file: b.txt", is_error=True)],
+    )
+)
+async def test_the_codex_adapter_reports_mcp_calls_with_their_server(
+    mcp_double: McpDouble, tmp_path: Path
+) -> None:
+    model = Script.of(
+        [
+            ToolCall(CODEX_READ_FILE, {"path": "a.txt"}),
+            ToolResult(""),
+            ToolCall(CODEX_READ_FILE, {"path": "b.txt"}),
+            ToolResult(""),
+            Text("a.txt says hello; b.txt is missing"),
+        ]
+    )
+    with stuntset.serve(model) as stand_in:
+        home = codex_home(tmp_path, stand_in.url("openai"), mcp_double)
+        provider = CodexProvider(
+            str(REAL_CODEX),
+            cwd=str(tmp_path),
+            env={"CODEX_HOME": str(home), "OPENAI_API_KEY": "test-key"},
+        )
+        run = provider.start("read a.txt and b.txt")
+        events: list[Event] = []
+        with anyio.fail_after(120):
+            async for event in run:
+                events.append(event)
+                if isinstance(event, ApprovalRequested):
+                    await run.respond(event.request_id, "allow")
+        await provider.aclose()
+    started = [e for e in events if isinstance(e, ToolStarted)]
+    completed = [e for e in events if isinstance(e, ToolCompleted)]
+    assert [(e.server, e.name, e.input) for e in started] == [
+        ("files", "read_file", {"path": "a.txt"}),
+        ("files", "read_file", {"path": "b.txt"}),
+    ]
+    assert [(e.output, e.is_error) for e in completed] == [
+        ("hello from MCP", False),
+        ("no such file: b.txt", True),
+    ]
+    assert events[-1].type == "run.completed"
