@@ -4,6 +4,7 @@ results it gets, and every scripted fault as the client sees it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -73,7 +74,7 @@ async def connect(
     with anyio.fail_after(30):
         if transport == "stdio":
             command, *args = double.stdio_command()
-            params = StdioServerParameters(command=command, args=args)
+            params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
             async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
                 await s.initialize()
                 yield s

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ def test_the_default_spec_echoes_the_arguments() -> None:
 async def test_serve_on_stdio_answers_echo_and_keeps_a_journal(tmp_path: Path) -> None:
     journal = tmp_path / "journal"
     command = [*STUNTSET, "mcp", "serve", "--stdio", "--journal", str(journal)]
-    params = StdioServerParameters(command=command[0], args=command[1:])
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     with anyio.fail_after(60):
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
