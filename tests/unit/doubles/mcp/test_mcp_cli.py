@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,45 @@ async def test_serve_on_a_port_crashes_for_real_on_a_scripted_exit(tmp_path: Pat
                 stream.close()
     assert ok.content[0].text == "ok"  # type: ignore[union-attr]
     assert code == 7
+
+
+async def test_serve_on_a_port_plays_a_scenario_and_stops_on_sigint(tmp_path: Path) -> None:
+    journal = tmp_path / "journal"
+    process = subprocess.Popen(
+        [
+            *STUNTSET,
+            "mcp",
+            "serve",
+            "--port",
+            "0",
+            "--scenario",
+            "happy_path",
+            "--journal",
+            str(journal),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = await anyio.to_thread.run_sync(process.stdout.readline)
+        url = first.split(" on ")[1].strip()
+        with anyio.fail_after(60):
+            async with (
+                streamable_http_client(url) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                hello = await session.call_tool("echo", {})
+        process.send_signal(signal.SIGINT)
+        code = await anyio.to_thread.run_sync(lambda: process.wait(30))
+    finally:
+        process.kill()
+        process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    assert hello.content[0].text == "Hello! How can I help you today?"  # type: ignore[union-attr]
+    assert code == 0
+    assert [c.outcome for c in read_journal(journal) if c.method == "tools/call"] == ["result"]
