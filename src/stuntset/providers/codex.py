@@ -14,8 +14,9 @@ openai-codex (app-server v2)                   normalized
 ``item/agentMessage/delta``, ``agentMessage``  ``message.delta`` / ``message.completed``
 ``item/reasoning/summaryTextDelta`` (and       ``reasoning.delta`` / ``reasoning.completed``
 ``textDelta``), ``reasoning`` item
-``commandExecution`` / ``fileChange`` /        ``tool.started`` (``item/started``) and
-``mcpToolCall`` / ``webSearch`` items          ``tool.completed`` (``item/completed``; an error
+``commandExecution`` / ``fileChange`` /        ``tool.started`` (``item/started``; an
+``mcpToolCall`` / ``webSearch`` items          ``mcpToolCall`` names its ``server``) and
+                                               ``tool.completed`` (``item/completed``; an error
                                                when failed, declined or a non-zero exit)
 ``item/commandExecution/requestApproval``,     ``approval.requested`` → ``respond()`` →
 ``item/fileChange/requestApproval``            ``approval.resolved`` (allow → ``accept``,
