@@ -21,6 +21,9 @@ EXTRA_OF = {
     "stuntset.providers.pydantic_ai": "pydantic-ai",
     "stuntset.checks.matrix._claude_code": "claude",
     "stuntset.checks.matrix._pydantic_ai": "pydantic-ai",
+    # the MCP double serves through the SDK (specs and journals need none of it)
+    "stuntset.doubles.mcp._sdk": "mcp",
+    "stuntset.doubles.mcp.stdio": "mcp",
 }
 
 #: What the process that runs a scope already has, so declaring it would be wrong.

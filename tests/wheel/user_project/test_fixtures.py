@@ -177,3 +177,12 @@ def test_installed_package_runs_my_console_script_from_its_venv(installed_packag
     assert package.run("hello-tool").stdout == "hello\n"
     assert package.entry_points("console_scripts") == {"hello-tool": "hello_tool:main"}
     assert package.import_check("hello_tool").is_relative_to(package.venv)
+
+
+@pytest.mark.mcp_double(tools=["search"])
+def test_mcp_double_describes_its_server(mcp_double):
+    # a spec and a journal need no MCP SDK; serving it needs the `mcp` extra
+    assert [tool.name for tool in mcp_double.spec.listed_tools()] == ["search"]
+    assert mcp_double.stdio_command()[1:3] == ["-m", "stuntset.doubles.mcp.stdio"]
+    assert mcp_double.calls == []
+
