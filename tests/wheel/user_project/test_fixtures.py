@@ -185,4 +185,3 @@ def test_mcp_double_describes_its_server(mcp_double):
     assert [tool.name for tool in mcp_double.spec.listed_tools()] == ["search"]
     assert mcp_double.stdio_command()[1:3] == ["-m", "stuntset.doubles.mcp.stdio"]
     assert mcp_double.calls == []
-
