@@ -413,6 +413,45 @@ def serve(
     run_serve(host, port, script_path, cycle, options)
 
 
+@main.group("mcp")
+def mcp_group() -> None:
+    """The MCP server double (needs the `mcp` extra)."""
+
+
+@mcp_group.command("serve")
+@click.option("--stdio", is_flag=True, help="Serve on stdin/stdout (for a client that spawns it).")
+@click.option("--port", default=0, show_default=True, help="Port for Streamable HTTP (0: free).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--allow-remote", is_flag=True, help="Allow a --host that is not loopback.")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="MCP spec .toml/.json.")
+@click.option("--scenario", default=None, help="A catalog scenario answering every tool call.")
+@click.option("--journal", type=click.Path(file_okay=False), help="Folder for the call journal.")
+@click.option("--time-scale", default=1.0, show_default=True, help="Factor on scripted delays.")
+def mcp_serve(
+    stdio: bool,
+    port: int,
+    host: str,
+    allow_remote: bool,
+    spec_path: str | None,
+    scenario: str | None,
+    journal: str | None,
+    time_scale: float,
+) -> None:
+    """Serve a scripted MCP server on stdio or Streamable HTTP (/mcp) until stopped."""
+    from stuntset.doubles.mcp._cli import run_mcp_serve
+
+    run_mcp_serve(
+        stdio=stdio,
+        host=host,
+        port=port,
+        spec_path=spec_path,
+        scenario=scenario,
+        journal=journal,
+        time_scale=time_scale,
+        allow_remote=allow_remote,
+    )
+
+
 @main.group("cli")
 def fake_cli() -> None:
     """Run a fake agent CLI (claude, codex) by hand, playing a script."""

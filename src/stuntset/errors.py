@@ -50,6 +50,7 @@ __all__ = [
     "LeftoverPaths",
     "LogFileError",
     "LogInUse",
+    "MissingExtra",
     "PrefixUnstable",
     "ScriptError",
     "ScriptExhausted",
@@ -122,6 +123,11 @@ class ScriptError(UsageError):
 
 class EvalFileError(UsageError):
     """An eval scenario file is malformed; the message names the file and the field."""
+
+
+class MissingExtra(UsageError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message names the
+    extra to install."""
 
 
 class UnknownScenario(UsageError, LookupError):

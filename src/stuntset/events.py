@@ -110,6 +110,9 @@ class ToolStarted(EventBase, frozen=True, kw_only=True, tag="tool.started"):
     tool_call_id: str
     name: str
     input: dict[str, Any] = msgspec.field(default_factory=dict)
+    #: The MCP server the call goes to; ``name`` stays the runtime's name for the tool
+    #: (Claude Code: ``mcp__<server>__<tool>``; Codex: the server's tool name).
+    server: str | None = None
 
 
 class ToolCompleted(EventBase, frozen=True, kw_only=True, tag="tool.completed"):

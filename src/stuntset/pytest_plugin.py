@@ -30,6 +30,7 @@ LIVE_HELP = "needs a real provider; deselected unless --live, skipped where an e
 
 __all__ = [
     "installed_package",
+    "mcp_double",
     "scripted_provider",
     "stuck_provider",
     "stuntset_clock",
@@ -196,6 +197,40 @@ def stand_in(
         yield double
         double.verify(allow_unused_turns=allow)
         check_unclosed_clients(_stuntset_model_server.open_connections, before, request.node.nodeid)
+    finally:
+        double.close()
+
+
+# MCP double: logic in stuntset.doubles.mcp._pytest (serving needs the `mcp` extra)
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_mcp_double(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "mcp_double(script_or_scenario_or_path=None, *, tools=(), resources=(), prompts=(), "
+        "auth_token=None, time_scale=1.0, allow_unused_turns=False, **scenario_params): "
+        "configure the mcp_double fixture (a scripted MCP server)",
+    )
+
+
+@pytest.fixture
+def mcp_double(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
+    """A scripted MCP server from the ``mcp_double`` marker or ``mcp_double.play(script)``:
+    ``.stdio_command()`` to spawn, ``.serve_http().url``, ``.calls``. At teardown, fails on
+    tool calls no turn answered and on unused turns, then stops its servers."""
+    __tracebackhide__ = True
+    from stuntset.doubles.mcp._pytest import mcp_double_from_marker
+
+    marker = request.node.get_closest_marker("mcp_double")
+    double, allow = mcp_double_from_marker(
+        marker.args if marker else (),
+        marker.kwargs if marker else {},
+        request.node.nodeid,
+        tmp_path / "mcp",
+        request.path.parent,
+    )
+    try:
+        yield double
+        double.check(allow_unused_turns=allow)
     finally:
         double.close()
 

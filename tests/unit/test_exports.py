@@ -44,7 +44,8 @@ KINDS: dict[str, dict[str, str]] = {
     "stuntset.errors": {
         "exception": "CapabilityError ConformanceFailure ContractViolation EvalBelowThreshold "
         "EvalFileError HarnessFailure "
-        "InstalledPackageError InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse PrefixUnstable "
+        "InstalledPackageError InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse "
+        "MissingExtra PrefixUnstable "
         "ScriptError ScriptExhausted StaleCursor StuntsetError ToolMismatch TrajectoryMismatch "
         "UnknownScenario UnstubbedCall UnusedTurns UsageError WaitTimeout WorkspaceMismatch",
     },
@@ -115,6 +116,12 @@ KINDS: dict[str, dict[str, str]] = {
         "constant": "ALLOWLIST",
         "class": "Allowed Difference DriftCell DriftReport",
         "function": "drift first_difference load_allowlist normalize",
+    },
+    "stuntset.doubles.mcp": {
+        "constant": "MCP_WIRE",
+        "class": "McpCall McpDouble McpPrompt McpPromptArgument McpPromptMessage McpResource "
+        "McpServerSpec McpTool",
+        "function": "dumps_spec load_spec loads_spec spec_of",
     },
     "stuntset.doubles.cli": {
         "constant": "PROGRAMS",
@@ -292,7 +299,7 @@ from stuntset.errors import (
     ScriptError, ScriptExhausted, StaleCursor, StuntsetError, UnknownScenario, UnstubbedCall,
     UnusedTurns, UsageError, WaitTimeout, LeftoverPaths, PrefixUnstable, ToolMismatch,
     TrajectoryMismatch, WorkspaceMismatch, InvalidEvent, LogFileError, LogInUse,
-    InstalledPackageError, EvalFileError, EvalBelowThreshold,
+    InstalledPackageError, EvalFileError, EvalBelowThreshold, MissingExtra,
 )
 raised = [
     EvalFileError("x"), EvalBelowThreshold("x"),
@@ -304,7 +311,7 @@ raised = [
     LeftoverPaths("x"), PrefixUnstable("x"), ToolMismatch("x"), TrajectoryMismatch("x"),
     WorkspaceMismatch("x"), InvalidEvent("x", index=0, field="ts"),
     LogFileError("x", path="host.db"), LogInUse("x", path="host.db", pid=1),
-    InstalledPackageError("x"),
+    InstalledPackageError("x"), MissingExtra("x"),
 ]
 assert all(isinstance(error, StuntsetError) for error in raised)
 """,
@@ -376,6 +383,28 @@ from stuntset.doubles.cli.codex import CODEX, CodexProgram, classify_tool
 assert isinstance(CLAUDE, ClaudeProgram) and isinstance(CODEX, CodexProgram)
 assert ClaudeProgram().name == "claude" and CodexProgram().name == "codex"
 assert classify_tool("Bash", {"command": "ls"})[0] == "command"
+""",
+    "mcp double": """
+from stuntset.doubles.mcp import (
+    MCP_WIRE, McpCall, McpDouble, McpPrompt, McpPromptArgument, McpPromptMessage, McpResource,
+    McpServerSpec, McpTool, dumps_spec, load_spec, loads_spec, spec_of,
+)
+from stuntset.script import Script, ToolCall, ToolResult
+prompt = McpPrompt(
+    name="review", arguments=(McpPromptArgument(name="code"),),
+    messages=(McpPromptMessage(text="Review {code}"),),
+)
+spec = McpServerSpec(
+    script=MCP_WIRE.check(Script.of([ToolCall("read_file"), ToolResult("hi")])),
+    tools=(McpTool(name="ls"),), resources=(McpResource(uri="file:///a", name="a"),),
+    prompts=(prompt,),
+)
+(tmp / "spec.json").write_text(dumps_spec(spec))
+assert load_spec(tmp / "spec.json").listed_tools() == loads_spec(dumps_spec(spec), format="json").listed_tools()
+with McpDouble(spec_of(spec.script, tools=["ls"]), root=tmp / "mcp") as double:
+    assert double.stdio_command()[1:3] == ["-m", "stuntset.doubles.mcp.stdio"]
+    assert double.calls == []
+    assert McpCall(transport="stdio", session="s", method="ping", outcome="request").id is None
 """,
     "session log and host": """
 import anyio

@@ -26,6 +26,9 @@ EXTRA_OF = {
     "stuntset.evals.targets.CliTarget._claude_provider": "claude",
     # drift's claude side (drift checks find_spec first: "not installed" without it)
     "stuntset.drift.runners._claude": "claude",
+    # the MCP double serves through the SDK (specs and journals need none of it)
+    "stuntset.doubles.mcp._sdk": "mcp",
+    "stuntset.doubles.mcp.stdio": "mcp",
 }
 
 #: What the process that runs a scope already has, so declaring it would be wrong.

@@ -10,7 +10,8 @@ claude-agent-sdk                               normalized
 =============================================  ==============================================
 ``text_delta`` / ``thinking_delta`` partials   ``message.delta`` / ``reasoning.delta``
 ``TextBlock`` / ``ThinkingBlock``              ``message.completed`` / ``reasoning.completed``
-``ToolUseBlock``                               ``tool.started``
+``ToolUseBlock``                               ``tool.started`` (``server`` set for an MCP
+                                               tool, ``mcp__<server>__<tool>``)
 ``ToolResultBlock`` (in a user message)        ``tool.completed`` (``is_error`` as reported)
 ``can_use_tool``                               ``approval.requested`` → ``respond()`` →
                                                ``approval.resolved`` (a deny is sent back as
@@ -137,6 +138,12 @@ def crash_of(error: BaseException) -> tuple[CrashKind, str, bool]:
     if isinstance(error, TimeoutError) or "timeout" in text.lower():
         return "timeout", text, True
     return "internal", f"{type(error).__name__}: {text}", False
+
+
+def mcp_server_of(name: str) -> str | None:
+    """The MCP server of a tool Claude Code names ``mcp__<server>__<tool>``, else ``None``."""
+    server, sep, tool = name.removeprefix("mcp__").partition("__")
+    return server if name.startswith("mcp__") and sep and server and tool else None
 
 
 class _OutOfOrder(Exception):
@@ -393,7 +400,11 @@ class ClaudeCodeRun(QueuedRun):
                 elif isinstance(block, ToolUseBlock) and block.id not in self._tools_open:
                     self._tools_open.add(block.id)
                     self._emit(
-                        ToolStarted, tool_call_id=block.id, name=block.name, input=block.input
+                        ToolStarted,
+                        tool_call_id=block.id,
+                        name=block.name,
+                        input=block.input,
+                        server=mcp_server_of(block.name),
                     )
         elif isinstance(message, UserMessage) and isinstance(message.content, list):
             for block in message.content:

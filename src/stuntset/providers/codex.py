@@ -14,8 +14,9 @@ openai-codex (app-server v2)                   normalized
 ``item/agentMessage/delta``, ``agentMessage``  ``message.delta`` / ``message.completed``
 ``item/reasoning/summaryTextDelta`` (and       ``reasoning.delta`` / ``reasoning.completed``
 ``textDelta``), ``reasoning`` item
-``commandExecution`` / ``fileChange`` /        ``tool.started`` (``item/started``) and
-``mcpToolCall`` / ``webSearch`` items          ``tool.completed`` (``item/completed``; an error
+``commandExecution`` / ``fileChange`` /        ``tool.started`` (``item/started``; an
+``mcpToolCall`` / ``webSearch`` items          ``mcpToolCall`` names its ``server``) and
+                                               ``tool.completed`` (``item/completed``; an error
                                                when failed, declined or a non-zero exit)
 ``item/commandExecution/requestApproval``,     ``approval.requested`` → ``respond()`` →
 ``item/fileChange/requestApproval``            ``approval.resolved`` (allow → ``accept``,
@@ -581,7 +582,14 @@ class CodexRun(QueuedRun):
         elif kind in _TOOL_ITEMS and item_id not in self._tools_open:
             self._tools_open.add(item_id)
             name, tool_input = _tool_call(item)
-            self._emit(ToolStarted, tool_call_id=item_id, name=name, input=tool_input)
+            server = item.get("server") if kind == "mcpToolCall" else None
+            self._emit(
+                ToolStarted,
+                tool_call_id=item_id,
+                name=name,
+                input=tool_input,
+                server=str(server) if server else None,
+            )
 
     def _item_completed(self, item: dict[str, Any]) -> None:
         kind = item.get("type")

@@ -182,3 +182,11 @@ def test_installed_package_runs_my_console_script_from_its_venv(installed_packag
 def test_agent_eval_plays_a_file_next_to_the_test(agent_eval):
     result = agent_eval("evals/ls.toml")
     assert (result.passed, len(result.runs)) == (3, 3)
+
+
+@pytest.mark.mcp_double(tools=["search"])
+def test_mcp_double_describes_its_server(mcp_double):
+    # a spec and a journal need no MCP SDK; serving it needs the `mcp` extra
+    assert [tool.name for tool in mcp_double.spec.listed_tools()] == ["search"]
+    assert mcp_double.stdio_command()[1:3] == ["-m", "stuntset.doubles.mcp.stdio"]
+    assert mcp_double.calls == []

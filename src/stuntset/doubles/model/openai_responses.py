@@ -124,14 +124,19 @@ class ResponsesCodec(WireCodec):
                     "status": "completed",
                 }
             elif isinstance(step, ToolCall):
+                # "<namespace>/<tool>" calls a tool of a namespace tool (Codex lists an MCP
+                # server's tools as namespace "mcp__<server>"); "/" is never in a tool name
+                namespace, _, name = step.name.rpartition("/")
                 item = {
                     "type": "function_call",
                     "id": ctx.ids.new("fc"),
                     "call_id": step.id or ctx.ids.new("call"),
-                    "name": step.name,
+                    "name": name,
                     "arguments": self.arguments(step, ctx),
                     "status": "completed",
                 }
+                if namespace:
+                    item["namespace"] = namespace
             else:
                 continue
             items.append((step, item))

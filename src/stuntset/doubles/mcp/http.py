@@ -1,0 +1,308 @@
+"""The MCP double over Streamable HTTP: the SDK's streamable-HTTP app behind a thin ASGI layer
+that checks the bearer token, records every message and renders scripted faults below the
+SDK (a 401, an HTTP error status, a stream that never answers, a malformed event, a dropped
+connection). ``McpHttpServer`` runs it with uvicorn on 127.0.0.1 in a thread.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import sys
+import threading
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import msgspec
+
+from stuntset.script import (
+    AuthExpired,
+    Exit,
+    Garbage,
+    HttpError,
+    MalformedJson,
+    OutOfOrder,
+    Overloaded,
+    RateLimit,
+    Stall,
+    Step,
+    StreamCut,
+)
+
+from ._plan import INTERNAL_ERROR, META_KEY, Dispatcher, Plan
+from ._sdk import build_server
+
+__all__ = ["McpHttpApp", "McpHttpServer"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+
+
+def _challenge(message: str) -> bytes:
+    return f'Bearer realm="stuntset-mcp", error="invalid_token", error_description="{message}"'.encode()
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def _drop(send: Send, *, reset: bool) -> None:
+    """Close the TCP connection now (uvicorn's transport, reached through ``send``)."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is None:  # not uvicorn: end the body early instead
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    if reset:
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()
+    else:
+        transport.close()
+    await anyio.lowlevel.checkpoint()
+
+
+def _error_body(ident: Any, message: str) -> bytes:
+    return msgspec.json.encode(
+        {"jsonrpc": "2.0", "id": ident, "error": {"code": INTERNAL_ERROR, "message": message}}
+    )
+
+
+class McpHttpApp:
+    """ASGI: faults and auth here, everything else to the SDK's app (``sdk_app``)."""
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        sdk_app: App,
+        *,
+        path: str = "/mcp",
+        auth_token: str | None = None,
+        crash_process: bool = False,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.sdk_app = sdk_app
+        self.path = path
+        self.auth_token = auth_token
+        #: ``Exit`` ends this process (``stuntset mcp serve``); else it drops the connection.
+        self.crash_process = crash_process
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].rstrip("/") != self.path:
+            await self.sdk_app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        session = headers.get("mcp-session-id", "-")
+        body = b""
+        if scope["method"] == "POST":
+            body = await self._body(receive)
+        data: Any
+        try:
+            data = msgspec.json.decode(body) if body else None
+        except msgspec.DecodeError:
+            data = None
+        if self.auth_token is not None and headers.get("authorization") != (
+            f"Bearer {self.auth_token}"
+        ):
+            self.dispatcher.on_message(data, session, outcome="unauthorized")
+            await self._unauthorized(send, "The access token is missing or invalid")
+            return
+        planned = None
+        if scope["method"] == "POST":
+            if data is None:
+                self.dispatcher.unparsed(body, session)
+            else:
+                planned = self.dispatcher.on_message(data, session)
+        if planned is not None:
+            token, plan = planned
+            if plan.fault is not None:
+                await self._fault(send, receive, plan, plan.fault)
+                return
+            params = dict(data.get("params") or {})
+            params["_meta"] = {**(params.get("_meta") or {}), META_KEY: token}
+            body = msgspec.json.encode({**data, "params": params})
+            scope = dict(scope)
+            scope["headers"] = [
+                (k, v) for k, v in scope["headers"] if k.lower() != b"content-length"
+            ] + [(b"content-length", str(len(body)).encode())]
+        await self.sdk_app(scope, _replay(body, receive), send)
+
+    async def _body(self, receive: Receive) -> bytes:
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        return b"".join(chunks)
+
+    async def _unauthorized(self, send: Send, message: str) -> None:
+        body = msgspec.json.encode({"error": "invalid_token", "error_description": message})
+        await _respond(
+            send,
+            401,
+            body,
+            [(b"content-type", b"application/json"), (b"www-authenticate", _challenge(message))],
+        )
+
+    async def _fault(self, send: Send, receive: Receive, plan: Plan, fault: Step) -> None:
+        if plan.delay:
+            await anyio.sleep(plan.delay)
+        if isinstance(fault, AuthExpired):
+            await self._unauthorized(send, fault.message)
+            return
+        if isinstance(fault, HttpError | RateLimit | Overloaded):
+            status = fault.status if isinstance(fault, HttpError) else 429
+            if isinstance(fault, Overloaded):
+                status = 503
+            headers = [(b"content-type", b"application/json")]
+            seconds = getattr(fault, "retry_after", None)
+            if seconds is not None:
+                headers.append((b"retry-after", str(int(seconds)).encode()))
+            message = getattr(fault, "message", None) or f"HTTP {status}"
+            await _respond(send, status, _error_body(plan.id, message), headers)
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        if isinstance(fault, Stall):
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            return
+        if isinstance(fault, MalformedJson):
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": b"event: message\ndata: " + fault.text.encode() + b"\n\n",
+                    "more_body": True,
+                }
+            )
+        elif isinstance(fault, Garbage):
+            await send({"type": "http.response.body", "body": fault.payload(), "more_body": True})
+        elif isinstance(fault, OutOfOrder):
+            stray = {"jsonrpc": "2.0", "id": f"stuntset-out-of-order-{plan.id}", "result": {}}
+            event = b"event: message\ndata: " + msgspec.json.encode(stray) + b"\n\n"
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+        elif isinstance(fault, Exit):
+            if self.crash_process:
+                if fault.stderr:
+                    sys.stderr.write(fault.stderr.rstrip("\n") + "\n")
+                sys.stderr.flush()
+                os._exit(fault.code)
+            await _drop(send, reset=fault.reset)
+            return
+        elif isinstance(fault, StreamCut) and not fault.clean:
+            await _drop(send, reset=False)
+            return
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def build_http_app(dispatcher: Dispatcher, *, crash_process: bool = False) -> McpHttpApp:
+    """The whole ASGI app for ``dispatcher.spec`` (its lifespan runs the SDK's sessions)."""
+    server = build_server(dispatcher)
+    sdk_app = server.streamable_http_app()
+    return McpHttpApp(
+        dispatcher,
+        sdk_app,
+        auth_token=dispatcher.spec.auth_token,
+        crash_process=crash_process,
+    )
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.set_inheritable(False)
+    return sock
+
+
+class McpHttpServer:
+    """uvicorn serving an ``McpHttpApp`` on ``127.0.0.1:<port>`` in a background thread;
+    ``url`` is the MCP endpoint. Stops (ending stalled calls) on ``close()``."""
+
+    def __init__(self, dispatcher: Dispatcher, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        import uvicorn
+
+        self.app = build_http_app(dispatcher)
+        self._sock = _listening_socket(host, port)
+        self.host, self.port = self._sock.getsockname()[:2]
+        config = uvicorn.Config(
+            self.app,
+            loop="asyncio",
+            lifespan="on",
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=1,
+        )
+        self._ready = threading.Event()
+        server = uvicorn.Server(config)
+        ready = self._ready
+        original = server.startup
+
+        async def startup(sockets: list[socket.socket] | None = None) -> None:
+            try:
+                await original(sockets)
+            finally:
+                ready.set()
+
+        server.startup = startup  # type: ignore[method-assign]
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.run,
+            kwargs={"sockets": [self._sock]},
+            name=f"stuntset-mcp-double:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        self._ready.wait(30)
+        if not server.started:
+            self.close()
+            raise RuntimeError(f"stuntset: the MCP double could not start on {host}:{port}")
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}{self.app.path}"
+
+    def close(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(30)
+        self._sock.close()
+
+    def __enter__(self) -> McpHttpServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
