@@ -273,6 +273,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the doubles: script → wire (never the adapters, the log or each other)
     "doubles.model": FOUNDATION | {"_bind"},
     "doubles.cli": FOUNDATION,
+    "doubles.mcp": FOUNDATION | {"_bind"},
     # built on the doubles and the log
     "cassettes": FOUNDATION | {"doubles.model", "doubles.cli", "log"},
     "runtime": FOUNDATION | {"providers", "log"},
