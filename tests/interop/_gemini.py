@@ -56,9 +56,15 @@ def close_gemini_clients() -> None:
         OPEN.pop().close()
 
 
-def answer_of(parts: list[types.Part], usage: types.GenerateContentResponseUsageMetadata | None) -> Answer:
+def answer_of(
+    parts: list[types.Part], usage: types.GenerateContentResponseUsageMetadata | None
+) -> Answer:
     text = "".join(p.text for p in parts if p.text and not p.thought)
-    calls = [(p.function_call.name or "", dict(p.function_call.args or {})) for p in parts if p.function_call]
+    calls = [
+        (p.function_call.name or "", dict(p.function_call.args or {}))
+        for p in parts
+        if p.function_call
+    ]
     return Answer(
         text,
         calls,
@@ -67,7 +73,9 @@ def answer_of(parts: list[types.Part], usage: types.GenerateContentResponseUsage
     )
 
 
-def ask(client: genai.Client, contents: list[types.Content], stream: bool) -> tuple[Answer, list[types.Part]]:
+def ask(
+    client: genai.Client, contents: list[types.Content], stream: bool
+) -> tuple[Answer, list[types.Part]]:
     """One model response: the answer and the parts to put back in the history."""
     if not stream:
         response = client.models.generate_content(model=MODEL, contents=contents)  # type: ignore[arg-type]
@@ -84,7 +92,9 @@ def ask(client: genai.Client, contents: list[types.Content], stream: bool) -> tu
     return answer_of(parts, usage), parts
 
 
-def converse(stand_in: StandIn, *, stream: bool, mode: Mode = "in-process", **options: Any) -> list[Answer]:
+def converse(
+    stand_in: StandIn, *, stream: bool, mode: Mode = "in-process", **options: Any
+) -> list[Answer]:
     """Play a whole conversation (function-call rounds and follow-up prompts) until the script
     is used up; the SDK's exception propagates as raised."""
     client = gemini_client(stand_in, mode, **options)

@@ -189,7 +189,11 @@ class GeminiCodec(WireCodec):
                 parts.append((step, {"text": step.text}))
             elif isinstance(step, Reasoning):
                 signature = step.signature or ctx.signature(step.text)
-                part = {"text": step.text, "thought": True, "thoughtSignature": _signature(signature)}
+                part = {
+                    "text": step.text,
+                    "thought": True,
+                    "thoughtSignature": _signature(signature),
+                }
                 parts.append((step, part))
             elif isinstance(step, ToolCall):
                 call: dict[str, Any] = {"name": step.name, "args": step.input}
@@ -235,7 +239,10 @@ class GeminiCodec(WireCodec):
     def wrong_shape(self, plan: Plan, ctx: RenderContext) -> object:
         # the stream's chunks as a JSON array (what streamGenerateContent sends without
         # alt=sse) where one response object belongs
-        return [self._response(ctx, [{"text": t}], self._usage(plan, final=False), False) for t in ("out", "of order")]
+        return [
+            self._response(ctx, [{"text": t}], self._usage(plan, final=False), False)
+            for t in ("out", "of order")
+        ]
 
     # --- stream ---
 
