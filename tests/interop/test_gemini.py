@@ -168,7 +168,7 @@ def test_function_call_round_trip_streamed_and_whole_agree(stand_in: StandIn, mo
     assert whole.candidates[0].finish_reason == types.FinishReason.STOP
     assert chunks[-1].candidates[0].finish_reason == types.FinishReason.STOP  # type: ignore[index]
     assert all(c.candidates[0].finish_reason is None for c in chunks[:-1])  # type: ignore[index]
-    assert whole.response_id is not None and whole.response_id.startswith("gen-")
+    assert (whole.response_id or "").startswith("gen-")
     assert whole.model_version == MODEL
     # the function response goes back; the double answers it with the rest of the turn
     history = [
@@ -216,9 +216,9 @@ def test_a_mid_stream_error_raises_during_iteration_and_is_not_retried(stand_in:
     client = gemini_client(stand_in, "in-process", retry=no_wait_retries(3))
     prompt = [types.Content(role="user", parts=[types.Part(text="Hello")])]
     seen: list[str] = []
+    stream = client.models.generate_content_stream(model=MODEL, contents=prompt)  # type: ignore[arg-type]
     with pytest.raises(errors.ServerError) as raised:
-        for chunk in client.models.generate_content_stream(model=MODEL, contents=prompt):  # type: ignore[arg-type]
-            seen.append(chunk.text or "")
+        seen.extend(chunk.text or "" for chunk in stream)
     assert "".join(seen) == "partial answer"
     assert (raised.value.code, raised.value.status) == (503, "UNAVAILABLE")
     assert len(stand_in.requests) == 1  # the request had succeeded: retries are over

@@ -83,4 +83,4 @@ def test_a_gemini_session_is_recorded_secret_free_and_replays_to_the_sdk(tmp_pat
     assert Text("Let me look at that file.", chunks=6) in steps  # the deltas streamed
     assert Text("The file says: hello from a.txt") in steps
     assert Usage(40, 18) in steps
-    assert isinstance(steps[-1], HttpError) and steps[-1].error_type == "INTERNAL"
+    assert steps[-1] == HttpError(500, message=steps[-1].message, error_type="INTERNAL")  # type: ignore[union-attr]
