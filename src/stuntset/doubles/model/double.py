@@ -311,11 +311,17 @@ class ModelDouble:
             template = templates.get(key)
             if template is None or template.plan is not plan:
                 ctx = self._context(model, "", "", created, include_usage)
-                template = make_template(codec, plan, streaming, ctx, _ID_PREFIX.get(codec, GEMINI_ID_PREFIX))
+                template = make_template(
+                    codec, plan, streaming, ctx, _ID_PREFIX.get(codec, GEMINI_ID_PREFIX)
+                )
                 templates[key] = template
             return template.fill(self.ids), index
         ctx = self._context(
-            model, self.ids.new(_ID_PREFIX.get(codec, GEMINI_ID_PREFIX)), self.ids.new("req"), created, include_usage
+            model,
+            self.ids.new(_ID_PREFIX.get(codec, GEMINI_ID_PREFIX)),
+            self.ids.new("req"),
+            created,
+            include_usage,
         )
         return render(codec, plan, streaming, ctx), index
 

@@ -12,7 +12,14 @@ from typing import Final
 
 from stuntset.script import Script, Wire
 
-__all__ = ["ANTHROPIC_MESSAGES", "GEMINI", "MODEL_WIRES", "OPENAI_CHAT", "OPENAI_RESPONSES", "check_script"]
+__all__ = [
+    "ANTHROPIC_MESSAGES",
+    "GEMINI",
+    "MODEL_WIRES",
+    "OPENAI_CHAT",
+    "OPENAI_RESPONSES",
+    "check_script",
+]
 
 _RENDERS: Final = frozenset(
     {
