@@ -77,11 +77,12 @@ _RATE_LIMITED = (
     "(stuntset model double)"
 )
 _OVERLOADED = "The model is overloaded. Please try again later."
-#: What the Gemini API says where a script left a fault's message at its default.
-_MESSAGES: Final[dict[type[Step], str]] = {
-    AuthExpired: _UNAUTHENTICATED,
-    RateLimit: _RATE_LIMITED,
-    Overloaded: _OVERLOADED,
+#: Per fault kind: its default message, and what the Gemini API says instead (a message the
+#: script chose is sent as it is).
+_MESSAGES: Final[dict[type[Step], tuple[str, str]]] = {
+    AuthExpired: (AuthExpired().message, _UNAUTHENTICATED),
+    RateLimit: (RateLimit().message, _RATE_LIMITED),
+    Overloaded: (Overloaded().message, _OVERLOADED),
 }
 
 #: ``/v1beta/models/gemini-2.5-flash:streamGenerateContent`` (``v1`` and ``v1alpha`` too).
@@ -168,9 +169,9 @@ class GeminiCodec(WireCodec):
 
     def status_fault(self, fault: Step) -> StatusFault:
         found = super().status_fault(fault)
-        google = _MESSAGES.get(type(fault))
-        if google is None or found.message != _default_message(type(fault)):
-            return found  # a message the script chose is sent as it is
+        default, google = _MESSAGES.get(type(fault), (None, None))
+        if google is None or found.message != default:
+            return found
         return StatusFault(found.status, google, found.error_type, found.headers)
 
     def in_band_error(self, fault: StatusFault, ctx: RenderContext) -> bytes:
@@ -293,9 +294,3 @@ class GeminiCodec(WireCodec):
             *self.stream_terminal(plan, ctx),
             self._chunk(ctx, {"text": "out of order"}, plan),
         ]
-
-
-@functools.cache
-def _default_message(kind: type[Step]) -> str:
-    """The message a fault step of ``kind`` carries when the script gave none."""
-    return str(kind().message)  # type: ignore[attr-defined]
