@@ -1,7 +1,7 @@
 """The Gemini API (``POST /v1beta/models/{model}:generateContent`` and
 ``:streamGenerateContent?alt=sse``), streamed and not.
 
-Wire facts (docs/protocols.md "Gemini", checked against google-genai 2.34): the model is in the
+Wire facts (docs/protocol-gemini.md, checked against google-genai 2.34): the model is in the
 path, not the body; a request is ``{"contents": [{"role", "parts": [...]}], ...}`` whose parts
 are ``text``, ``functionCall`` (``name``, ``args``) and ``functionResponse`` (``name``,
 ``response``); a response is ``{"candidates": [{"content": {"role": "model", "parts"},
@@ -72,10 +72,7 @@ _UNAUTHENTICATED = (
     "cookie or other valid authentication credential. See "
     "https://developers.google.com/identity/sign-in/web/devconsole-project."
 )
-_RATE_LIMITED = (
-    "You exceeded your current quota, please check your plan and billing details. "
-    "(stuntset model double)"
-)
+_RATE_LIMITED = "Resource has been exhausted (e.g. check quota)."
 _OVERLOADED = "The model is overloaded. Please try again later."
 #: Per fault kind: its default message, and what the Gemini API says instead (a message the
 #: script chose is sent as it is).

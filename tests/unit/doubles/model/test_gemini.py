@@ -119,7 +119,7 @@ def test_function_responses_answer_the_rest_of_the_turn() -> None:
     ("fault", "status", "google", "message"),
     [
         (AuthExpired(), 401, "UNAUTHENTICATED", "Request had invalid authentication credentials"),
-        (RateLimit(), 429, "RESOURCE_EXHAUSTED", "You exceeded your current quota"),
+        (RateLimit(), 429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."),
         (Overloaded(), 503, "UNAVAILABLE", "The model is overloaded."),
         (HttpError(500), 500, "INTERNAL", "Internal Server Error"),
         (HttpError(504), 504, "DEADLINE_EXCEEDED", "Gateway Timeout"),
