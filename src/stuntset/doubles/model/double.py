@@ -4,7 +4,9 @@ unused or unanswered. The ASGI app and the in-process transports are thin shells
 
 Routes (an optional ``/openai`` or ``/anthropic`` prefix, and ``/scenarios/<name>`` before
 that, are accepted): ``POST /v1/chat/completions``, ``POST /v1/responses``,
-``POST /v1/messages``, ``GET /v1/models``. Each ``/scenarios/<name>`` prefix plays that
+``POST /v1/messages``, ``GET /v1/models``, and Gemini's
+``POST /v1beta/models/{model}:generateContent`` / ``:streamGenerateContent`` (a ``/gemini``
+prefix accepted). Each ``/scenarios/<name>`` prefix plays that
 catalog scenario on its own, over and over.
 
 The journal records the API path (``/v1/chat/completions``) whatever prefix the request
@@ -250,7 +252,8 @@ class ModelDouble:
             allowed = (
                 "POST"
                 if codec
-                else "one of /v1/chat/completions, /v1/responses, /v1/messages, /v1/models"
+                else "one of /v1/chat/completions, /v1/responses, /v1/messages, /v1/models, "
+                "/v1beta/models/{model}:generateContent"
             )
             return (
                 fallback.error_reply(
