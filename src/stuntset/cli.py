@@ -309,7 +309,7 @@ def _until_signalled() -> threading.Event:
     "--adapter",
     "adapters",
     multiple=True,
-    type=click.Choice(["scripted", "pydantic-ai", "claude-code", "codex"]),
+    type=click.Choice(["scripted", "pydantic-ai", "pydantic-ai-gemini", "claude-code", "codex"]),
     help="Only this adapter (repeatable; default: all).",
 )
 @click.option("--scenario", "names", multiple=True, help="Only this scenario (repeatable).")

@@ -46,6 +46,7 @@ _WIRES = {
     "openai-chat": "OpenAI Chat (`POST /v1/chat/completions`)",
     "openai-responses": "OpenAI Responses (`POST /v1/responses`)",
     "anthropic-messages": "Anthropic Messages (`POST /v1/messages`)",
+    "gemini": "Gemini (`POST /v1beta/models/{model}:streamGenerateContent`)",
 }
 _HTTP_FAULTS = (HttpError, AuthExpired, RateLimit, Overloaded)
 _LONG = 60
@@ -94,6 +95,7 @@ def _tools(script: Script) -> list[str]:
 def _http_errors(script: Script) -> dict[str, str]:
     """Per wire, how the script's HTTP faults are rendered: ``HTTP 429 rate_limit_error``."""
     from stuntset.doubles.model.anthropic import AnthropicCodec
+    from stuntset.doubles.model.gemini import GeminiCodec
     from stuntset.doubles.model.openai_chat import ChatCodec
     from stuntset.doubles.model.openai_responses import ResponsesCodec
 
@@ -103,14 +105,17 @@ def _http_errors(script: Script) -> dict[str, str]:
         ("openai-chat", ChatCodec()),
         ("openai-responses", ResponsesCodec()),
         ("anthropic-messages", AnthropicCodec()),
+        ("gemini", GeminiCodec("gemini-stuntset", stream=True)),
     ):
         seen = []
         for step in faults:
             fault = codec.status_fault(step)
             body: Any = codec.error_body(fault.status, fault.message, fault.error_type)
             error = body.get("error", {}) if isinstance(body, dict) else {}
-            code = f" (code `{error['code']}`)" if error.get("code") else ""
-            seen.append(f"HTTP {fault.status} `{error.get('type')}`{code}")
+            named = isinstance(error.get("code"), str)  # Gemini's code is the HTTP status
+            code = f" (code `{error['code']}`)" if named and error["code"] else ""
+            kind = error.get("type") or error.get("status")  # Gemini says ``status``
+            seen.append(f"HTTP {fault.status} `{kind}`{code}")
         out[wire] = ", ".join(dict.fromkeys(seen))
     return out
 

@@ -94,8 +94,14 @@ def endpoint_of(path: str) -> str:
     return next((endpoint for endpoint in ENDPOINTS if path.endswith(endpoint)), path)
 
 
+#: Gemini's methods end the path, after the model: ``/v1beta/models/{model}:generateContent``.
+GEMINI_METHODS = (":generateContent", ":streamGenerateContent")
+
+
 def wire_of(path: str) -> str:
     """The wire a request path belongs to (``http`` when it is none of the model APIs)."""
+    if path.endswith(GEMINI_METHODS):
+        return "gemini"
     return ENDPOINTS.get(endpoint_of(path), "http")
 
 

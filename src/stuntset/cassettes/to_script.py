@@ -9,6 +9,7 @@ The number of streamed deltas is kept (``chunks``); exact chunk boundaries and t
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterable
@@ -201,11 +202,59 @@ def _responses_frames(frames: Iterable[Frame], turn: _Turn) -> bool:
     return done
 
 
+def _gemini_response(response: Any, turn: _Turn) -> bool:
+    """One ``GenerateContentResponse`` (a stream chunk or a whole body) into ``turn``; whether
+    it ended the response (a finish reason, or an in-band error)."""
+    if not isinstance(response, dict):
+        return False
+    error = response.get("error")
+    if isinstance(error, dict):
+        code = error.get("code")
+        status = code if isinstance(code, int) and code >= 400 else 500
+        turn.tail.append(
+            HttpError(status, message=error.get("message"), error_type=error.get("status"))
+        )
+        return True
+    usage = response.get("usageMetadata") or {}
+    if usage:
+        turn.count(usage.get("promptTokenCount"), usage.get("candidatesTokenCount"))
+    candidate = (response.get("candidates") or [{}])[0]
+    for part in (candidate.get("content") or {}).get("parts") or []:
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            key = f"tool-{sum(k.startswith('tool-') for k in turn.items)}"
+            name = call.get("name", "")
+            turn.item(key, "tool", name=name, id=call.get("id"), input=call.get("args") or {})
+        elif part.get("text"):
+            kind = "reasoning" if part.get("thought") else "text"
+            turn.add(kind, kind, part["text"])
+            if part.get("thoughtSignature"):
+                turn.items[kind]["signature"] = _signature(part["thoughtSignature"])
+    return bool(candidate.get("finishReason"))
+
+
+def _signature(encoded: str) -> str:
+    """A thought signature as a script holds it: the text it encodes, if it is text."""
+    try:
+        return base64.b64decode(encoded, validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        return encoded
+
+
+def _gemini_frames(frames: Iterable[Frame], turn: _Turn) -> bool:
+    done = False
+    for frame in frames:
+        done = _gemini_response(_json(frame), turn) or done
+    return done
+
+
 def _whole_body(wire: str, body: Any, turn: _Turn) -> None:
     if not isinstance(body, dict):
         return
     usage = body.get("usage") or {}
-    if wire.startswith("anthropic"):
+    if wire == "gemini":
+        _gemini_response(body, turn)
+    elif wire.startswith("anthropic"):
         for index, block in enumerate(body.get("content") or []):
             key = f"block-{index}"
             if block.get("type") == "text":
@@ -257,7 +306,8 @@ def _error_turn(interaction: Interaction) -> Step:
     body = interaction.response.body
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
-    kind = error.get("type") if isinstance(error, dict) else None
+    # Anthropic and OpenAI say ``type``, Gemini ``status`` (RESOURCE_EXHAUSTED…)
+    kind = (error.get("type") or error.get("status")) if isinstance(error, dict) else None
     retry_ms = interaction.response.headers.get("retry-after-ms")
     return HttpError(
         interaction.response.status,
@@ -268,6 +318,7 @@ def _error_turn(interaction: Interaction) -> Step:
 
 
 _FRAME_READERS = {
+    "gemini": _gemini_frames,
     "anthropic": _anthropic_frames,
     "responses": _responses_frames,
 }

@@ -11,6 +11,8 @@ Adapters and the wires they are played over:
 ``scripted``     ``ScriptedProvider`` (in-process)
 ``pydantic-ai``  ``PydanticAIProvider``: a pydantic-ai Agent, OpenAI chat model, in-process
                  model double (through the real openai SDK)
+``pydantic-ai-gemini``  the same agent with pydantic-ai's ``GoogleModel`` on the Gemini wire
+                 (through the real google-genai SDK, which does not retry by default)
 ``claude-code``  ``ClaudeCodeProvider``: claude-agent-sdk spawning the fake ``claude``
 ``codex``        ``CodexProvider``: the openai-codex SDK driving the fake ``codex app-server``
 
@@ -44,6 +46,7 @@ __all__ = ["ADAPTERS", "Cell", "matrix_markdown", "print_matrix", "provider_matr
 ADAPTERS: dict[str, str | None] = {
     "scripted": None,
     "pydantic-ai": "pydantic_ai",
+    "pydantic-ai-gemini": "pydantic_ai",
     "claude-code": "claude_agent_sdk",
     "codex": "openai_codex",
 }
@@ -80,11 +83,9 @@ def _scripted(workdir: Path) -> Callable[[Script], AgentProvider]:
     return lambda script: ScriptedProvider(script)
 
 
-def _pydantic_ai(workdir: Path) -> Callable[[Script], AgentProvider]:
+def _pydantic_ai(workdir: Path, *, gemini: bool = False) -> Callable[[Script], AgentProvider]:
     import httpx2
     from pydantic_ai import Agent
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
 
     from stuntset.clock import SystemClock
     from stuntset.doubles.model import ModelDouble, transport
@@ -94,10 +95,23 @@ def _pydantic_ai(workdir: Path) -> Callable[[Script], AgentProvider]:
         # A stall must really stall (until interrupted), not fire the read timeout at once.
         double = ModelDouble(script, clock=SystemClock() if script.name == "stuck" else None)
         in_process: Any = transport(double=double)  # an httpx2 transport (duck-typed)
-        http = httpx2.AsyncClient(transport=in_process)
-        model = OpenAIChatModel(
-            "gpt-stuntset", provider=OpenAIProvider(api_key="k", http_client=http)
-        )
+        model: Any
+        if gemini:
+            from pydantic_ai.models.google import GoogleModel
+            from pydantic_ai.providers.google import GoogleProvider
+
+            # httpx's default 5 s timeout draws a warning from GoogleProvider
+            http = httpx2.AsyncClient(transport=in_process, timeout=60)
+            provider = GoogleProvider(api_key="k", http_client=http)
+            model = GoogleModel("gemini-stuntset", provider=provider)
+        else:
+            from pydantic_ai.models.openai import OpenAIChatModel
+            from pydantic_ai.providers.openai import OpenAIProvider
+
+            http = httpx2.AsyncClient(transport=in_process)
+            model = OpenAIChatModel(
+                "gpt-stuntset", provider=OpenAIProvider(api_key="k", http_client=http)
+            )
         agent: Agent[None, str] = Agent(model)
 
         @agent.tool_plain
@@ -158,6 +172,7 @@ def _codex(workdir: Path) -> Callable[[Script], AgentProvider]:
 _FACTORIES: dict[str, Callable[[Path], Callable[[Script], AgentProvider]]] = {
     "scripted": _scripted,
     "pydantic-ai": _pydantic_ai,
+    "pydantic-ai-gemini": lambda workdir: _pydantic_ai(workdir, gemini=True),
     "claude-code": _claude_code,
     "codex": _codex,
 }
@@ -272,7 +287,14 @@ def print_matrix(
 
 
 #: The loggers of the SDKs the matrix drives (their errors describe the runs it reports).
-_SDK_LOGGERS = ("claude_agent_sdk", "openai_codex", "pydantic_ai", "openai", "httpx2")
+_SDK_LOGGERS = (
+    "claude_agent_sdk",
+    "openai_codex",
+    "pydantic_ai",
+    "openai",
+    "httpx2",
+    "google_genai",
+)
 
 
 @contextmanager

@@ -65,6 +65,8 @@ CACHE_FIELDS: dict[str, tuple[str, ...]] = {
         "prompt_cache_retention",
     ),
     "anthropic-messages": ("model", "tool_choice", "thinking"),
+    # the model is in the request path, not the body (a journal entry's ``path``)
+    "gemini": ("cachedContent", "toolConfig"),
 }
 #: The four checks, in the order a divergence reports them; each can be passed to ``ignore``.
 ASPECTS = ("system", "tools", "cache", "messages")
@@ -122,6 +124,13 @@ def _view(request: ModelRequest) -> _View:
             cache=_strip_cache_control(cache),
             chained=False,
         )
+    if request.wire == "gemini":
+        system = (
+            {"systemInstruction": body["systemInstruction"]} if "systemInstruction" in body else {}
+        )
+        contents = body.get("contents")
+        messages = list(contents) if isinstance(contents, list) else []
+        return _View(system, messages, "contents", 0, _gemini_tools(tools), cache, False)
     key = "input" if request.wire == "openai-responses" else "messages"
     raw = body.get(key) or []
     items = [{"role": "user", "content": raw}] if isinstance(raw, str) else list(raw)
@@ -133,6 +142,15 @@ def _view(request: ModelRequest) -> _View:
         body.get("previous_response_id") or body.get("conversation")
     )
     return _View(system, items[offset:], key, offset, tools, cache, chained)
+
+
+def _gemini_tools(tools: Any) -> list[Any]:
+    """Gemini's tools, one per function: its ``functionDeclarations`` lists spread out."""
+    out: list[Any] = []
+    for tool in tools if isinstance(tools, list) else []:
+        declared = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+        out.extend(declared if isinstance(declared, list) else [tool])
+    return out
 
 
 def _tool_name(tool: Any) -> str:

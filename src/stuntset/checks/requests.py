@@ -22,7 +22,7 @@ from stuntset.errors import UsageError
 __all__ = ["MODEL_WIRES", "ModelRequest", "model_requests"]
 
 #: The wire names a model request can have.
-MODEL_WIRES = ("openai-chat", "openai-responses", "anthropic-messages")
+MODEL_WIRES = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
 
 
 @dataclass(frozen=True, slots=True)

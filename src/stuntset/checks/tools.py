@@ -3,7 +3,7 @@
 One helper, ``assert_tool``, checks a tool at either boundary:
 
 - **declared**: ``assert_tool(stand_in, "get_weather", schema={...})`` reads the tool list
-  the app sent (every request that carries one, on any of the three wires) and checks the
+  the app sent (every request that carries one, on any of the model wires) and checks the
   tool is there with exactly that parameter schema (and ``description``, if given);
   ``function=`` checks the schema against the Python function that implements the tool
   (its parameter names and which are required);
@@ -90,6 +90,9 @@ class ToolCalls:
         return [call for call in self.calls if call.name == name]
 
 
+_SCHEMA_KEYS = ("parameters", "parametersJsonSchema", "parameters_json_schema")
+
+
 def _declared(tool: Any) -> DeclaredTool | None:
     if not isinstance(tool, dict):
         return None
@@ -100,9 +103,20 @@ def _declared(tool: Any) -> DeclaredTool | None:
         )
     if "input_schema" in tool:  # Anthropic Messages
         return DeclaredTool(str(tool.get("name")), tool.get("description"), tool["input_schema"])
-    if "name" in tool:  # Responses function tools
-        return DeclaredTool(str(tool["name"]), tool.get("description"), tool.get("parameters"))
+    if "name" in tool:  # Responses function tools, Gemini function declarations
+        # google-genai sends ``parameters_json_schema`` as it is spelled (the API takes both)
+        schema = next(
+            (tool[k] for k in _SCHEMA_KEYS if tool.get(k) is not None), tool.get("parameters")
+        )
+        return DeclaredTool(str(tool["name"]), tool.get("description"), schema)
     return None
+
+
+def _function_declarations(tool: Any) -> list[Any]:
+    """A Gemini tool's ``functionDeclarations`` (several functions in one tool); any other
+    wire's tool as it is."""
+    declared = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+    return declared if isinstance(declared, list) else [tool]
 
 
 def declared_tools(source: Any) -> list[tuple[str, dict[str, DeclaredTool]]]:
@@ -115,7 +129,8 @@ def declared_tools(source: Any) -> list[tuple[str, dict[str, DeclaredTool]]]:
         tools = request.body.get("tools")
         if not isinstance(tools, list):
             continue
-        named = {d.name: d for d in map(_declared, tools) if d is not None}
+        spread = [d for t in tools for d in _function_declarations(t)]
+        named = {d.name: d for d in map(_declared, spread) if d is not None}
         out.append((request.describe(), named))
     return out
 

@@ -156,6 +156,16 @@ def _history_calls(wire: str, body: dict[str, Any]) -> list[tuple[str, ToolStep]
                     (str(item.get("call_id")), _parsed(item.get("name"), item.get("arguments")))
                 )
         return calls
+    if wire == "gemini":  # no ids: a call is known by where it stands in the history
+        contents = body.get("contents")
+        for i, content in enumerate(contents if isinstance(contents, list) else []):
+            parts = content.get("parts") if isinstance(content, dict) else None
+            for j, part in enumerate(parts if isinstance(parts, list) else []):
+                call = part.get("functionCall") if isinstance(part, dict) else None
+                if isinstance(call, dict):
+                    key = str(call.get("id") or f"contents[{i}].parts[{j}]")
+                    calls.append((key, _parsed(call.get("name"), call.get("args"))))
+        return calls
     for message in body.get("messages") or []:
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue

@@ -127,6 +127,12 @@ def crash_of(error: BaseException) -> tuple[CrashKind, str, bool]:
             return "timeout", f"{name}: {text}", True
         if "Connection" in name:
             return "protocol", f"{name}: {text}", True
+    if module == "google":  # google-genai's own, out of pydantic-ai's GoogleModel stream
+        code = getattr(error, "code", None)
+        if isinstance(code, int):
+            return _status_crash(code, text)
+        if name == "UnknownApiResponseError":  # a frame or body that is not JSON
+            return "protocol", f"{name}: {text}", False
     cause = error.__cause__
     if cause is not None and isinstance(error, ai_errors.ModelAPIError):
         return crash_of(cause)

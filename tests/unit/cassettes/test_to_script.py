@@ -47,6 +47,10 @@ WIRES = {
         "/v1/messages",
         {"model": "claude-x", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]},
     ),
+    "gemini": (
+        "/v1beta/models/gemini-x:generateContent",
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+    ),
 }
 
 
@@ -56,6 +60,8 @@ def record(wire: str, stream: bool) -> Cassette:
     with httpx2.Client(transport=stuntset.transport(ORIGINAL), base_url="http://stand-in") as http:
         for index in range(len(ORIGINAL.turns)):
             request = {**body, "stream": stream}
+            if stream and wire == "gemini":  # Gemini streams by its method, not a field
+                path = path.replace(":generateContent", ":streamGenerateContent")
             if stream and wire == "openai-chat":
                 request["stream_options"] = {"include_usage": True}
             response = http.post(
@@ -163,3 +169,40 @@ def test_the_command_writes_a_script_that_checks(tmp_path: Path) -> None:
     assert "3 turn(s)" in result.output
     printed = runner.invoke(main, ["cassettes", "to-script", str(cassette)])
     assert printed.output == (tmp_path / "s.toml").read_text()
+
+
+def test_a_gemini_stream_with_an_error_chunk_and_a_binary_signature() -> None:
+    chunk = {
+        "candidates": [
+            {
+                "content": {
+                    "parts": [{"text": "hm", "thought": True, "thoughtSignature": "/w=="}],
+                    "role": "model",
+                },
+                "index": 0,
+            }
+        ]
+    }
+    error = {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}
+    frames = [
+        Frame(t=0.0, data=json.dumps(chunk)),
+        Frame(t=0.0, data="{not json"),
+        Frame(t=0.0, data=json.dumps(error)),
+    ]
+    cassette = Cassette(
+        interactions=[
+            Interaction(
+                id="i-1",
+                wire="gemini",
+                request=RecordedRequest(
+                    method="POST", path="/v1beta/models/g:streamGenerateContent"
+                ),
+                response=RecordedResponse(status=200, frames=frames),
+            )
+        ]
+    )
+    (turn,) = script_from_cassette(cassette).turns
+    assert turn.steps == (
+        Reasoning("hm", signature="/w==", chunks=1),  # not text: kept as the API sent it
+        HttpError(503, message="The model is overloaded.", error_type="UNAVAILABLE"),
+    )

@@ -1,4 +1,4 @@
-"""Three tiny tool-using agent loops, one per model wire, on the real SDKs: the "user's own
+"""Four tiny tool-using agent loops, one per model wire, on the real SDKs: the "user's own
 app" that the checks in stuntset.checks are applied to.
 
 Each sends a system prompt, a user prompt and two tools, runs the tool calls the model makes
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic
+import httpx
 import httpx2
 import openai
 
@@ -166,8 +167,61 @@ def anthropic_agent(
     raise AssertionError("the anthropic agent did not finish in 8 requests")
 
 
+def gemini_agent(
+    stand_in: StandIn, prompt: str, *, tamper: Tamper = _same, run_tool: RunTool = _answer
+) -> str:
+    """google-genai: one ``Tool`` per function (so a tamper can reorder them), the system
+    prompt as ``system_instruction``, function responses sent back by name."""
+    from google import genai
+    from google.genai import types
+
+    http = httpx.Client(transport=stand_in.transport())
+    options = types.HttpOptions(base_url="http://stand-in/", httpx_client=http)
+    client = genai.Client(api_key="test", http_options=options)
+    tools = [
+        types.Tool(
+            function_declarations=[
+                types.FunctionDeclaration(
+                    name=t["name"],
+                    description=t["description"],
+                    parameters_json_schema=t["parameters"],
+                )
+            ]
+        )
+        for t in TOOLS
+    ]
+    contents: list[types.Content] = [types.Content(role="user", parts=[types.Part(text=prompt)])]
+    for n in range(8):
+        kwargs = tamper(n, {"model": "gemini-test", "contents": list(contents), "tools": tools})
+        config = types.GenerateContentConfig(
+            system_instruction=SYSTEM,
+            tools=kwargs.pop("tools"),
+            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        )
+        reply = client.models.generate_content(config=config, **kwargs)
+        parts = reply.candidates[0].content.parts or []  # type: ignore[index,union-attr]
+        contents.append(types.Content(role="model", parts=parts))
+        calls = [p.function_call for p in parts if p.function_call]
+        if not calls:
+            return reply.text or ""
+        contents.append(
+            types.Content(
+                role="user",
+                parts=[
+                    types.Part.from_function_response(
+                        name=c.name or "",
+                        response={"output": run_tool(c.name or "", dict(c.args or {}))},
+                    )
+                    for c in calls
+                ],
+            )
+        )
+    raise AssertionError("the gemini agent did not finish in 8 requests")
+
+
 AGENTS: dict[str, Callable[..., str]] = {
     "openai-chat": chat_agent,
     "openai-responses": responses_agent,
     "anthropic-messages": anthropic_agent,
+    "gemini": gemini_agent,
 }

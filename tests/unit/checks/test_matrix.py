@@ -30,6 +30,10 @@ def test_every_adapter_over_the_doubles(tmp_path: Path) -> None:
         "spawn_missing": "n/a",  # a model API has no process to spawn
         "rate_limited": "completed",  # the openai SDK retried the 429
     }
+    assert labels["pydantic-ai-gemini"] == {
+        "spawn_missing": "n/a",
+        "rate_limited": "crashed: rate_limited (retryable)",  # google-genai: no retry by default
+    }
     assert labels["claude-code"] == {
         "spawn_missing": "crashed: spawn_failed",
         "rate_limited": "crashed: rate_limited (retryable)",  # the CLI's own retries ran out
@@ -39,9 +43,11 @@ def test_every_adapter_over_the_doubles(tmp_path: Path) -> None:
         "rate_limited": "crashed: rate_limited (retryable)",
     }
     markdown = matrix_markdown(table)
-    assert markdown.splitlines()[0] == "| scenario | scripted | pydantic-ai | claude-code | codex |"
+    assert markdown.splitlines()[0] == (
+        "| scenario | scripted | pydantic-ai | pydantic-ai-gemini | claude-code | codex |"
+    )
     assert (
-        "| `spawn_missing` | crashed: spawn_failed | n/a | crashed: spawn_failed "
+        "| `spawn_missing` | crashed: spawn_failed | n/a | n/a | crashed: spawn_failed "
         "| crashed: spawn_failed |"
     ) in markdown
 

@@ -100,6 +100,7 @@ def run_serve(
     click.echo(f"stuntset model double on {base}")
     click.echo(f"  OpenAI (Chat Completions, Responses): {base}/openai/v1")
     click.echo(f"  Anthropic (Messages):                 {base}/anthropic")
+    click.echo(f"  Gemini (generateContent):             {base}/gemini/")
     click.echo(f"  one scenario, e.g. rate_limited:      {base}/scenarios/rate_limited/openai/v1")
     click.echo(f"  scenarios: {', '.join(n for n in scenarios.names() if n != 'spawn_missing')}")
     click.echo("Ctrl-C to stop.", nl=True)

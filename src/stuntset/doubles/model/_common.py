@@ -247,6 +247,10 @@ class WireCodec(ABC):
     def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
         """The wire-neutral request; ``BadRequest`` if the real API would refuse it."""
 
+    def streams(self, body: Mapping[str, Any]) -> bool:
+        """Whether the request asks for a stream (Gemini says so in its path instead)."""
+        return body.get("stream") is True
+
     # --- errors ---
 
     @abstractmethod

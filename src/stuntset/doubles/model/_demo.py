@@ -29,6 +29,7 @@ _WIRES = {
     "openai-chat": "/v1/chat/completions",
     "openai-responses": "/v1/responses",
     "anthropic-messages": "/v1/messages",
+    "gemini": "/v1beta/models/demo:streamGenerateContent?alt=sse",
 }
 _SKIP = {"spawn_missing"}  # nothing to spawn on an HTTP wire
 
@@ -73,6 +74,8 @@ def _request_body(wire: str, history: list[dict[str, Any]]) -> dict[str, Any]:
         }
     if wire == "openai-responses":
         return {"model": "demo", "stream": True, "input": history}
+    if wire == "gemini":  # the model and the stream are in the path
+        return {"contents": history}
     return {"model": "demo", "max_tokens": 1024, "stream": True, "messages": history}
 
 
@@ -114,6 +117,8 @@ def _apply(wire: str, event: str, payload: dict[str, Any], seen: _Seen) -> None:
                     seen.calls.append((call["function"]["name"], call["id"]))
                 elif not seen.calls:
                     seen.problem = "out of order: arguments for a tool call never started"
+    elif wire == "gemini":
+        _apply_gemini(payload, seen)
     elif wire == "openai-responses":
         if kind == "response.output_item.added":
             seen.started += 1
@@ -143,6 +148,23 @@ def _apply(wire: str, event: str, payload: dict[str, Any], seen: _Seen) -> None:
             seen.calls.append((block["name"], block["id"]))
         elif kind == "message_stop":
             seen.terminal = True
+
+
+def _apply_gemini(payload: dict[str, Any], seen: _Seen) -> None:
+    if "error" in payload:
+        seen.problem = f"in-band error: {payload['error'].get('status')}"
+        return
+    for candidate in payload.get("candidates") or []:
+        parts = (candidate.get("content") or {}).get("parts") or []
+        if seen.terminal and any(part.get("text") for part in parts):
+            seen.problem = "out of order: content after the finishing chunk"
+            return
+        for part in parts:
+            if "functionCall" in part:
+                seen.calls.append((part["functionCall"]["name"], part["functionCall"]["name"]))
+            elif not part.get("thought"):
+                seen.text += part.get("text") or ""
+        seen.terminal = seen.terminal or bool(candidate.get("finishReason"))
 
 
 def _one_response(
@@ -180,7 +202,11 @@ def _one_response(
 
 
 def _conversation(http: ModuleType, client: Any, wire: str, prompt: str) -> tuple[list[str], int]:
-    history: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+    history: list[dict[str, Any]] = [
+        {"role": "user", "parts": [{"text": prompt}]}
+        if wire == "gemini"
+        else {"role": "user", "content": prompt}
+    ]
     outcomes: list[str] = []
     events = 0
     for _ in range(5):
@@ -202,6 +228,13 @@ def _tool_round(wire: str, seen: _Seen) -> list[dict[str, Any]]:
         return [{"role": "assistant", "content": seen.text or None, "tool_calls": calls}] + [
             {"role": "tool", "tool_call_id": cid, "content": "ok"} for _, cid in seen.calls
         ]
+    if wire == "gemini":
+        calls = [{"functionCall": {"name": name, "args": {}}} for name, _ in seen.calls]
+        answers = [
+            {"functionResponse": {"name": name, "response": {"output": "ok"}}}
+            for name, _ in seen.calls
+        ]
+        return [{"role": "model", "parts": calls}, {"role": "user", "parts": answers}]
     if wire == "openai-responses":
         return [
             item

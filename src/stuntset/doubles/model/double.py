@@ -4,7 +4,9 @@ unused or unanswered. The ASGI app and the in-process transports are thin shells
 
 Routes (an optional ``/openai`` or ``/anthropic`` prefix, and ``/scenarios/<name>`` before
 that, are accepted): ``POST /v1/chat/completions``, ``POST /v1/responses``,
-``POST /v1/messages``, ``GET /v1/models``. Each ``/scenarios/<name>`` prefix plays that
+``POST /v1/messages``, ``GET /v1/models``, and Gemini's
+``POST /v1beta/models/{model}:generateContent`` / ``:streamGenerateContent`` (a ``/gemini``
+prefix accepted). Each ``/scenarios/<name>`` prefix plays that
 catalog scenario on its own, over and over.
 
 The journal records the API path (``/v1/chat/completions``) whatever prefix the request
@@ -41,6 +43,7 @@ from ._common import (
 from ._reply import PLAIN_FRAMING, Framing, Reply, json_reply
 from ._template import Template, make_template
 from .anthropic import AnthropicCodec
+from .gemini import GEMINI_ID_PREFIX, gemini_codec
 from .journal import Journal, JournalEntry
 from .openai_chat import ChatCodec
 from .openai_responses import ResponsesCodec
@@ -81,7 +84,7 @@ def route(path: str) -> Route:
     if rest.startswith("/scenarios/"):
         name, _, tail = rest[len("/scenarios/") :].partition("/")
         scenario, rest = name, "/" + tail
-    for prefix in ("openai", "anthropic"):
+    for prefix in ("openai", "anthropic", "gemini"):
         if rest == f"/{prefix}" or rest.startswith(f"/{prefix}/"):
             provider, rest = prefix, rest[len(prefix) + 1 :] or "/"
             break
@@ -170,7 +173,7 @@ class ModelDouble:
     ) -> Reply:
         """The reply to one HTTP request (``headers`` with lower-case names)."""
         where = route(path)
-        codec = _ROUTES.get(where.path)
+        codec = _ROUTES.get(where.path) or gemini_codec(where.path)
         parsed: object = None
         if body:
             try:
@@ -205,7 +208,8 @@ class ModelDouble:
         """The provider's 413 for a request body over ``limit`` bytes (the body is not read;
         the connection closes after the reply). Journaled without a body."""
         where = route(path)
-        codec = _ROUTES.get(where.path)
+        codec = _ROUTES.get(where.path) or gemini_codec(where.path)
+        routed = codec is not None
         if codec is None:
             anthropic_like = where.provider == "anthropic" or (
                 where.provider is None and "anthropic-version" in headers
@@ -224,7 +228,7 @@ class ModelDouble:
             scenario=where.scenario,
             query=query,
             headers=headers,
-            wire=codec.wire.name if where.path in _ROUTES else None,
+            wire=codec.wire.name if routed else None,
             status=413,
         )
         return reply
@@ -248,7 +252,8 @@ class ModelDouble:
             allowed = (
                 "POST"
                 if codec
-                else "one of /v1/chat/completions, /v1/responses, /v1/messages, /v1/models"
+                else "one of /v1/chat/completions, /v1/responses, /v1/messages, /v1/models, "
+                "/v1beta/models/{model}:generateContent"
             )
             return (
                 fallback.error_reply(
@@ -295,7 +300,7 @@ class ModelDouble:
         body = request.body if isinstance(request.body, dict) else {}
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
-        streaming = body.get("stream") is True
+        streaming = codec.streams(body)
         model = request.model or "stuntset"
         created = int(self.clock.now())
         plan = self._plan(segment)
@@ -309,11 +314,17 @@ class ModelDouble:
             template = templates.get(key)
             if template is None or template.plan is not plan:
                 ctx = self._context(model, "", "", created, include_usage)
-                template = make_template(codec, plan, streaming, ctx, _ID_PREFIX[codec])
+                template = make_template(
+                    codec, plan, streaming, ctx, _ID_PREFIX.get(codec, GEMINI_ID_PREFIX)
+                )
                 templates[key] = template
             return template.fill(self.ids), index
         ctx = self._context(
-            model, self.ids.new(_ID_PREFIX[codec]), self.ids.new("req"), created, include_usage
+            model,
+            self.ids.new(_ID_PREFIX.get(codec, GEMINI_ID_PREFIX)),
+            self.ids.new("req"),
+            created,
+            include_usage,
         )
         return render(codec, plan, streaming, ctx), index
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LoopbackServer", "StandIn", "serve"]
 
-Provider = Literal["openai", "anthropic"]
+Provider = Literal["openai", "anthropic", "gemini"]
 
 
 def __getattr__(name: str) -> object:
@@ -41,7 +41,8 @@ class StandIn:
     own, or one shared through ``server_factory``).
 
     ``url("openai")`` is a base URL for OpenAI clients (``…/openai/v1``), ``url("anthropic")``
-    for Anthropic clients (``…/anthropic``); ``scenario=`` gives the base URL of one catalog
+    for Anthropic clients (``…/anthropic``), ``url("gemini")`` for google-genai
+    (``…/gemini/``, the SDK adds ``v1beta/models/…``); ``scenario=`` gives the base URL of one catalog
     scenario. ``requests`` is the journal; ``verify()`` fails on unused turns and unanswered
     requests (the pytest fixture calls it at teardown).
     """
@@ -102,13 +103,14 @@ class StandIn:
 
     def url(self, provider: Provider = "openai", *, scenario: str | None = None) -> str:
         """The base URL to give a client of ``provider`` (starts the server)."""
-        if provider not in ("openai", "anthropic"):
+        suffixes = {"openai": "/openai/v1", "anthropic": "/anthropic", "gemini": "/gemini/"}
+        if provider not in suffixes:
             raise UsageError(
                 f"url({provider!r}): the model double speaks 'openai' (Chat Completions and "
-                f"Responses) and 'anthropic' (Messages)"
+                f"Responses), 'anthropic' (Messages) and 'gemini' (generateContent)"
             )
         prefix = f"/scenarios/{scenario}" if scenario else ""
-        suffix = "/openai/v1" if provider == "openai" else "/anthropic"
+        suffix = suffixes[provider]
         return self.base_url + prefix + suffix
 
     def verify(self, *, allow_unused_turns: bool | Collection[str] = False) -> None:

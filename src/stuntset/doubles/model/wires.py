@@ -1,4 +1,4 @@
-"""The three wires the model double speaks, as ``Wire`` declarations: what each can render.
+"""The wires the model double speaks, as ``Wire`` declarations: what each can render.
 
 A script is checked against them when a double is made (``ScriptError`` at load time for a
 step no model wire can render). Approval and input requests happen on the client's side of a
@@ -12,7 +12,14 @@ from typing import Final
 
 from stuntset.script import Script, Wire
 
-__all__ = ["ANTHROPIC_MESSAGES", "MODEL_WIRES", "OPENAI_CHAT", "OPENAI_RESPONSES", "check_script"]
+__all__ = [
+    "ANTHROPIC_MESSAGES",
+    "GEMINI",
+    "MODEL_WIRES",
+    "OPENAI_CHAT",
+    "OPENAI_RESPONSES",
+    "check_script",
+]
 
 _RENDERS: Final = frozenset(
     {
@@ -55,8 +62,10 @@ OPENAI_CHAT: Final = _wire("openai-chat")
 OPENAI_RESPONSES: Final = _wire("openai-responses")
 #: ``POST /v1/messages``.
 ANTHROPIC_MESSAGES: Final = _wire("anthropic-messages")
+#: ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``.
+GEMINI: Final = _wire("gemini")
 
-MODEL_WIRES: Final = (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES)
+MODEL_WIRES: Final = (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES, GEMINI)
 
 
 def check_script(script: Script) -> Script:

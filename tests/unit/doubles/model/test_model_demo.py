@@ -11,7 +11,7 @@ def test_every_scenario_on_every_wire_shows_what_the_client_saw() -> None:
     applicable = [s.name for s in scenarios.all() if s.name != "spawn_missing"]
     assert [(r.layer, r.scenario) for r in rows] == [
         (f"model ({wire})", name)
-        for wire in ("openai-chat", "openai-responses", "anthropic-messages")
+        for wire in ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
         for name in applicable
     ]
     assert all(r.ok for r in rows), [r for r in rows if not r.ok]
@@ -20,3 +20,8 @@ def test_every_scenario_on_every_wire_shows_what_the_client_saw() -> None:
     assert seen["model (openai-chat)", "stuck"] == "read timeout"
     assert seen["model (openai-responses)", "out_of_order"].startswith("out of order")
     assert "connection dropped" in seen["model (openai-chat)", "crash_mid_turn"]
+    assert seen["model (gemini)", "overloaded"] == "HTTP 503 → 36 chars"
+    assert seen["model (gemini)", "tool_use"] == "25 chars, call read_file → 31 chars"
+    assert seen["model (gemini)", "out_of_order"] == (
+        "out of order: content after the finishing chunk"
+    )

@@ -75,7 +75,7 @@ def test_scenario_base_urls() -> None:
         assert reply.choices[0].message.content == "Sorry for the wait. Here is the answer."
         assert [r.status for r in stand_in.requests] == [429, 200]
         with pytest.raises(UsageError, match="speaks 'openai'"):
-            stand_in.url("gemini")  # type: ignore[arg-type]
+            stand_in.url("mistral")  # type: ignore[arg-type]
 
 
 def test_closing_ends_a_stalled_response() -> None:

@@ -11,6 +11,7 @@ from stuntset.doubles.model._common import RenderContext, plan_of, render
 from stuntset.doubles.model._reply import PLAIN_FRAMING, Reply
 from stuntset.doubles.model._template import make_template
 from stuntset.doubles.model.double import _ID_PREFIX, ANTHROPIC, CHAT, RESPONSES
+from stuntset.doubles.model.gemini import GEMINI_ID_PREFIX, gemini_codec
 from stuntset.ids import SequentialIds
 from stuntset.script import Reasoning, Script, Text, ToolCall, ToolResult, Usage
 
@@ -62,14 +63,16 @@ def _fresh(
     codec: object, plan: object, streaming: bool, model: str, usage: bool, ids: SequentialIds
 ) -> Reply:
     ctx = _ctx(ids, model, usage)
-    ctx.response_id = ids.new(_ID_PREFIX[codec])  # type: ignore[index]
+    ctx.response_id = ids.new(_ID_PREFIX.get(codec, GEMINI_ID_PREFIX))  # type: ignore[call-overload]
     ctx.request_id = ids.new("req")
     return render(codec, plan, streaming, ctx)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("name", "plan"), SEGMENTS, ids=[n for n, _ in SEGMENTS])
 @pytest.mark.parametrize(
-    "codec", [CHAT, RESPONSES, ANTHROPIC], ids=["chat", "responses", "anthropic"]
+    "codec",
+    [CHAT, RESPONSES, ANTHROPIC, gemini_codec("/v1beta/models/g:streamGenerateContent")],
+    ids=["chat", "responses", "anthropic", "gemini"],
 )
 def test_a_filled_template_is_the_fresh_render(name: str, plan: object, codec: object) -> None:
     for streaming in (False, True):
@@ -79,7 +82,7 @@ def test_a_filled_template_is_the_fresh_render(name: str, plan: object, codec: o
                 plan,
                 streaming,
                 _ctx(None, model, usage),
-                _ID_PREFIX[codec],  # type: ignore[arg-type,index]
+                _ID_PREFIX.get(codec, GEMINI_ID_PREFIX),  # type: ignore[arg-type,call-overload]
             )
             filled_ids, fresh_ids = SequentialIds(namespace), SequentialIds(namespace)
             for _ in range(2):  # the second fill counts on, as a second render would
