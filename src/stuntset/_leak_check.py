@@ -372,18 +372,45 @@ class LeakSnapshot:
         finally:
             self.close()
 
+    def _fd_leaks(
+        self, fds: list[FdInfo], processes: list[ProcessInfo]
+    ) -> list[tuple[tuple[int, int], Leak]]:
+        sockets: dict[int, str] = {}
+        for ref, where in list(self._sockets):
+            sock = ref()
+            if sock is not None and sock.fileno() != -1:
+                sockets.setdefault(sock.fileno(), where)
+        found = []
+        for info in sorted(fds, key=lambda i: (i.kind != "socket", i.fd)):
+            if info.kind == "socket":
+                where = sockets.get(info.fd, "")
+                origin = f"opened at {where}" if where else ""
+            else:
+                origin = _pipe_peers(info.ino, processes)
+            found.append(((info.dev, info.ino), Leak(info.kind + "s", describe_fd(info), origin)))
+        return found
+
     def _leaks(self, settle: float) -> list[Leak]:
         def still_open() -> bool:
             processes, fds, streams = self._pending()
             return bool(processes or fds or any("still open" in s for s in streams))
 
         finalised: Finalised | None = None
+        collected: list[Leak] = []
         if still_open():
             try:
                 wait_for(lambda: not still_open(), timeout=settle)
             except WaitTimeout:
+                held = self._fd_leaks(self._new_fds(), [])  # described while they are open
                 finalised = Finalised()
                 finalised.collect()
+                if finalised.unclosed():
+                    now = {(i.dev, i.ino) for i in self._new_fds()}
+                    collected = [
+                        Leak(leak.kind, f"{leak.what}, dropped without being closed", leak.origin)
+                        for key, leak in held
+                        if key not in now
+                    ]
         processes, fds, streams = self._pending()
         found: list[Leak] = []
         spawned = list(self._spawned)
@@ -395,21 +422,7 @@ class LeakSnapshot:
             found.append(
                 Leak("processes", f"child process {process.pid}: {command}", _started(origin))
             )
-        sockets: dict[int, str] = {}
-        for ref, where in list(self._sockets):
-            sock = ref()
-            if sock is not None:
-                try:
-                    sockets.setdefault(sock.fileno(), where)
-                except OSError:  # pragma: no cover - closed meanwhile
-                    continue
-        for info in sorted(fds, key=lambda i: (i.kind != "socket", i.fd)):
-            if info.kind == "socket":
-                where = sockets.get(info.fd, "")
-                origin = f"opened at {where}" if where else ""
-            else:
-                origin = _pipe_peers(info.ino, processes)
-            found.append(Leak(info.kind + "s", describe_fd(info), origin))
+        found += [leak for _, leak in self._fd_leaks(fds, processes)] + collected
         for ref, what, origin in self._tasks:
             task = ref()
             if task is None or task not in self._kept_tasks:
