@@ -32,6 +32,7 @@ closed, and the report quotes what its finalisers said.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import sys
@@ -55,7 +56,7 @@ from stuntset._resources import (
     open_fds,
 )
 from stuntset.errors import ResourceLeak, UsageError, WaitTimeout
-from stuntset.waiting import wait_for
+from stuntset.waiting import wait_for, wait_for_async
 
 __all__ = ["KINDS", "Leak", "LeakSnapshot", "check_no_leaks"]
 
@@ -150,6 +151,12 @@ def _describe_task(task: asyncio.Task[Any]) -> tuple[str, str]:
     if created:
         origin = "created at " + "; ".join(f"{f.filename}:{f.lineno}" for f in created[-2:])
     return what, origin
+
+
+def _finalising(task: asyncio.Task[Any]) -> bool:
+    """The loop's own task closing an async generator that was dropped mid-iteration (a
+    consumer broke out of an SDK's ``async for``): the loop's cleanup, not the test's leak."""
+    return type(task.get_coro()).__name__ == "async_generator_athrow"
 
 
 def _pipe_peers(inode: int, processes: Iterable[ProcessInfo]) -> str:
@@ -313,7 +320,7 @@ class LeakSnapshot:
             await asyncio.sleep(0)
         me = asyncio.current_task(loop)
         for task in asyncio.all_tasks(loop):
-            if task is me or task in before or task.done():
+            if task is me or task in before or task.done() or _finalising(task):
                 continue
             what, origin = _describe_task(task)
             self._tasks.append((weakref.ref(task), what, origin))
@@ -390,11 +397,12 @@ class LeakSnapshot:
             found.append(((info.dev, info.ino), Leak(info.kind + "s", describe_fd(info), origin)))
         return found
 
-    def _leaks(self, settle: float) -> list[Leak]:
-        def still_open() -> bool:
-            processes, fds, streams = self._pending()
-            return bool(processes or fds or any("still open" in s for s in streams))
+    def _still_open(self) -> bool:
+        processes, fds, streams = self._pending()
+        return bool(processes or fds or any("still open" in s for s in streams))
 
+    def _leaks(self, settle: float) -> list[Leak]:
+        still_open = self._still_open
         finalised: Finalised | None = None
         collected: list[Leak] = []
         if still_open():
@@ -492,6 +500,10 @@ class LeakSnapshot:
         __tracebackhide__ = True
         if kind is None:
             await self.note_tasks(self._tasks_before or set())
+            if self._still_open():  # settle with the loop running: cleanup may be its tasks
+                with contextlib.suppress(WaitTimeout):
+                    await wait_for_async(lambda: not self._still_open(), timeout=SETTLE_SECONDS)
+                self.check(settle=0)
         return self.__exit__(kind, error, tb)
 
 
