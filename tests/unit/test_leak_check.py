@@ -229,18 +229,24 @@ def test_an_in_process_stream_its_client_did_not_close_is_reported() -> None:
 
 
 def test_streams_closed_early_or_read_to_the_end_pass() -> None:
-    with client_of(Script.of([Text("one two")], [Text("three")])) as client:
-        with check_no_leaks(kinds=["streams"]):
-            with client.stream("POST", "/v1/chat/completions", json=CHAT) as response:
-                next(response.iter_bytes())  # stops early, closes
-            client.post("/v1/chat/completions", json=CHAT).read()  # read to the end
+    client = client_of(Script.of([Text("one two")], [Text("three")]))
+    with client, check_no_leaks(kinds=["streams"]):
+        with client.stream("POST", "/v1/chat/completions", json=CHAT) as response:
+            next(response.iter_bytes())  # stops early, closes
+        client.post("/v1/chat/completions", json=CHAT).read()  # read to the end
 
 
 def test_a_block_that_raised_is_not_checked() -> None:
-    with pytest.raises(RuntimeError, match="its own error"), check_no_leaks():
-        left = tempfile.mkdtemp()
-        raise RuntimeError("its own error")
-    shutil.rmtree(left)
+    made: list[str] = []
+
+    def leak_then_fail() -> None:
+        with check_no_leaks():
+            made.append(tempfile.mkdtemp())
+            raise RuntimeError("its own error")
+
+    with pytest.raises(RuntimeError, match="its own error"):
+        leak_then_fail()
+    shutil.rmtree(made[0])
 
 
 def test_kinds_are_checked_and_validated() -> None:
