@@ -273,8 +273,9 @@ class LeakSnapshot:
     # --- what the test marks as its own ---
 
     def keep(self, thing: Any) -> None:
-        """Let ``thing`` outlive the block: a process (pid or ``Popen``), a socket (or its
-        descriptor number), a path, or an asyncio task."""
+        """Let ``thing`` outlive the block: a process (``Popen``, or a pid), a socket or pipe
+        (an object with ``fileno()``, or a descriptor number: an int is a descriptor when one
+        is open with that number, else a pid), a path, or an asyncio task."""
         if isinstance(thing, asyncio.Task):
             self._kept_tasks.add(thing)
         elif isinstance(thing, str | os.PathLike):
@@ -503,8 +504,10 @@ class LeakSnapshot:
             if self._still_open():  # settle with the loop running: cleanup may be its tasks
                 with contextlib.suppress(WaitTimeout):
                     await wait_for_async(lambda: not self._still_open(), timeout=SETTLE_SECONDS)
-                self.check(settle=0)
-        return self.__exit__(kind, error, tb)
+            self.check(settle=0)
+        else:
+            self.close()  # the block's own error is the one to read
+        return False
 
 
 def _started(origin: str) -> str:
