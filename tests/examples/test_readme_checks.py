@@ -4,6 +4,7 @@ app that breaks them."""
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -111,15 +112,17 @@ def test_the_leaks_example_passes_and_fails_on_code_that_leaks(pytester: pytest.
         )
         .replace(
             'subprocess.run([sys.executable, "-c", "print(\'done\')"], check=True)',
-            'LINES.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"]))',
+            'LINES.append(__import__("tempfile").mkdtemp(prefix="stuntset-readme-leak-"))',
         )
     )
     assert leaky.count("LINES.append") == 2
-    assert leaky.count("time.sleep(3)") == 1
+    assert leaky.count("stuntset-readme-leak-") == 1
     pytester.makepyfile(test_example=leaky + "\nLINES = []\n")
     result = pytester.runpytest(*QUIET)
     result.assert_outcomes(passed=1, failed=1, errors=1)
     result.stdout.fnmatch_lines(
         ["*[[]streams[]] model double stream: POST /v1/chat/completions (in-process*(still open)*"]
     )
-    result.stdout.fnmatch_lines(["*[[]processes[]] child process *import time; time.sleep(3)*"])
+    result.stdout.fnmatch_lines(["*[[]temp_dirs[]] temporary directory */stuntset-readme-leak-*"])
+    for left in Path(tempfile.gettempdir()).glob("stuntset-readme-leak-*"):
+        left.rmdir()
