@@ -26,6 +26,7 @@
         ├── WorkspaceMismatch                   files changed other than the expected ones
         ├── LeftoverPaths                       temporary paths were left behind
         ├── EvalBelowThreshold                  an eval's pass rate fell below its minimum
+        ├── ResourceLeak                        processes, sockets, tasks... outlived a test
         └── InstalledPackageError               a user's package failed to build, install or import
 
 Failures that a double *simulates* (a 429, a cut stream, a crashed CLI) are never raised as
@@ -52,6 +53,7 @@ __all__ = [
     "LogInUse",
     "MissingExtra",
     "PrefixUnstable",
+    "ResourceLeak",
     "ScriptError",
     "ScriptExhausted",
     "StaleCursor",
@@ -276,6 +278,11 @@ class LeftoverPaths(HarnessFailure):
 
 class EvalBelowThreshold(HarnessFailure):
     """An eval's pass rate fell below the rate it must reach."""
+
+
+class ResourceLeak(HarnessFailure):
+    """Child processes, sockets, pipes, asyncio tasks, temporary directories or model-double
+    streams opened by a test were still open at its end (``stuntset.checks.leaks``)."""
 
 
 class InstalledPackageError(HarnessFailure):

@@ -529,3 +529,119 @@ def temp_tracker(
 
     with tracking_temp(tmp_path / "stuntset-tmp", monkeypatch, failed=failed) as tracker:
         yield tracker
+
+
+# leak checks at teardown: logic in stuntset._leak_check (public as stuntset.checks.leaks).
+# On by default for tests that use a stuntset fixture or marker (never for a user's unrelated
+# tests); `--stuntset-leaks=all` (ini `stuntset_leaks = all`) for every test, `off` for none.
+_LEAK_FIXTURES = frozenset(
+    [
+        "cassette",
+        "claude_bin",
+        "codex_bin",
+        "daemon",
+        "event_log",
+        "event_snapshot",
+        "fake_claude",
+        "fake_codex",
+        "fake_runner",
+        "installed_package",
+        "log_seam",
+        "provider_conformance",
+        "scripted_provider",
+        "session_service",
+        "stand_in",
+        "stuck_provider",
+        "stuntset_clock",
+        "stuntset_ids",
+        "stuntset_leaks",
+        "stuntset_script",
+        "temp_tracker",
+        "tool_calls",
+        "workspace_snapshot",
+    ]
+)
+_LEAK_MARKERS = ("stand_in", "fake_claude", "fake_codex", "scripted_provider", "prefix_stable")
+_LEAK_MODES = ("stuntset", "all", "off")
+_LEAKS = pytest.StashKey[Any]()
+
+
+@pytest.hookimpl(specname="pytest_addoption")
+def pytest_addoption_leaks(parser: pytest.Parser) -> None:
+    help = "leak checks at teardown: stuntset (tests using its fixtures; default), all, off"
+    parser.addini("stuntset_leaks", help, default="stuntset")
+    parser.getgroup("stuntset").addoption("--stuntset-leaks", choices=_LEAK_MODES, help=help)
+
+
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_leaks(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "stuntset_leaks(on=True, *, ignore=()): the leak check at teardown (processes, sockets, "
+        "pipes, tasks, temp_dirs, streams): False switches it off, True on, ignore= leaves kinds out",
+    )
+    mode = config.getini("stuntset_leaks")
+    if mode not in _LEAK_MODES:
+        raise pytest.UsageError(f"ini stuntset_leaks = {mode!r}: expected one of {_LEAK_MODES}")
+
+
+@pytest.fixture(autouse=True)
+def _stuntset_leaks(request: pytest.FixtureRequest) -> Iterator[Any]:
+    __tracebackhide__ = True
+    config, node = request.config, request.node
+    marker = node.get_closest_marker("stuntset_leaks")
+    mode = config.getoption("--stuntset-leaks") or config.getini("stuntset_leaks")
+    ignore: tuple[str, ...] = ()
+    if marker is not None:
+        from stuntset._leak_check import marker_options
+
+        on, ignore = marker_options(marker.args, dict(marker.kwargs), node.nodeid)
+    else:
+        on = mode == "all" or (
+            mode == "stuntset"
+            and (
+                not _LEAK_FIXTURES.isdisjoint(request.fixturenames)
+                or any(node.get_closest_marker(name) for name in _LEAK_MARKERS)
+            )
+        )
+    if not on:
+        yield None
+        return
+    from stuntset._leak_check import at_teardown, pytest_temp_roots
+
+    def failed() -> bool:
+        return bool(node.stash.get(_CALL_FAILED, True))
+
+    roots = pytest_temp_roots(config.getoption("basetemp", None))
+    for snapshot in at_teardown(node.nodeid, ignore=ignore, ignore_paths=roots, failed=failed):
+        node.stash[_LEAKS] = snapshot
+        yield snapshot
+
+
+@pytest.fixture
+def stuntset_leaks(_stuntset_leaks: Any) -> Any:
+    """This test's ``stuntset.checks.LeakSnapshot`` (asking for it switches the check on;
+    ``None`` if the marker switched it off): ``stuntset_leaks.keep(obj)`` lets a process,
+    socket, path or task outlive the test."""
+    return _stuntset_leaks
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
+    snapshot = pyfuncitem.stash.get(_LEAKS, None)
+    if snapshot is None or not _is_coroutine_function(pyfuncitem.obj):
+        return (yield)
+    from stuntset._leak_check import noting_tasks
+
+    original = pyfuncitem.obj
+    pyfuncitem.obj = noting_tasks(original, snapshot)  # notes its tasks before its loop ends
+    try:
+        return (yield)
+    finally:
+        pyfuncitem.obj = original
+
+
+def _is_coroutine_function(obj: Any) -> bool:
+    import inspect
+
+    return inspect.iscoroutinefunction(obj)

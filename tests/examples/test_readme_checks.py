@@ -4,6 +4,7 @@ app that breaks them."""
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,37 @@ def test_the_eval_example_passes_and_fails_above_its_rate(pytester: pytest.Pytes
     result = pytester.runpytest(*QUIET)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*below the minimum 99%*"])
+
+
+def leaks_example() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    [block] = [b for b in blocks if "check_no_leaks" in b]
+    return block
+
+
+def test_the_leaks_example_passes_and_fails_on_code_that_leaks(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_example=leaks_example())
+    pytester.runpytest(*QUIET).assert_outcomes(passed=2)
+    leaky = (
+        leaks_example()
+        .replace("with client.stream(", "if response := client.send(client.build_request(")
+        .replace("json=CHAT) as response:", "json=CHAT), stream=True):")
+        .replace(
+            "next(response.iter_lines())", "LINES.append(response.iter_lines()); next(LINES[0])"
+        )
+        .replace(
+            'subprocess.run([sys.executable, "-c", "print(\'done\')"], check=True)',
+            'LINES.append(__import__("tempfile").mkdtemp(prefix="stuntset-readme-leak-"))',
+        )
+    )
+    assert leaky.count("LINES.append") == 2
+    assert leaky.count("stuntset-readme-leak-") == 1
+    pytester.makepyfile(test_example=leaky + "\nLINES = []\n")
+    result = pytester.runpytest(*QUIET)
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*[[]streams[]] model double stream: POST /v1/chat/completions (in-process*(still open)*"]
+    )
+    result.stdout.fnmatch_lines(["*[[]temp_dirs[]] temporary directory */stuntset-readme-leak-*"])
+    for left in Path(tempfile.gettempdir()).glob("stuntset-readme-leak-*"):
+        left.rmdir()

@@ -45,7 +45,7 @@ KINDS: dict[str, dict[str, str]] = {
         "exception": "CapabilityError ConformanceFailure ContractViolation EvalBelowThreshold "
         "EvalFileError HarnessFailure "
         "InstalledPackageError InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse "
-        "MissingExtra PrefixUnstable "
+        "MissingExtra PrefixUnstable ResourceLeak "
         "ScriptError ScriptExhausted StaleCursor StuntsetError ToolMismatch TrajectoryMismatch "
         "UnknownScenario UnstubbedCall UnusedTurns UsageError WaitTimeout WorkspaceMismatch",
     },
@@ -89,13 +89,14 @@ KINDS: dict[str, dict[str, str]] = {
         "constant": "CACHE_FIELDS CONFORMANCE_INVARIANTS DEFAULT_SETTINGS HOST_TIMEOUT_INVARIANTS "
         "INVARIANTS",
         "exception": "ConformanceFailure InstalledPackageError InvariantViolation LeftoverPaths "
-        "PrefixUnstable ToolMismatch TrajectoryMismatch WorkspaceMismatch",
-        "class": "CommandResult ConformanceReport DeclaredTool InstalledPackage ModelRequest "
+        "PrefixUnstable ResourceLeak ToolMismatch TrajectoryMismatch WorkspaceMismatch",
+        "class": "CommandResult ConformanceReport DeclaredTool InstalledPackage Leak LeakSnapshot "
+        "ModelRequest "
         "PrefixDivergence "
         "PrefixReport ReceivedCall SettleGate TempTracker ToolCalls ToolStep TrajectoryResult "
         "WorkspaceChanges WorkspaceSnapshot",
         "function": "acheck_host_timeouts acheck_provider_conformance assert_prefix_stable "
-        "assert_tool assert_trajectory check_event_log check_host_timeouts "
+        "assert_tool assert_trajectory check_event_log check_host_timeouts check_no_leaks "
         "check_provider_conformance conformance_cases "
         "conformance_test declared_tools find_prefix_divergence first_user_message install_package "
         "match_trajectory model_requests trajectory_of verify_command within",
@@ -299,7 +300,7 @@ from stuntset.errors import (
     ScriptError, ScriptExhausted, StaleCursor, StuntsetError, UnknownScenario, UnstubbedCall,
     UnusedTurns, UsageError, WaitTimeout, LeftoverPaths, PrefixUnstable, ToolMismatch,
     TrajectoryMismatch, WorkspaceMismatch, InvalidEvent, LogFileError, LogInUse,
-    InstalledPackageError, EvalFileError, EvalBelowThreshold, MissingExtra,
+    InstalledPackageError, EvalFileError, EvalBelowThreshold, MissingExtra, ResourceLeak,
 )
 raised = [
     EvalFileError("x"), EvalBelowThreshold("x"),
@@ -311,7 +312,7 @@ raised = [
     LeftoverPaths("x"), PrefixUnstable("x"), ToolMismatch("x"), TrajectoryMismatch("x"),
     WorkspaceMismatch("x"), InvalidEvent("x", index=0, field="ts"),
     LogFileError("x", path="host.db"), LogInUse("x", path="host.db", pid=1),
-    InstalledPackageError("x"), MissingExtra("x"),
+    InstalledPackageError("x"), MissingExtra("x"), ResourceLeak("x"),
 ]
 assert all(isinstance(error, StuntsetError) for error in raised)
 """,
@@ -561,6 +562,14 @@ package = InstalledPackage(tmp, "p", tmp / "p.whl", tmp / "venv", tmp)
 assert package.python == tmp / "venv" / "bin" / "python"
 assert issubclass(InstalledPackageError, AssertionError)
 InstalledPackageError("x")
+from stuntset.checks import Leak, LeakSnapshot, ResourceLeak, check_no_leaks
+with check_no_leaks(kinds=["temp_dirs"]):
+    pass
+snapshot = LeakSnapshot.take(kinds=["temp_dirs"])
+assert isinstance(snapshot, LeakSnapshot)
+assert snapshot.leaks() == [] and str(Leak("tasks", "a task")) == "a task"
+assert issubclass(ResourceLeak, AssertionError)
+ResourceLeak("x")
 """,
     "checks": """
 from stuntset.checks import (

@@ -28,6 +28,9 @@ Checks for your own agent app:
 - ``within(seconds, gate=)`` and ``SettleGate``: bounded waits that name what was still
   pending (``WaitTimeout``); ``TempTracker`` removes temporary paths and reports leftovers
   (``LeftoverPaths``).
+- ``check_no_leaks()`` / ``LeakSnapshot``: child processes, sockets, pipes, asyncio tasks,
+  temporary directories and model-double streams a block opened and left open
+  (``ResourceLeak``); on by default at the teardown of tests that use stuntset's fixtures.
 - ``install_package(project_dir, extras=)``: the user's package built into a wheel and
   installed into a fresh venv; ``InstalledPackage.run`` / ``.bin`` / ``.entry_points`` /
   ``.import_check`` exercise it as installed, from outside the source tree
@@ -42,6 +45,7 @@ from stuntset.checks.host_timeouts import (
     check_host_timeouts,
 )
 from stuntset.checks.installed import InstalledPackage, install_package
+from stuntset.checks.leaks import Leak, LeakSnapshot, check_no_leaks
 from stuntset.checks.log_invariants import INVARIANTS, check_event_log
 from stuntset.checks.prefix import (
     CACHE_FIELDS,
@@ -87,6 +91,7 @@ from stuntset.errors import (
     InvariantViolation,
     LeftoverPaths,
     PrefixUnstable,
+    ResourceLeak,
     ToolMismatch,
     TrajectoryMismatch,
     WorkspaceMismatch,
@@ -119,12 +124,15 @@ __all__ = [
     "InstalledPackage",
     "InstalledPackageError",
     "InvariantViolation",
+    "Leak",
+    "LeakSnapshot",
     "LeftoverPaths",
     "ModelRequest",
     "PrefixDivergence",
     "PrefixReport",
     "PrefixUnstable",
     "ReceivedCall",
+    "ResourceLeak",
     "SettleGate",
     "TempTracker",
     "ToolCalls",
@@ -142,6 +150,7 @@ __all__ = [
     "assert_trajectory",
     "check_event_log",
     "check_host_timeouts",
+    "check_no_leaks",
     "check_provider_conformance",
     "conformance_cases",
     "conformance_test",

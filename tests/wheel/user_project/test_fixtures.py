@@ -164,6 +164,26 @@ def test_temp_tracker_cleans_what_the_code_left(temp_tracker):
     temp_tracker.release(handed)
 
 
+def test_stuntset_leaks_lets_a_process_outlive_the_test_on_purpose(stuntset_leaks):
+    import sys
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    KEPT.append(child)  # a later test stops it
+    stuntset_leaks.keep(child)
+    stuntset_leaks.keep(child.stdin)
+
+
+def test_a_kept_process_is_stopped_later():
+    for child in KEPT:
+        child.stdin.close()
+        assert child.wait(10) == 0
+
+
+KEPT: list[subprocess.Popen[bytes]] = []
+
+
 def test_installed_package_runs_my_console_script_from_its_venv(installed_package, tmp_path):
     # uv comes from $STUNTSET_UV (the wheel smoke passes its own)
     (tmp_path / "hello_tool").mkdir()

@@ -17,12 +17,9 @@ module-level client reused across tests, on purpose) keeps its connection and is
 
 from __future__ import annotations
 
-import gc
-import sys
-import warnings
 from collections.abc import Callable
-from typing import Any
 
+from stuntset._resources import Finalised
 from stuntset.errors import HarnessFailure, WaitTimeout
 from stuntset.waiting import wait_for
 
@@ -38,40 +35,6 @@ UNCLOSED_HELP = (
 #: client's FIN arrives in well under a millisecond, so this is spent only when something
 #: leaked or a client is kept open on purpose: once per such client, not per test).
 SETTLE_SECONDS = 0.5
-
-
-class _Finalised:
-    """What finalisers warned or raised during one ``gc.collect()``, held back so it does not
-    escape into a later test; ``replay()`` lets it through when it is not reported here."""
-
-    def __init__(self) -> None:
-        self.warnings: list[warnings.WarningMessage] = []
-        self.unraisable: list[Any] = []
-
-    def collect(self) -> None:
-        previous = sys.unraisablehook
-        sys.unraisablehook = self.unraisable.append
-        try:
-            with warnings.catch_warnings(record=True) as seen:
-                warnings.simplefilter("always")
-                gc.collect()
-        finally:
-            sys.unraisablehook = previous
-        self.warnings = seen
-
-    def messages(self) -> list[str]:
-        said = [f"{w.category.__name__}: {w.message}" for w in self.warnings]
-        said += [f"{type(u.exc_value).__name__}: {u.exc_value}" for u in self.unraisable]
-        return list(dict.fromkeys(said))
-
-    def unclosed(self) -> bool:
-        return any("unclosed" in m or "Event loop is closed" in m for m in self.messages())
-
-    def replay(self) -> None:
-        for w in self.warnings:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        for u in self.unraisable:
-            sys.unraisablehook(u)
 
 
 def check_unclosed_clients(
@@ -96,7 +59,7 @@ def check_unclosed_clients(
     except WaitTimeout:
         pass
     leaked = opened()
-    finalised = _Finalised()
+    finalised = Finalised()
     finalised.collect()
     try:
         wait_for(lambda: not (opened() & leaked), timeout=settle)

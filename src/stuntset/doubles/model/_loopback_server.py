@@ -15,6 +15,8 @@ import threading
 
 import uvicorn
 
+from stuntset._resources import LONG_LIVED
+
 from .app import ModelApp
 from .double import ModelDouble
 
@@ -49,6 +51,13 @@ class LoopbackServer:
     answers (one server can serve many tests in turn)."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        # it outlives tests (one per session): its listening socket and its loop's self-pipe are
+        # not a test's leak, and its client connections are judged by stand_in's own check
+        with LONG_LIVED.opened_here():
+            self._start(host, port)
+        LONG_LIVED.add_server(self.host, self.port)
+
+    def _start(self, host: str, port: int) -> None:
         self.app = ModelApp()
         self._sock = _listening_socket(host, port)
         self.host, self.port = self._sock.getsockname()[:2]
@@ -100,3 +109,4 @@ class LoopbackServer:
         self._server.should_exit = True
         self._thread.join(30)
         self._sock.close()
+        LONG_LIVED.remove_server(self.host, self.port)

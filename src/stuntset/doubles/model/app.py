@@ -18,6 +18,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+from stuntset._resources import STREAMS
+
 from ._reply import Abort, Pause, Reply, Stall
 from .double import ModelDouble
 
@@ -65,11 +67,13 @@ class ModelApp:
                 reply = double.too_large(scope["method"], scope["path"], query, headers, limit)
             else:
                 reply = double.handle(scope["method"], scope["path"], query, headers, body)
-            await self._play(double, reply, receive, send)
+            await self._play(double, reply, receive, send, path=scope["path"])
         except _Disconnected:
             return
 
-    async def _play(self, double: ModelDouble, reply: Reply, receive: Receive, send: Send) -> None:
+    async def _play(
+        self, double: ModelDouble, reply: Reply, receive: Receive, send: Send, *, path: str = ""
+    ) -> None:
         if reply.wait:
             await self._pause(double, reply.wait, receive)
         if reply.status is None:
@@ -93,6 +97,15 @@ class ModelApp:
         # uvicorn's transport (to stop writing the moment the client has gone: writes to a
         # closed transport are dropped, but asyncio logs a warning for each after the fifth)
         transport = getattr(getattr(send, "__self__", None), "transport", None)
+        token = STREAMS.opened(f"{path} (streamed response over loopback)")
+        try:
+            await self._stream(double, actions, transport, receive, send)
+        finally:  # a stream the double had to end at its close was never released
+            STREAMS.ended(token, released=not double.closing.is_set())
+
+    async def _stream(
+        self, double: ModelDouble, actions: list[Any], transport: Any, receive: Receive, send: Send
+    ) -> None:
         for action in actions:
             if isinstance(action, bytes):
                 if transport is not None and transport.is_closing():

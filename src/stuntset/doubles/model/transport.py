@@ -19,6 +19,7 @@ from functools import cache, lru_cache
 from types import ModuleType, TracebackType
 from typing import Any, Self
 
+from stuntset._resources import STREAMS
 from stuntset.clock import FakeClock
 from stuntset.script import Script
 
@@ -134,6 +135,7 @@ def _stream_classes(lib: ModuleType) -> tuple[type[Any], type[Any]]:
             self, actions: list[Action], timer: _Timer, request: Any, reply: Reply
         ) -> None:
             self.actions, self.timer, self.request, self.reply = actions, timer, request, reply
+            self.token = STREAMS.opened(_what(request, actions))
 
         def __iter__(self) -> Iterator[bytes]:
             sent = 0
@@ -149,13 +151,22 @@ def _stream_classes(lib: ModuleType) -> tuple[type[Any], type[Any]]:
                     else:
                         raise _Closed(action.reset)
             except (_Timeout, _Closed) as problem:
+                STREAMS.ended(self.token)
                 raise _error(lib, self.request, problem, sent, self.reply) from None
+            except Exception:
+                STREAMS.ended(self.token)
+                raise
+            STREAMS.ended(self.token)  # read to the end (not on GeneratorExit: dropped)
+
+        def close(self) -> None:
+            STREAMS.ended(self.token)
 
     class AsyncStream(lib.AsyncByteStream):  # type: ignore[misc,name-defined]
         def __init__(
             self, actions: list[Action], timer: _Timer, request: Any, reply: Reply
         ) -> None:
             self.actions, self.timer, self.request, self.reply = actions, timer, request, reply
+            self.token = STREAMS.opened(_what(request, actions))
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             sent = 0
@@ -171,9 +182,24 @@ def _stream_classes(lib: ModuleType) -> tuple[type[Any], type[Any]]:
                     else:
                         raise _Closed(action.reset)
             except (_Timeout, _Closed) as problem:
+                STREAMS.ended(self.token)
                 raise _error(lib, self.request, problem, sent, self.reply) from None
+            except BaseException as error:
+                if not isinstance(error, GeneratorExit):  # a cancelled read ends it too
+                    STREAMS.ended(self.token)
+                raise
+            STREAMS.ended(self.token)  # read to the end (not on GeneratorExit: dropped)
+
+        async def aclose(self) -> None:
+            STREAMS.ended(self.token)
 
     return SyncStream, AsyncStream
+
+
+def _what(request: Any, actions: list[Action]) -> str:
+    """How a stream names itself in the leak check's report."""
+    chunks = sum(1 for action in actions if isinstance(action, bytes))
+    return f"{request.method} {request.url.path} (in-process response of {chunks} chunk(s))"
 
 
 @lru_cache(maxsize=64)

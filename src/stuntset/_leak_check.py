@@ -1,0 +1,610 @@
+"""Leak checks: what a test (or any block of code) started and left behind. Public as
+``stuntset.checks.leaks`` (and ``stuntset.checks``); kept outside the ``checks`` package so
+the pytest plugin loads it without importing every other check (≈0.7 s).
+
+``LeakSnapshot.take()`` notes what the process holds; ``snapshot.check()`` fails with one
+``ResourceLeak`` listing everything opened since and still there, each with what it is and
+where it came from:
+
+- **processes**: live descendants of this process started since (command line; the Python
+  line that started it, when it was started through ``subprocess``/``asyncio``);
+- **sockets** and **pipes**: descriptors opened since and still open (both ends of a socket;
+  the line that created it; the child process at the other end of a pipe);
+- **tasks**: asyncio tasks created in the block and still pending when it ended (coroutine,
+  where it is suspended, where it was created when the loop runs in debug mode);
+- **temp_dirs**: directories created directly in the temporary directory and still there
+  (the line that created them);
+- **streams**: streaming responses of the model doubles that their client neither read to the
+  end nor closed (``stuntset._resources.STREAMS``).
+
+``with check_no_leaks():`` / ``async with check_no_leaks():`` wrap a block (the async form
+also checks tasks). Under pytest the ``stuntset_leaks`` fixture and marker do it at teardown
+(see the plugin). Processes are read from ``/proc`` (Linux); where there is none that kind is
+skipped and named in ``snapshot.unsupported``. Resources meant to outlive the block are
+excluded with ``snapshot.keep(obj)``; the session's loopback server registers its own
+(``LONG_LIVED``), and connections to it are judged by ``stand_in``'s unclosed-client check.
+
+What is still open is given ``settle`` seconds to close (a closed client's server side, a
+terminated child's exit), then a garbage collection: what it closes was dropped without being
+closed, and the report quotes what its finalisers said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import sys
+import sysconfig
+import tempfile
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from types import FrameType, TracebackType
+from typing import Any, Literal
+
+from stuntset._resources import (
+    LONG_LIVED,
+    STREAMS,
+    FdInfo,
+    Finalised,
+    ProcessInfo,
+    child_processes,
+    describe_fd,
+    open_fds,
+)
+from stuntset.errors import ResourceLeak, UsageError, WaitTimeout
+from stuntset.waiting import wait_for, wait_for_async
+
+__all__ = ["KINDS", "Leak", "LeakSnapshot", "check_no_leaks"]
+
+#: Every kind of leak the check knows, in report order.
+KINDS = ("processes", "sockets", "pipes", "tasks", "temp_dirs", "streams")
+
+#: Real seconds what is still open gets to close before it counts (a closed client's server
+#: side, a terminated process's exit): spent only when something is still open.
+SETTLE_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Leak:
+    """One resource that outlived its block: ``kind`` (one of ``KINDS``), what it is, and
+    where it came from (empty when unknown)."""
+
+    kind: str
+    what: str
+    origin: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.what}\n      {self.origin}" if self.origin else self.what
+
+
+# --- where things come from: an audit hook, installed once, inert unless a snapshot watches ---
+
+_WATCHING: list[LeakSnapshot] = []
+_HOOKED = False
+_HOOK_LOCK = threading.Lock()
+_EVENTS = frozenset({"os.mkdir", "subprocess.Popen", "os.posix_spawn", "socket.__new__"})
+
+
+def _prefixes(*keys: str) -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple(sorted({os.path.join(paths[k], "") for k in keys if k in paths}))
+
+
+#: Installed packages and stuntset itself: a line there says which library opened a thing.
+_PACKAGES = (
+    *_prefixes("purelib", "platlib"),
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ""),
+)
+#: ... and the standard library: the origin is the first line outside all of them.
+_LIBRARY = (*_prefixes("stdlib", "platstdlib"), *_PACKAGES)
+
+
+def _origin(frame: FrameType | None) -> str:
+    """The innermost caller outside the standard library, installed packages and stuntset
+    (the test's or the app's own line), and the innermost package line it went through."""
+    through = ""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith("<"):
+            here = f"{name}:{frame.f_lineno} in {frame.f_code.co_name}"
+            if not name.startswith(_LIBRARY):
+                return f"{here} (via {through})" if through else here
+            if not through and name.startswith(_PACKAGES):
+                through = here
+        frame = frame.f_back
+    return through
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if not _WATCHING or event not in _EVENTS:
+        return
+    where = _origin(sys._getframe(1))
+    for snapshot in list(_WATCHING):
+        snapshot._saw(event, args, where)
+
+
+def _install_hook() -> None:
+    global _HOOKED
+    with _HOOK_LOCK:
+        if not _HOOKED:
+            sys.addaudithook(_hook)  # cannot be removed: it does nothing unless watched
+            _HOOKED = True
+
+
+# --- the snapshot -----------------------------------------------------------------------------
+
+
+def _describe_task(task: asyncio.Task[Any]) -> tuple[str, str]:
+    coro = task.get_coro()
+    name = getattr(coro, "__qualname__", None) or type(coro).__name__
+    what = f"asyncio task {task.get_name()!r} running {name}()"
+    stack = task.get_stack(limit=1)
+    if stack:
+        frame = stack[-1]
+        what += f", suspended at {frame.f_code.co_filename}:{frame.f_lineno}"
+    created = getattr(task, "_source_traceback", None)
+    origin = ""
+    if created:
+        origin = "created at " + "; ".join(f"{f.filename}:{f.lineno}" for f in created[-2:])
+    return what, origin
+
+
+def _finalising(task: asyncio.Task[Any]) -> bool:
+    """The loop's own task closing an async generator that was dropped mid-iteration (a
+    consumer broke out of an SDK's ``async for``): the loop's cleanup, not the test's leak."""
+    return type(task.get_coro()).__name__ == "async_generator_athrow"
+
+
+def _pipe_peers(inode: int, processes: Iterable[ProcessInfo]) -> str:
+    for process in processes:
+        try:
+            names = os.listdir(f"/proc/{process.pid}/fd")
+        except OSError:
+            continue
+        for name in names:
+            try:
+                if os.readlink(f"/proc/{process.pid}/fd/{name}") == f"pipe:[{inode}]":
+                    return f"other end in child process {process.pid}: {' '.join(process.cmdline)}"
+            except OSError:
+                continue
+    return ""
+
+
+@dataclass
+class LeakSnapshot:
+    """What the process held when it was taken; ``check()`` reports what was opened since and
+    is still there. Use ``take()`` (or ``check_no_leaks``), not the constructor."""
+
+    kinds: frozenset[str]
+    temp_root: str
+    ignore_paths: tuple[str, ...] = ()
+    where: str = ""
+    unsupported: tuple[str, ...] = ()
+    _processes: dict[int, ProcessInfo] | None = None
+    _fds: set[tuple[int, int]] = field(default_factory=set)
+    _stream_mark: int = 0
+    _temp_dirs: dict[str, str] = field(default_factory=dict)
+    _spawned: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
+    _sockets: list[tuple[weakref.ref[Any], str]] = field(default_factory=list)
+    _tasks: list[tuple[weakref.ref[asyncio.Task[Any]], str, str]] = field(default_factory=list)
+    _tasks_before: set[asyncio.Task[Any]] | None = None
+    _kept_pids: set[tuple[int, int]] = field(default_factory=set)
+    _kept_fds: set[tuple[int, int]] = field(default_factory=set)
+    _kept_paths: set[str] = field(default_factory=set)
+    _kept_tasks: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)
+    _watching: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def take(
+        cls,
+        *,
+        kinds: Iterable[str] = KINDS,
+        ignore: Iterable[str] = (),
+        temp_root: str | os.PathLike[str] | None = None,
+        ignore_paths: Iterable[str | os.PathLike[str]] = (),
+        where: str = "",
+    ) -> LeakSnapshot:
+        """Note what the process holds now and start watching. ``kinds`` minus ``ignore``
+        are checked; ``temp_root`` is the temporary directory (default: ``tempfile``'s);
+        directories under ``ignore_paths`` are never leaks; ``where`` prefixes the report."""
+        chosen = frozenset(kinds) - frozenset(ignore)
+        unknown = sorted((chosen | frozenset(ignore)) - frozenset(KINDS))
+        if unknown:
+            raise UsageError(f"unknown leak kind(s) {unknown}: the kinds are {list(KINDS)}")
+        root = os.path.realpath(temp_root if temp_root is not None else tempfile.gettempdir())
+        snapshot = cls(
+            chosen,
+            root,
+            tuple(os.path.join(os.path.realpath(p), "") for p in ignore_paths),
+            where,
+        )
+        snapshot._start()
+        return snapshot
+
+    def _start(self) -> None:
+        if "processes" in self.kinds:
+            self._processes = child_processes()
+            if self._processes is None:
+                self.unsupported = ("processes",)
+        if self.kinds & {"sockets", "pipes"}:
+            self._fds = {(i.dev, i.ino) for i in open_fds().values()}
+        if "streams" in self.kinds:
+            self._stream_mark = STREAMS.watch()
+        _install_hook()
+        _WATCHING.append(self)
+        self._watching = True
+
+    def close(self) -> None:
+        """Stop watching (``check`` calls it; idempotent)."""
+        if not self._watching:
+            return
+        self._watching = False
+        if self in _WATCHING:
+            _WATCHING.remove(self)
+        if "streams" in self.kinds:
+            STREAMS.unwatch(self._stream_mark)
+
+    def __eq__(self, other: object) -> bool:  # identity: snapshots are not values
+        return self is other
+
+    __hash__ = object.__hash__
+
+    def _saw(self, event: str, args: tuple[Any, ...], where: str) -> None:
+        with self._lock:
+            if event == "os.mkdir":
+                path, _mode, dir_fd = args
+                if "temp_dirs" in self.kinds and dir_fd in (-1, None):
+                    full = os.path.abspath(os.fsdecode(path))
+                    if os.path.realpath(os.path.dirname(full)) == self.temp_root:
+                        self._temp_dirs.setdefault(full, where)
+            elif event == "socket.__new__":
+                if "sockets" in self.kinds:
+                    self._sockets.append((weakref.ref(args[0]), where))
+            elif "processes" in self.kinds:  # subprocess.Popen / os.posix_spawn
+                argv = args[1]
+                argv = [argv] if isinstance(argv, str | bytes | os.PathLike) else list(argv or ())
+                self._spawned.append((tuple(os.fsdecode(a) for a in argv), where))
+
+    # --- what the test marks as its own ---
+
+    def keep(self, thing: Any) -> None:
+        """Let ``thing`` outlive the block: a process (``Popen``, or a pid), a socket or pipe
+        (an object with ``fileno()``, or a descriptor number: an int is a descriptor when one
+        is open with that number, else a pid), a path, or an asyncio task."""
+        if isinstance(thing, asyncio.Task):
+            self._kept_tasks.add(thing)
+        elif isinstance(thing, str | os.PathLike):
+            self._kept_paths.add(os.path.abspath(os.fspath(thing)))
+        elif hasattr(thing, "pid") or (isinstance(thing, int) and not hasattr(thing, "fileno")):
+            pid = int(getattr(thing, "pid", thing))
+            if hasattr(thing, "pid") or pid not in open_fds():
+                found = (child_processes() or {}).get(pid)
+                self._kept_pids.add((pid, found.start if found else -1))
+                return
+            info = os.fstat(pid)
+            self._kept_fds.add((info.st_dev, info.st_ino))
+        elif hasattr(thing, "fileno"):
+            info = os.fstat(thing.fileno())
+            self._kept_fds.add((info.st_dev, info.st_ino))
+        else:
+            raise UsageError(
+                f"keep({thing!r}): expected a process, a socket or descriptor, a path or an "
+                f"asyncio task"
+            )
+
+    # --- tasks (inside the loop, before it ends) ---
+
+    def tasks_now(self) -> set[asyncio.Task[Any]]:
+        """The running asyncio loop's tasks (empty outside asyncio): call at the block's
+        start, pass to ``note_tasks`` at its end."""
+        try:
+            return set(asyncio.all_tasks())
+        except RuntimeError:  # no running asyncio loop (trio, or none)
+            return set()
+
+    async def note_tasks(self, before: set[asyncio.Task[Any]]) -> None:
+        """At the end of an async block, on its loop: note the tasks created since ``before``
+        that are still pending, after letting ready callbacks run (the loop cancels them when
+        it closes, so they are described now)."""
+        if "tasks" not in self.kinds:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # trio: no free-standing tasks to leak
+        for _ in range(3):  # let work that is already due finish (no time passes)
+            await asyncio.sleep(0)
+        me = asyncio.current_task(loop)
+        for task in asyncio.all_tasks(loop):
+            if task is me or task in before or task.done() or _finalising(task):
+                continue
+            what, origin = _describe_task(task)
+            self._tasks.append((weakref.ref(task), what, origin))
+
+    # --- the check ---
+
+    def _new_processes(self) -> list[ProcessInfo]:
+        if self._processes is None:
+            return []
+        now = child_processes() or {}
+        old = {(p.pid, p.start) for p in self._processes.values()}
+        return [
+            p
+            for p in now.values()
+            if (p.pid, p.start) not in old
+            and (p.pid, p.start) not in self._kept_pids
+            and (p.pid, -1) not in self._kept_pids
+        ]
+
+    def _new_fds(self) -> list[FdInfo]:
+        wanted = {k for k in ("sockets", "pipes") if k in self.kinds}
+        if not wanted:
+            return []
+        return [
+            info
+            for info in open_fds().values()
+            if info.kind + "s" in wanted
+            and (info.dev, info.ino) not in self._fds
+            and (info.dev, info.ino) not in self._kept_fds
+            and not LONG_LIVED.owns_fd(info)
+        ]
+
+    def _left_dirs(self) -> list[str]:
+        with self._lock:
+            made = list(self._temp_dirs)
+        kept = self._kept_paths | LONG_LIVED.paths
+        return [
+            path
+            for path in made
+            if os.path.isdir(path)
+            and path not in kept
+            and not os.path.join(path, "").startswith(self.ignore_paths or ("\0",))
+        ]
+
+    def _pending(self) -> tuple[list[ProcessInfo], list[FdInfo], list[str]]:
+        streams: list[str] = []
+        if "streams" in self.kinds:
+            streams = STREAMS.since(self._stream_mark)
+        return self._new_processes(), self._new_fds(), streams
+
+    def leaks(self, *, settle: float = SETTLE_SECONDS) -> list[Leak]:
+        """Everything opened since the snapshot and still there (after ``settle`` seconds
+        and a garbage collection), in ``KINDS`` order; stops watching."""
+        try:
+            return self._leaks(settle)
+        finally:
+            self.close()
+
+    def _fd_leaks(
+        self, fds: list[FdInfo], processes: list[ProcessInfo]
+    ) -> list[tuple[tuple[int, int], Leak]]:
+        sockets: dict[int, str] = {}
+        for ref, where in list(self._sockets):
+            sock = ref()
+            if sock is not None and sock.fileno() != -1:
+                sockets.setdefault(sock.fileno(), where)
+        found = []
+        for info in sorted(fds, key=lambda i: (i.kind != "socket", i.fd)):
+            if info.kind == "socket":
+                where = sockets.get(info.fd, "")
+                origin = f"opened at {where}" if where else ""
+            else:
+                origin = _pipe_peers(info.ino, processes)
+            found.append(((info.dev, info.ino), Leak(info.kind + "s", describe_fd(info), origin)))
+        return found
+
+    def _still_open(self) -> bool:
+        processes, fds, streams = self._pending()
+        return bool(processes or fds or any("still open" in s for s in streams))
+
+    def _leaks(self, settle: float) -> list[Leak]:
+        still_open = self._still_open
+        finalised: Finalised | None = None
+        collected: list[Leak] = []
+        if still_open():
+            try:
+                wait_for(lambda: not still_open(), timeout=settle)
+            except WaitTimeout:
+                held = self._fd_leaks(self._new_fds(), [])  # described while they are open
+                finalised = Finalised()
+                finalised.collect()
+                if finalised.unclosed():
+                    now = {(i.dev, i.ino) for i in self._new_fds()}
+                    collected = [
+                        Leak(leak.kind, f"{leak.what}, dropped without being closed", leak.origin)
+                        for key, leak in held
+                        if key not in now
+                    ]
+        processes, fds, streams = self._pending()
+        found: list[Leak] = []
+        spawned = list(self._spawned)
+        for process in processes:
+            origin = next((w for argv, w in spawned if argv == process.cmdline), "")
+            if not origin and process.ppid != os.getpid():
+                origin = f"a child of process {process.ppid}"
+            command = " ".join(process.cmdline) or "(command line unreadable)"
+            found.append(
+                Leak("processes", f"child process {process.pid}: {command}", _started(origin))
+            )
+        found += [leak for _, leak in self._fd_leaks(fds, processes)] + collected
+        for ref, what, origin in self._tasks:
+            task = ref()
+            if task is None or task not in self._kept_tasks:
+                found.append(Leak("tasks", what, origin))
+        for path in self._left_dirs():
+            where = self._temp_dirs.get(path, "")
+            found.append(
+                Leak(
+                    "temp_dirs", f"temporary directory {path}", f"created at {where}" * bool(where)
+                )
+            )
+        for stream in streams:
+            found.append(Leak("streams", f"model double stream: {stream}"))
+        if finalised is not None:
+            said = finalised.messages()
+            if found and said:
+                found.append(Leak("collector", "the garbage collector said: " + "; ".join(said)))
+            elif not found:
+                finalised.replay()
+        order = {kind: i for i, kind in enumerate((*KINDS, "collector"))}
+        return sorted(found, key=lambda leak: order[leak.kind])
+
+    def check(self, *, settle: float = SETTLE_SECONDS, hint: str = "") -> None:
+        """``ResourceLeak`` listing every leak (see ``leaks``); stops watching."""
+        __tracebackhide__ = True
+        found = self.leaks(settle=settle)
+        if not found:
+            return
+        real = [leak for leak in found if leak.kind != "collector"]
+        lines = "\n".join(f"  - [{leak.kind}] {leak}" for leak in found)
+        place = f"{self.where}: " if self.where else ""
+        raise ResourceLeak(
+            f"{place}{len(real)} resource(s) opened here were still open at the end:\n{lines}\n"
+            f"Close what the code under test opens (async with / with, await x.aclose(), "
+            f"process.wait(), task cancel + await, TemporaryDirectory); "
+            + (hint or "snapshot.keep(obj) lets one outlive the block on purpose.")
+        )
+
+    # --- as a context manager ---
+
+    def __enter__(self) -> LeakSnapshot:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]:
+        __tracebackhide__ = True
+        if kind is None:
+            self.check()
+        else:
+            self.close()  # the block's own error is the one to read
+        return False
+
+    async def __aenter__(self) -> LeakSnapshot:
+        self._tasks_before = self.tasks_now()
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]:
+        __tracebackhide__ = True
+        if kind is None:
+            await self.note_tasks(self._tasks_before or set())
+            if self._still_open():  # settle with the loop running: cleanup may be its tasks
+                with contextlib.suppress(WaitTimeout):
+                    await wait_for_async(lambda: not self._still_open(), timeout=SETTLE_SECONDS)
+            self.check(settle=0)
+        else:
+            self.close()  # the block's own error is the one to read
+        return False
+
+
+def _started(origin: str) -> str:
+    if not origin or origin.startswith("a child"):
+        return origin
+    return f"started at {origin.removeprefix('at ')}"
+
+
+def check_no_leaks(
+    *,
+    kinds: Iterable[str] = KINDS,
+    ignore: Iterable[str] = (),
+    temp_root: str | os.PathLike[str] | None = None,
+    where: str = "",
+) -> LeakSnapshot:
+    """``with check_no_leaks():`` (or ``async with``, which also checks asyncio tasks): at
+    the end of the block, ``ResourceLeak`` lists the child processes, sockets, pipes, tasks,
+    temporary directories and model-double streams it opened and left open. Not checked if
+    the block raised (its own error is the one to read)."""
+    return LeakSnapshot.take(kinds=kinds, ignore=ignore, temp_root=temp_root, where=where)
+
+
+# --- what the pytest plugin wires (pytest-free) -------------------------------------------------
+
+#: The end of a failure at a test's teardown: how to fix or switch off the check.
+PYTEST_HINT = (
+    "if one is meant to outlive the test, stuntset_leaks.keep(obj) (the fixture); to leave a "
+    "kind out, @pytest.mark.stuntset_leaks(ignore=[...]) (kinds: "
+    + ", ".join(KINDS)
+    + "); to switch the check off, @pytest.mark.stuntset_leaks(False)."
+)
+
+
+def marker_options(
+    args: tuple[Any, ...], kwargs: dict[str, Any], where: str
+) -> tuple[bool, tuple[str, ...]]:
+    """(on, kinds to ignore) from ``@pytest.mark.stuntset_leaks(on=True, *, ignore=())``."""
+    options = dict(kwargs)
+    on = options.pop("on", args[0] if args else True)
+    ignore = options.pop("ignore", ())
+    if isinstance(ignore, str):
+        ignore = (ignore,)
+    if len(args) > 1 or options or not isinstance(on, bool):
+        raise UsageError(
+            f"{where}: stuntset_leaks takes `True`/`False` and `ignore=[kinds]` (kinds: "
+            f"{', '.join(KINDS)}); got args {list(args)} and options {sorted(kwargs)}"
+        )
+    unknown = sorted(set(ignore) - set(KINDS))
+    if unknown:
+        raise UsageError(
+            f"{where}: stuntset_leaks(ignore=...): unknown kind(s) {unknown}; the kinds are {list(KINDS)}"
+        )
+    return on, tuple(ignore)
+
+
+def pytest_temp_roots(basetemp: str | os.PathLike[str] | None) -> tuple[str, ...]:
+    """Directories pytest itself makes in the temporary directory (``pytest-of-<user>``, or
+    ``--basetemp``): ``tmp_path`` lives there and is pytest's to clean up."""
+    import getpass
+
+    try:
+        user = getpass.getuser()
+    except (ImportError, KeyError, OSError):  # pragma: no cover - as pytest does
+        user = "unknown"
+    root = os.environ.get("PYTEST_DEBUG_TEMPROOT") or tempfile.gettempdir()
+    roots = [os.path.join(root, f"pytest-of-{user}")]
+    if basetemp is not None:
+        roots.append(os.fspath(basetemp))
+    return tuple(roots)
+
+
+def at_teardown(
+    where: str, *, ignore: Iterable[str], ignore_paths: Iterable[str], failed: Callable[[], bool]
+) -> Iterator[LeakSnapshot]:
+    """The plugin's check, as a generator fixture body: snapshot now (after the wider-scoped
+    fixtures and before the test's own), check when resumed (after the test's own fixtures
+    were torn down), unless ``failed()`` (the test's own failure is the one to read)."""
+    __tracebackhide__ = True
+    snapshot = LeakSnapshot.take(ignore=ignore, ignore_paths=ignore_paths, where=where)
+    try:
+        yield snapshot
+    finally:
+        if failed():
+            snapshot.close()
+        else:
+            snapshot.check(hint=PYTEST_HINT)
+
+
+def noting_tasks(test: Callable[..., Any], snapshot: LeakSnapshot) -> Callable[..., Any]:
+    """``test`` (a coroutine function) wrapped so that, on its loop and before the loop ends,
+    the tasks it left pending are noted in ``snapshot``."""
+
+    @functools.wraps(test)
+    async def run(**kwargs: Any) -> Any:
+        before = snapshot.tasks_now()
+        result = await test(**kwargs)
+        await snapshot.note_tasks(before)
+        return result
+
+    return run

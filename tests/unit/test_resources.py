@@ -1,0 +1,152 @@
+"""What the process holds, read from the OS (``stuntset._resources``), and the ledgers the
+doubles keep for the leak check: the fallbacks and edges the leak-check tests do not reach."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from stuntset import _leak_check
+from stuntset._resources import (
+    FdInfo,
+    LongLived,
+    OpenStreams,
+    _children_by_scan,
+    _cmdline,
+    _stat,
+    child_processes,
+    describe_fd,
+    open_fds,
+    socket_addresses,
+)
+
+
+@pytest.fixture
+def child() -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    yield process
+    assert process.stdin is not None
+    process.stdin.close()
+    process.wait(10)
+
+
+def test_the_proc_scan_finds_the_same_children_as_the_children_files(
+    child: subprocess.Popen[bytes],
+) -> None:
+    assert child.pid in _children_by_scan()[os.getpid()]
+    found = child_processes()
+    assert found is not None
+    assert child.pid in found
+    assert found[child.pid].cmdline[1:] == ("-c", "import sys; sys.stdin.read()")
+    assert child_processes(root=child.pid) == {}
+
+
+def test_a_process_that_is_gone_reads_as_nothing() -> None:
+    assert _stat(2**22 + 1) is None
+    assert _cmdline(2**22 + 1) == ()
+
+
+def test_socket_addresses_and_descriptions() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            local, peer = socket_addresses(client.fileno()) or (None, None)
+            assert peer == ("127.0.0.1", port)
+            assert isinstance(local, tuple)
+        assert socket_addresses(server.fileno()) == (("127.0.0.1", port), None)
+    read, write = os.pipe()
+    try:
+        assert socket_addresses(read) is None  # not a socket
+        assert describe_fd(FdInfo(read, "pipe", 0, 1)) == f"pipe read end (fd {read}, inode 1)"
+        assert describe_fd(FdInfo(write, "pipe", 0, 1)).startswith("pipe write end")
+        assert open_fds()[read].kind == "pipe"
+    finally:
+        os.close(read)
+        os.close(write)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.bind(("127.0.0.1", 0))
+        info = open_fds()[udp.fileno()]
+        assert describe_fd(info).startswith("udp socket 127.0.0.1:")
+
+
+def test_long_lived_descriptors_and_servers() -> None:
+    owned = LongLived()
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            info = open_fds()[client.fileno()]
+            assert not owned.owns_fd(info)
+            owned.add_server("127.0.0.1", port)
+            assert owned.owns_fd(info)  # a connection to a registered server
+            owned.remove_server("127.0.0.1", port)
+            assert not owned.owns_fd(info)
+            owned.add_fd(client.fileno())
+            assert owned.owns_fd(info)
+        owned.add_server("127.0.0.1", 1)
+        assert not owned.owns_fd(FdInfo(999_999, "socket", 0, 0))  # closed: no addresses
+    with owned.opened_here():
+        left, right = socket.socketpair()
+    try:
+        assert owned.owns_fd(open_fds()[left.fileno()])
+    finally:
+        left.close()
+        right.close()
+
+
+def test_the_stream_ledger_records_only_while_watched() -> None:
+    streams = OpenStreams()
+    assert streams.opened("unwatched") is None
+    streams.ended(None)
+    mark = streams.watch()
+    kept, dropped, done = streams.opened("kept"), streams.opened("dropped"), streams.opened("done")
+    streams.ended(done)
+    streams.ended(dropped, released=False)
+    assert streams.since(mark) == [
+        "kept (still open)",
+        "dropped (never closed by its client: ended when the double closed)",
+    ]
+    assert kept is not None
+    streams.unwatch(mark)
+    assert streams.since(mark) == []
+
+
+def test_the_audit_hook_records_for_watching_snapshots(tmp_path: os.PathLike[str]) -> None:
+    """The hook runs inside the interpreter's audit machinery (out of coverage's sight): here
+    it is called as Python code, once per event it handles."""
+    snapshot = _leak_check.LeakSnapshot.take()
+    try:
+        where = _leak_check._origin(sys._getframe())
+        assert where.startswith(f"{__file__}:")
+        root = snapshot.temp_root
+        _leak_check._hook("os.mkdir", (os.path.join(root, "made-here"), 0o777, -1))
+        _leak_check._hook("os.mkdir", (os.path.join(root, "by-fd"), 0o777, 3))
+        _leak_check._hook("subprocess.Popen", ("x", "prog --flag", None, None))
+        _leak_check._hook("os.posix_spawn", ("x", ["prog", b"arg"], {}))
+        _leak_check._hook("open", ("ignored",))
+        assert os.path.join(root, "made-here") in snapshot._temp_dirs
+        assert os.path.join(root, "by-fd") not in snapshot._temp_dirs
+        assert [argv for argv, _ in snapshot._spawned][-2:] == [("prog --flag",), ("prog", "arg")]
+    finally:
+        snapshot.close()
+    _leak_check._hook("os.mkdir", ("after", 0o777, -1))  # nobody watches: nothing happens
+    assert "after" not in snapshot._temp_dirs
+
+
+def test_tasks_outside_an_asyncio_loop_are_none() -> None:
+    import anyio
+
+    snapshot = _leak_check.LeakSnapshot.take(kinds=["tasks"])
+    assert snapshot.tasks_now() == set()
+
+    async def on_trio() -> None:
+        await snapshot.note_tasks(set())
+
+    anyio.run(on_trio, backend="trio")
+    assert snapshot.leaks() == []
