@@ -266,20 +266,25 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "stub": frozenset({"errors"}),
     "_bind": frozenset({"errors"}),
     "_demo_rows": frozenset(),
+    # the resources a test may leak (processes, descriptors, streams), read from the OS, and
+    # the leak check over them: the doubles record their streams in the first
+    "_resources": frozenset(),
+    "_leak_check": frozenset({"_resources", "errors", "waiting"}),
     # adapters: a wire's stream → events; the session log: events → views
     "providers": FOUNDATION,
     "log": frozenset({"errors", "events"}),
     "driver": FOUNDATION | {"providers"},
     # the doubles: script → wire (never the adapters, the log or each other)
-    "doubles.model": FOUNDATION | {"_bind"},
+    "doubles.model": FOUNDATION | {"_bind", "_resources"},
     "doubles.cli": FOUNDATION,
-    "doubles.mcp": FOUNDATION | {"_bind"},
+    "doubles.mcp": FOUNDATION | {"_bind", "_resources"},
     # built on the doubles and the log
     "cassettes": FOUNDATION | {"doubles.model", "doubles.cli", "log"},
     "runtime": FOUNDATION | {"providers", "log"},
     # the checks read everything below them
     "checks": FOUNDATION
-    | {"providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes", "runtime"},
+    | {"providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes", "runtime"}
+    | {"_leak_check"},
     # evals run agents against the doubles and grade them with the checks
     "evals": FOUNDATION | {"providers", "driver", "doubles.model", "checks", "_plugin_support"},
     # drift plays the catalog through the real binaries and the fakes, through the adapters
