@@ -499,6 +499,18 @@ def eval_command(
     )
 
 
+@main.command("console")
+@click.option("--db", default=":memory:", show_default=True, help="SQLite file of the sessions.")
+@click.option("--port", default=0, show_default=True, help="Port to listen on (0: a free one).")
+@click.option("--cassettes", default=None, help="Folder of cassettes for the Cassettes view.")
+def console(db: str, port: int, cassettes: str | None) -> None:
+    """Serve the web console on loopback (Requests, Sessions, Cassettes) with a session host
+    and a model double to point clients at; prints its address with the token."""
+    from stuntset.console._cli import run_console_command
+
+    run_console_command(db, port, cassettes, click.echo)
+
+
 @main.group("log")
 def log_group() -> None:
     """Work with session-log databases (SQLite)."""

@@ -1,0 +1,77 @@
+"""The bodies of the browser fixtures of the pytest plugin (``stuntset_browser``,
+``page_snapshot``), kept here so the plugin stays thin."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .chromium import launch, missing_reason
+from .snapshot import PageSnapshot, SnapshotFiles, update_requested
+
+__all__ = ["open_browser", "open_page_snapshot", "snapshot_options"]
+
+
+@contextmanager
+def open_browser(skip: Any) -> Iterator[Any]:
+    """One headless Chromium for the whole session (``skip(reason)`` when there is none)."""
+    reason = missing_reason()
+    if reason is not None:
+        skip(f"browser tests need a Chromium: {reason}")
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    try:
+        browser = launch(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+    finally:
+        playwright.stop()
+
+
+def snapshot_options(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``page_snapshot`` marker's options, checked: ``selector``, ``normalize``
+    (regex -> replacement), ``viewport`` ((width, height))."""
+    known = {"selector", "normalize", "viewport"}
+    unknown = sorted(set(kwargs) - known)
+    if unknown:
+        raise TypeError(
+            f"page_snapshot marker: unknown option(s) {unknown}; known: {sorted(known)}"
+        )
+    return dict(kwargs)
+
+
+@contextmanager
+def open_page_snapshot(
+    browser: Any,
+    test_path: Path,
+    test_name: str,
+    failures: Path,
+    *,
+    update: bool = False,
+    options: Mapping[str, Any] | None = None,
+) -> Iterator[PageSnapshot]:
+    """A fresh browser context and page, with the snapshot files of the test at
+    ``test_path`` (``snapshots/<module>/`` beside it, files named after ``test_name``)."""
+    found = snapshot_options(options or {})
+    width, height = found.get("viewport", (1280, 800))
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        stem = test_name.replace("[", "-").replace("]", "").replace("/", "-")
+        files = SnapshotFiles(
+            test_path.parent / "snapshots" / test_path.stem, stem, update=update_requested(update)
+        )
+        yield PageSnapshot(
+            page,
+            files,
+            failures,
+            selector=found.get("selector", "main"),
+            normalize=found.get("normalize"),
+        )
+    finally:
+        context.close()
