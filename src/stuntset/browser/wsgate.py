@@ -10,6 +10,7 @@ WebSocket; the gate counts what it forwarded, dropped and closed, for the test t
 from __future__ import annotations
 
 from collections.abc import Callable
+import time
 from typing import Any
 
 __all__ = ["WebSocketGate"]
@@ -29,6 +30,7 @@ class WebSocketGate:
         self._held: list[tuple[Any, str | bytes]] = []
         self._disconnect_after: int | None = None
         self._routes: list[Any] = []
+        self._page = page
         self._servers: dict[int, Any] = {}
         page.route_web_socket(url, self._route)
 
@@ -62,6 +64,16 @@ class WebSocketGate:
     @property
     def held(self) -> int:
         return len(self._held)
+
+    def wait_for(self, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+        """Wait until ``condition()`` holds (``TimeoutError`` after ``timeout`` s). Playwright's
+        sync API runs the gate only while the test is inside one of its calls, so this
+        keeps one short call going (``wait_for_timeout``) between looks at ``condition``."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"WebSocketGate: condition not met in {timeout} s")
+            self._page.wait_for_timeout(5)
 
     # --- the routing ---
 

@@ -25,7 +25,7 @@ from stuntset.script import Script
 
 from .mount import daemon_console
 
-__all__ = ["ConsoleServer", "running_console"]
+__all__ = ["ConsoleServer", "play_session", "running_console"]
 
 
 @dataclass
@@ -74,3 +74,34 @@ def running_console(
             handle.stop()
     finally:
         stand_in.close()
+
+
+def play_session(console: ConsoleServer, provider: str, workdir: Path, prompt: str = "go") -> tuple[str, int]:
+    """Run one turn of a session on ``provider`` to its end, over the daemon's API: approvals
+    are allowed, input requests answered ``main``, a run that only started (``stuck``) is
+    interrupted. Returns the session id and the ``seq`` of its terminal event."""
+    with console.client() as client:
+        task = client.call("create_task", workdir=str(workdir))
+        session_id = client.call("create_session", task_id=task["task_id"], provider=provider)[
+            "session_id"
+        ]
+        client.call("subscribe", session_id=session_id)
+        client.call("start_turn", session_id=session_id, prompt=prompt)
+        while True:
+            message = client.next_message()
+            if message["type"] != "event":
+                raise AssertionError(f"unexpected message {message!r}")
+            event = message["event"]
+            kind = event["type"]
+            if kind in ("run.completed", "run.crashed", "run.killed"):
+                return session_id, int(event["seq"])
+            if kind == "approval.requested":
+                client.call(
+                    "respond", session_id=session_id, request_id=event["request_id"], decision="allow"
+                )
+            elif kind == "input.requested":
+                client.call(
+                    "respond", session_id=session_id, request_id=event["request_id"], decision="main"
+                )
+            elif kind == "run.started" and provider == "stuck":
+                client.call("interrupt", session_id=session_id, reason="the test stopped it")

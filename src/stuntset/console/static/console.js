@@ -64,6 +64,7 @@
     var requests = {};        // request_id -> card
     var socket = null;
     var retry = 0;
+    var resyncing = false;
 
     function el(tag, cls, text) {
       var node = document.createElement(tag);
@@ -129,7 +130,7 @@
       } else if (t === "usage") {
         entry(event, "usage", "usage: " + event.input_tokens + " in, " + event.output_tokens + " out");
       } else if (t === "run.completed" || t === "run.crashed" || t === "run.killed") {
-        var why = t === "run.completed" ? (event.stop_reason || "") : t === "run.crashed" ? (event.error_kind || event.kind || "") + ": " + (event.message || "") : (event.reason || "");
+        var why = t === "run.completed" ? (event.stop_reason || "end_turn") : t === "run.crashed" ? (event.error_kind || event.kind || "") + ": " + (event.message || "") : (event.reason || "");
         entry(event, "terminal " + t.split(".")[1], t.replace("run.", "run ") + (why ? " — " + why : ""));
         timeline.dataset.state = t.split(".")[1];
       } else {
@@ -146,7 +147,14 @@
       timeline.dataset.painted = String(performance.now());
     }
     function receive(event, epoch) {
-      if (event.seq <= cursor.seq) return; // seen before a reconnect
+      if (resyncing || event.seq <= cursor.seq) return; // seen before a reconnect
+      if (event.seq !== cursor.seq + 1) {
+        // a frame went missing (or came out of order): resubscribe from the cursor
+        resyncing = true;
+        timeline.dataset.resyncs = String(Number(timeline.dataset.resyncs || "0") + 1);
+        socket.close();
+        return;
+      }
       cursor = { seq: event.seq, epoch: epoch };
       events.push(event);
       pending.push(event);
@@ -175,7 +183,7 @@
       var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + main.dataset.ws;
       socket = new WebSocket(url);
       status.textContent = "connecting…";
-      socket.onopen = function () { retry = 0; subscribe(); };
+      socket.onopen = function () { retry = 0; resyncing = false; subscribe(); };
       socket.onmessage = function (message) {
         var data = JSON.parse(message.data);
         if (data.type === "event") receive(data.event, data.epoch);
@@ -189,6 +197,7 @@
         }
       };
       socket.onclose = function () {
+        timeline.dataset.reconnects = String(Number(timeline.dataset.reconnects || "0") + 1);
         status.textContent = "disconnected at event " + cursor.seq + "; reconnecting…";
         timeline.dataset.connected = "false";
         retry = Math.min(retry + 1, 6);
