@@ -53,8 +53,8 @@ def render_list(base: str, folder: Path | None) -> str:
     return (
         f'<ul class="cassettes" aria-label="Cassettes">{items}</ul>'
         f'<form action="{esc(base)}/cassettes/diff" aria-label="Compare two cassettes">'
-        f'<label>Old <select name="a">{options}</select></label> '
-        f'<label>New <select name="b">{options}</select></label> '
+        f'<label for="diff-a">Old</label> <select id="diff-a" name="a">{options}</select> '
+        f'<label for="diff-b">New</label> <select id="diff-b" name="b">{options}</select> '
         "<button>Compare</button></form>"
     )
 

@@ -33,6 +33,7 @@ class ConsoleServer:
     daemon: DaemonHandle
     service: SessionService
     stand_in: StandIn
+    cassettes: Path | None = None
 
     @property
     def token(self) -> str:
@@ -69,7 +70,7 @@ def running_console(
             db=folder / "console.db", providers=scenario_registry(repeat=1), console=make
         )
         try:
-            yield ConsoleServer(handle, services[0], stand_in)
+            yield ConsoleServer(handle, services[0], stand_in, cassettes)
         finally:
             handle.stop()
     finally:
