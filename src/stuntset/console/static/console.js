@@ -144,7 +144,7 @@
       pending = [];
       for (var i = 0; i < batch.length; i++) paintOne(batch[i]);
       status.textContent = "live · " + events.length + " event(s)";
-      timeline.dataset.painted = String(performance.now());
+      timeline.dataset.painted = String(performance.timeOrigin + performance.now());
     }
     function receive(event, epoch) {
       if (resyncing || event.seq <= cursor.seq) return; // seen before a reconnect
