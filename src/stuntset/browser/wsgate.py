@@ -9,8 +9,8 @@ WebSocket; the gate counts what it forwarded, dropped and closed, for the test t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["WebSocketGate"]

@@ -77,7 +77,9 @@ def running_console(
         stand_in.close()
 
 
-def play_session(console: ConsoleServer, provider: str, workdir: Path, prompt: str = "go") -> tuple[str, int]:
+def play_session(
+    console: ConsoleServer, provider: str, workdir: Path, prompt: str = "go"
+) -> tuple[str, int]:
     """Run one turn of a session on ``provider`` to its end, over the daemon's API: approvals
     are allowed, input requests answered ``main``, a run that only started (``stuck``) is
     interrupted. Returns the session id and the ``seq`` of its terminal event."""
@@ -98,11 +100,17 @@ def play_session(console: ConsoleServer, provider: str, workdir: Path, prompt: s
                 return session_id, int(event["seq"])
             if kind == "approval.requested":
                 client.call(
-                    "respond", session_id=session_id, request_id=event["request_id"], decision="allow"
+                    "respond",
+                    session_id=session_id,
+                    request_id=event["request_id"],
+                    decision="allow",
                 )
             elif kind == "input.requested":
                 client.call(
-                    "respond", session_id=session_id, request_id=event["request_id"], decision="main"
+                    "respond",
+                    session_id=session_id,
+                    request_id=event["request_id"],
+                    decision="main",
                 )
             elif kind == "run.started" and provider == "stuck":
                 client.call("interrupt", session_id=session_id, reason="the test stopped it")

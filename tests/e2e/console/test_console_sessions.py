@@ -17,7 +17,6 @@ from stuntset.console.testing import ConsoleServer, play_session
 expect = pytest.importorskip("playwright.sync_api").expect
 
 
-
 def painted(page: Any, seq: int) -> None:
     """Wait until the page has painted the event ``seq`` (and no later one). Playwright's
     ``expect`` (not ``wait_for_function``: the console's CSP forbids eval)."""
@@ -55,7 +54,8 @@ def test_session_view_resumes_from_its_cursor_after_the_socket_drops(
     gate = WebSocketGate(page)
     gate.disconnect_after(4)  # the subscribe's reply and three events, then the line drops
     open_session(page_snapshot, console, session_id, seq)
-    assert gate.disconnects == 1 and gate.connections == 2
+    assert gate.disconnects == 1
+    assert gate.connections == 2
     assert page.locator("#timeline").get_attribute("data-reconnects") == "1"
     # every event painted once: the same page as the undisturbed one
     assert page_snapshot.aria() + "\n" == undisturbed("tool_use")
@@ -69,7 +69,8 @@ def test_session_view_resubscribes_when_a_frame_is_lost(
     gate = WebSocketGate(page)
     gate.drop(1, when=lambda frame: '"seq":5,' in frame)
     open_session(page_snapshot, console, session_id, seq)
-    assert gate.dropped == 1 and gate.connections == 2
+    assert gate.dropped == 1
+    assert gate.connections == 2
     assert page.locator("#timeline").get_attribute("data-resyncs") == "1"
     assert page_snapshot.aria() + "\n" == undisturbed("tool_use")
 

@@ -10,8 +10,6 @@ import pytest
 from stuntset.browser._pytest import snapshot_options
 from stuntset.browser.snapshot import PageSnapshot, SnapshotFiles, SnapshotMismatch
 
-pytest_plugins = ["pytester"]
-
 
 def test_a_changed_page_fails_its_snapshot_and_a_screenshot_is_saved(
     page_snapshot: PageSnapshot, tmp_path: Path
@@ -25,7 +23,8 @@ def test_a_changed_page_fails_its_snapshot_and_a_screenshot_is_saved(
     with pytest.raises(SnapshotMismatch) as failure:
         snap.check("page")
     message = str(failure.value)
-    assert '-  - button "Pay"' in message and '+  - button "Cancel"' in message
+    assert '-  - button "Pay"' in message
+    assert '+  - button "Cancel"' in message
     shot = tmp_path / "failures" / "t.page.png"
     assert f"screenshot of the page: {shot}" in message
     assert shot.read_bytes().startswith(b"\x89PNG")

@@ -36,7 +36,8 @@ def test_without_any_chromium_the_reason_says_how_to_get_one(
     monkeypatch.setenv("PATH", str(tmp_path))
     assert find_chromium() is None
     reason = missing_reason()
-    assert reason is not None and "apt-get install chromium" in reason
+    assert reason is not None
+    assert "apt-get install chromium" in reason
 
 
 def test_chromium_is_found_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
