@@ -368,6 +368,7 @@ def matrix(adapters: tuple[str, ...], names: tuple[str, ...], markdown: bool) ->
     show_default=True,
     help="At this many, a new connection closes the oldest one waiting for a request.",
 )
+@click.option("--console", "with_console", is_flag=True, help="Serve the web console at /console.")
 def serve(
     port: int,
     host: str,
@@ -379,6 +380,7 @@ def serve(
     request_timeout: float,
     keep_alive: float,
     max_connections: int,
+    with_console: bool,
 ) -> None:
     """Serve the model double (OpenAI Chat/Responses, Anthropic Messages) and every catalog
     scenario under /scenarios/<name>/, until interrupted. The journal path of a request is
@@ -392,6 +394,7 @@ def serve(
         keep_alive=keep_alive,
         max_connections=max_connections,
         allow_remote=allow_remote,
+        console=with_console,
     )
     run_serve(host, port, script_path, cycle, options)
 
@@ -444,13 +447,16 @@ _add_fake_cli("codex", "stuntset cli codex --script s.toml -- exec --json hello"
     type=click.Path(dir_okay=False),
     help="Where to write url, port, pid and token (mode 0600); default: the per-user runtime dir.",
 )
-def daemon(db: str | None, host: str, port: int, token_file: str | None) -> None:
+@click.option("--console", "with_console", is_flag=True, help="Serve the web console at /console.")
+def daemon(
+    db: str | None, host: str, port: int, token_file: str | None, with_console: bool
+) -> None:
     """Serve the session host on loopback: WebSocket API at /ws (token required), GET /health,
     POST /shutdown. SIGINT and SIGTERM shut it down gracefully (running runs end as
     run.killed). Providers: the catalog scenarios by name, and `stuck`."""
     from stuntset.runtime._cli import run_daemon_command
 
-    run_daemon_command(db, port, token_file, click.echo, host=host)
+    run_daemon_command(db, port, token_file, click.echo, host=host, console=with_console)
 
 
 @main.command("eval")

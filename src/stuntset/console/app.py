@@ -66,16 +66,18 @@ def console_app(sources: ConsoleSources) -> Starlette:
     base = sources.base
 
     async def index(request: Request) -> Response:
-        query = f"?{request.url.query}" if request.url.query else ""
-        return RedirectResponse(f"{base}/requests{query}", status_code=303)
+        return login(request, f"{base}/requests") or RedirectResponse(
+            f"{base}/requests", status_code=303
+        )
 
-    def login(request: Request) -> Response | None:
-        """Move a ``?token=`` into the cookie (the guard has already checked it)."""
+    def login(request: Request, path: str | None = None) -> Response | None:
+        """Move a ``?token=`` into the cookie (the guard has already checked it) and redirect
+        to ``path`` (default: the same page) without it."""
         token = request.query_params.get("token")
         if token is None:
             return None
         rest = [(k, v) for k, v in parse_qsl(request.url.query) if k != "token"]
-        target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
+        target = (path or request.url.path) + (f"?{urlencode(rest)}" if rest else "")
         response = RedirectResponse(target, status_code=303)
         port = request.url.port or 80
         response.set_cookie(token_cookie(port), token, httponly=True, samesite="strict", path="/")

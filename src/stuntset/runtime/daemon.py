@@ -50,7 +50,14 @@ from stuntset.runtime.store import SessionStore
 if TYPE_CHECKING:
     from stuntset.runtime.client import DaemonClient
 
-__all__ = ["DaemonHandle", "DaemonInfo", "build_app", "run_daemon", "start_daemon"]
+__all__ = [
+    "ConsoleFactory",
+    "DaemonHandle",
+    "DaemonInfo",
+    "build_app",
+    "run_daemon",
+    "start_daemon",
+]
 
 
 _encoder = msgspec.json.Encoder()

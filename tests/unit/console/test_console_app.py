@@ -97,9 +97,12 @@ def test_the_cookie_never_opens_a_state_changing_request(console: ConsoleServer)
     assert httpx.post(f"{console.daemon.info.url}/shutdown", cookies=cookies).status_code == 401
 
 
-def test_the_index_keeps_the_query_when_it_redirects(console: ConsoleServer) -> None:
+def test_the_index_logs_in_and_redirects_to_requests(console: ConsoleServer) -> None:
     response = httpx.get(console.login_url("/"))
-    assert response.headers["location"] == f"/console/requests?token={console.token}"
+    assert response.headers["location"] == "/console/requests"
+    assert response.cookies[f"stuntset-token-{console.daemon.info.port}"] == console.token
+    bearer = {"Authorization": f"Bearer {console.token}"}
+    assert httpx.get(console.url("/"), headers=bearer).headers["location"] == "/console/requests"
 
 
 def get(console: ConsoleServer, path: str) -> httpx.Response:
