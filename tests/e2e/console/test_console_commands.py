@@ -33,7 +33,8 @@ def command(*argv: str) -> Iterator[subprocess.Popen[str]]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
         process.stdout.close()
         process.stderr.close()
 
@@ -50,7 +51,8 @@ def logs_in(url: str) -> None:
     login = httpx.get(url)
     assert login.status_code == 303
     page = httpx.get(base + "requests", cookies=login.cookies)
-    assert page.status_code == 200 and "<h1>Requests</h1>" in page.text
+    assert page.status_code == 200
+    assert "<h1>Requests</h1>" in page.text
 
 
 def test_stuntset_console_serves_the_console_and_a_model_double(tmp_path: Path) -> None:
@@ -67,7 +69,8 @@ def test_stuntset_console_serves_the_console_and_a_model_double(tmp_path: Path) 
         )
         assert reply.status_code == 200
         page = httpx.get(url, follow_redirects=True)  # the login redirect, with its cookie
-        assert "1 request(s)" in page.text and "openai-chat" in page.text
+        assert "1 request(s)" in page.text
+        assert "openai-chat" in page.text
     assert p.returncode == 0
 
 
