@@ -517,12 +517,19 @@ def pytest_configure_browser(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def stuntset_browser() -> Iterator[Any]:
-    """One headless Chromium (the user's own, found on PATH or STUNTSET_CHROMIUM) for the
-    session; tests using it are skipped, with the reason, where there is none."""
+def _stuntset_chromium() -> Iterator[Any]:
     from stuntset.browser._pytest import open_browser
 
-    with open_browser(pytest.skip) as browser:
+    with open_browser(pytest.skip) as shared:
+        yield shared
+
+
+@pytest.fixture
+def stuntset_browser(_stuntset_chromium: Any) -> Iterator[Any]:
+    """A Playwright ``Browser``: one headless Chromium (the user's own, found on PATH or
+    STUNTSET_CHROMIUM) shared by the session; tests using it are skipped, with the reason,
+    where there is none."""
+    with _stuntset_chromium.active() as browser:
         yield browser
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,11 +12,34 @@ from typing import Any
 from .chromium import launch, missing_reason
 from .snapshot import PageSnapshot, SnapshotFiles, update_requested
 
-__all__ = ["open_browser", "open_page_snapshot", "snapshot_options"]
+__all__ = ["SharedBrowser", "open_browser", "open_page_snapshot", "snapshot_options"]
+
+
+class SharedBrowser:
+    """One Chromium for a whole test session, and Playwright's event loop.
+
+    Playwright's sync API leaves its event loop marked as running in the thread that started
+    it, which breaks every later ``asyncio.run()`` there (other tests, in the same worker).
+    So the loop is marked running only inside ``active()``: around each test that uses the
+    browser, and around closing it.
+    """
+
+    def __init__(self, browser: Any, loop: asyncio.AbstractEventLoop | None) -> None:
+        self.browser = browser
+        self.loop = loop
+
+    @contextmanager
+    def active(self) -> Iterator[Any]:
+        """The browser, usable (Playwright's loop marked running) until the block ends."""
+        asyncio._set_running_loop(self.loop)
+        try:
+            yield self.browser
+        finally:
+            asyncio._set_running_loop(None)
 
 
 @contextmanager
-def open_browser(skip: Any) -> Iterator[Any]:
+def open_browser(skip: Any) -> Iterator[SharedBrowser]:
     """One headless Chromium for the whole session (``skip(reason)`` when there is none)."""
     reason = missing_reason()
     if reason is not None:
@@ -23,14 +47,16 @@ def open_browser(skip: Any) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     playwright = sync_playwright().start()
+    shared = SharedBrowser(None, asyncio._get_running_loop())
     try:
-        browser = launch(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
+        with shared.active():
+            shared.browser = launch(playwright)
+        yield shared
     finally:
-        playwright.stop()
+        with shared.active():
+            if shared.browser is not None:
+                shared.browser.close()
+            playwright.stop()
 
 
 def snapshot_options(kwargs: Mapping[str, Any]) -> dict[str, Any]:

@@ -156,3 +156,32 @@ def test_static_files_are_served_and_others_are_not(console: ConsoleServer) -> N
     assert "http" not in script.text.replace("https:", "")
     assert get(console, "/static/../app.py").status_code == 404
     assert get(console, "/static/other.js").status_code == 404
+
+
+def handshake(console: ConsoleServer, headers: dict[str, str]) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", console.daemon.info.port, timeout=5)
+    try:
+        connection.putrequest("GET", "/ws", skip_host=True, skip_accept_encoding=True)
+        base = {
+            "Host": f"127.0.0.1:{console.daemon.info.port}",
+            "Upgrade": "websocket",
+            "Connection": "Upgrade",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+            "Sec-WebSocket-Version": "13",
+        }
+        for name, value in {**base, **headers}.items():
+            connection.putheader(name, value)
+        connection.endheaders()
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_the_cookie_opens_the_websocket_only_from_the_daemons_own_origin(
+    console: ConsoleServer,
+) -> None:
+    port = console.daemon.info.port
+    cookie = {"Cookie": f"other=1; stuntset-token-{port}={console.token}"}
+    assert handshake(console, {**cookie, "Origin": f"http://127.0.0.1:{port}"}) == 101
+    assert handshake(console, {**cookie, "Origin": "http://evil.example"}) == 403
+    assert handshake(console, {"Origin": f"http://127.0.0.1:{port}"}) != 101  # no token
