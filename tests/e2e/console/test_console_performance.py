@@ -2,8 +2,8 @@
 paint, measured with the real browser and real time (the issue's stated requirement, so it
 is asserted here rather than in bench/).
 
-What is measured: the wall-clock time from the moment ``append`` returned (this process,
-``time.time()``) to the animation frame in which the page put the append's last event into
+What is measured: the wall-clock time from the moment ``append`` is called (this process,
+``time.time()``; the append's own time counts) to the animation frame in which the page put the append's last event into
 the DOM (the page's ``performance.timeOrigin + performance.now()``: the same machine's wall
 clock; the frame is painted right after that callback). 10,000 events go in as 100 appends
 of 100 (deltas, and a tool card every 100 events), each append made once the previous one is
@@ -39,6 +39,7 @@ def batch(run_id: str, number: int) -> list[Any]:
     return events
 
 
+@pytest.mark.timeout(240)  # ~25 s alone; far longer on a loaded 2-core machine
 def test_ten_thousand_events_each_painted_within_a_second_of_their_append(
     console: ConsoleServer, page_snapshot: PageSnapshot, tmp_path: Path
 ) -> None:
@@ -55,8 +56,8 @@ def test_ten_thousand_events_each_painted_within_a_second_of_their_append(
         log = console.service.log
 
         def append_and_paint(events: list[Any]) -> float:
+            appended = time.time()  # when append is called: its own time counts too
             [*_, last] = log.append(session_id, events)
-            appended = time.time()
             expect(timeline).to_have_attribute("data-seq", str(last.seq), timeout=10_000)
             return float(timeline.get_attribute("data-painted") or "nan") / 1000 - appended
 

@@ -54,6 +54,7 @@ def test_unknown_marker_options_are_refused() -> None:
         snapshot_options({"selectr": "main"})
 
 
+@pytest.mark.timeout(240)  # two pytest processes, each starting Playwright and Chromium
 def test_a_user_test_records_then_fails_on_change(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
