@@ -79,3 +79,20 @@ def test_a_user_test_records_then_fails_on_change(
     changed.stdout.fnmatch_lines(["*the page differs from its snapshot*", '*+  - button "Cancel"*'])
     assert written.read_text() == '- main:\n  - button "Pay"\n'
     # (CI and --snapshot-update are proven on SnapshotFiles in test_snapshot.py)
+
+
+def test_without_a_chromium_a_browser_test_is_skipped_saying_why(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(
+        test_page="""
+        def test_page(page_snapshot):
+            raise AssertionError("must not run")
+        """
+    )
+    monkeypatch.setenv("STUNTSET_CHROMIUM", str(pytester.path / "no-chromium"))
+    result = pytester.runpytest_inprocess("-ra", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED*browser tests need a Chromium: STUNTSET_CHROMIUM=*no-chromium is not an*"]
+    )
