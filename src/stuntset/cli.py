@@ -385,6 +385,7 @@ def drift(clis: tuple[str, ...], names: tuple[str, ...], json_path: str | None, 
     show_default=True,
     help="At this many, a new connection closes the oldest one waiting for a request.",
 )
+@click.option("--console", "with_console", is_flag=True, help="Serve the web console at /console.")
 def serve(
     port: int,
     host: str,
@@ -396,6 +397,7 @@ def serve(
     request_timeout: float,
     keep_alive: float,
     max_connections: int,
+    with_console: bool,
 ) -> None:
     """Serve the model double (OpenAI Chat/Responses, Anthropic Messages) and every catalog
     scenario under /scenarios/<name>/, until interrupted. The journal path of a request is
@@ -409,6 +411,7 @@ def serve(
         keep_alive=keep_alive,
         max_connections=max_connections,
         allow_remote=allow_remote,
+        console=with_console,
     )
     run_serve(host, port, script_path, cycle, options)
 
@@ -500,13 +503,16 @@ _add_fake_cli("codex", "stuntset cli codex --script s.toml -- exec --json hello"
     type=click.Path(dir_okay=False),
     help="Where to write url, port, pid and token (mode 0600); default: the per-user runtime dir.",
 )
-def daemon(db: str | None, host: str, port: int, token_file: str | None) -> None:
+@click.option("--console", "with_console", is_flag=True, help="Serve the web console at /console.")
+def daemon(
+    db: str | None, host: str, port: int, token_file: str | None, with_console: bool
+) -> None:
     """Serve the session host on loopback: WebSocket API at /ws (token required), GET /health,
     POST /shutdown. SIGINT and SIGTERM shut it down gracefully (running runs end as
     run.killed). Providers: the catalog scenarios by name, and `stuck`."""
     from stuntset.runtime._cli import run_daemon_command
 
-    run_daemon_command(db, port, token_file, click.echo, host=host)
+    run_daemon_command(db, port, token_file, click.echo, host=host, console=with_console)
 
 
 @main.command("eval")
@@ -553,6 +559,18 @@ def eval_command(
             progress=progress,
         )
     )
+
+
+@main.command("console")
+@click.option("--db", default=":memory:", show_default=True, help="SQLite file of the sessions.")
+@click.option("--port", default=0, show_default=True, help="Port to listen on (0: a free one).")
+@click.option("--cassettes", default=None, help="Folder of cassettes for the Cassettes view.")
+def console(db: str, port: int, cassettes: str | None) -> None:
+    """Serve the web console on loopback (Requests, Sessions, Cassettes) with a session host
+    and a model double to point clients at; prints its address with the token."""
+    from stuntset.console._cli import run_console_command
+
+    run_console_command(db, port, cassettes, click.echo)
 
 
 @main.group("log")

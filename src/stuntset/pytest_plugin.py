@@ -645,3 +645,59 @@ def _is_coroutine_function(obj: Any) -> bool:
     import inspect
 
     return inspect.iscoroutinefunction(obj)
+
+
+# the browser snapshot tier: logic in stuntset.browser (and stuntset.browser._pytest)
+@pytest.hookimpl(specname="pytest_addoption")
+def pytest_addoption_browser(parser: pytest.Parser) -> None:
+    parser.getgroup("stuntset").addoption(
+        "--snapshot-update",
+        action="store_true",
+        default=False,
+        help="rewrite page snapshots that differ (also STUNTSET_SNAPSHOT_UPDATE=1; never in CI)",
+    )
+
+
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_browser(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "page_snapshot(*, selector='main', normalize={regex: replacement}, viewport=(w, h)): "
+        "configure the page_snapshot fixture",
+    )
+
+
+@pytest.fixture(scope="session")
+def _stuntset_chromium() -> Iterator[Any]:
+    from stuntset.browser._pytest import open_browser
+
+    with open_browser(pytest.skip) as shared:
+        yield shared
+
+
+@pytest.fixture
+def stuntset_browser(_stuntset_chromium: Any) -> Iterator[Any]:
+    """A Playwright ``Browser``: one headless Chromium (the user's own, found on PATH or
+    STUNTSET_CHROMIUM) shared by the session; tests using it are skipped, with the reason,
+    where there is none."""
+    with _stuntset_chromium.active() as browser:
+        yield browser
+
+
+@pytest.fixture
+def page_snapshot(request: pytest.FixtureRequest, stuntset_browser: Any, tmp_path: Any) -> Any:
+    """A Playwright page; ``page_snapshot.check(name)`` compares its ARIA snapshot with
+    ``snapshots/<module>/<test>.<name>.aria.yml`` beside the test (recorded when missing,
+    rewritten with --snapshot-update, read-only in CI); a failure saves a screenshot."""
+    from stuntset.browser._pytest import open_page_snapshot
+
+    marker = request.node.get_closest_marker("page_snapshot")
+    with open_page_snapshot(
+        stuntset_browser,
+        request.node.path,
+        request.node.name,
+        tmp_path / "page-failures",
+        update=request.config.getoption("--snapshot-update"),
+        options=dict(marker.kwargs) if marker else None,
+    ) as snapshot:
+        yield snapshot

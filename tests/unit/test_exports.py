@@ -124,6 +124,15 @@ KINDS: dict[str, dict[str, str]] = {
         "McpServerSpec McpTool",
         "function": "dumps_spec load_spec loads_spec spec_of",
     },
+    "stuntset.console": {
+        "class": "ConsoleSources",
+        "function": "console_app daemon_console with_console",
+    },
+    "stuntset.browser": {
+        "constant": "LAUNCH_ARGS",
+        "class": "PageSnapshot SnapshotFiles WebSocketGate",
+        "function": "find_chromium missing_reason",
+    },
     "stuntset.doubles.cli": {
         "constant": "PROGRAMS",
         "protocol": "CliProgram",
@@ -641,6 +650,31 @@ assert Allowed("stuck", "codex", "x", "race: y").covers("stuck", "codex", "step 
 report = drift(["codex"], [])  # no scenario: nothing is run
 assert isinstance(report, DriftReport) and not report.failed
 assert "`happy_path`" in DriftReport([DriftCell("happy_path", "codex", "same")]).markdown()
+""",
+    "console and browser tier": """
+from pathlib import Path
+from stuntset.console import ConsoleSources, console_app, daemon_console, with_console
+from stuntset.browser import (
+    LAUNCH_ARGS, PageSnapshot, SnapshotFiles, WebSocketGate, find_chromium, missing_reason,
+)
+from stuntset.doubles.model import ModelDouble
+from stuntset.doubles.model.app import ModelApp
+app = console_app(ConsoleSources(cassettes=tmp))
+assert callable(daemon_console(cassettes=tmp)) and app.routes
+double = ModelDouble()
+assert callable(with_console(ModelApp(double), double, port=8080, token="t"))
+files = SnapshotFiles(tmp / "snapshots", "test_page")
+assert files.check("main", "- heading") == "recorded"
+class Page:  # what the gate and the snapshot use of a Playwright page
+    routes = []
+    def route_web_socket(self, url, handler):
+        self.routes.append(url)
+gate = WebSocketGate(Page())
+assert Page.routes == ["**/ws"] and gate.forwarded == 0
+assert PageSnapshot(Page(), files, tmp / "failures").selector == "main"
+found, reason = find_chromium(), missing_reason()
+assert "--headless" in LAUNCH_ARGS and (reason is None or "Chromium" in reason or "Playwright" in reason)
+assert found is None or Path(found).name
 """,
 }
 

@@ -29,6 +29,8 @@ EXTRA_OF = {
     # the MCP double serves through the SDK (specs and journals need none of it)
     "stuntset.doubles.mcp._sdk": "mcp",
     "stuntset.doubles.mcp.stdio": "mcp",
+    # the browser tier: reached only through its fixtures, which skip without Playwright
+    "stuntset.browser._pytest.open_browser": "browser",
 }
 
 #: What the process that runs a scope already has, so declaring it would be wrong.

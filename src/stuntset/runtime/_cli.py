@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from stuntset.runtime.daemon import DaemonInfo, run_daemon
+from stuntset.runtime.daemon import ConsoleFactory, DaemonInfo, run_daemon
 from stuntset.runtime.testing import scenario_registry
 
 __all__ = ["default_db", "default_token_file", "run_daemon_command"]
@@ -41,6 +41,7 @@ def run_daemon_command(
     token_file: str | None,
     echo: Callable[[str], None] = print,
     host: str = "127.0.0.1",
+    console: bool = False,
 ) -> None:
     """Serve the daemon (providers: the catalog scenarios by name, and ``stuck``) until
     ``POST /shutdown``, SIGINT or SIGTERM."""
@@ -56,6 +57,8 @@ def run_daemon_command(
             f"stuntset daemon on {info.url} (WebSocket {info.ws_url}); db {database}; "
             f"token in {path} (0600); pid {info.pid}"
         )
+        if console:
+            echo(f"console: {info.url}/console/?token=<the token in {path}>")
 
     asyncio.run(
         run_daemon(
@@ -67,5 +70,12 @@ def run_daemon_command(
             private_runtime_dir=token_file is None,
             handle_signals=True,
             ready=ready,
+            console=_console() if console else None,
         )
     )
+
+
+def _console() -> ConsoleFactory:
+    from stuntset.console import daemon_console
+
+    return daemon_console()

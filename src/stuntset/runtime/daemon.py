@@ -33,7 +33,8 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.types import ASGIApp
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from stuntset.errors import StaleCursor, StuntsetError, UsageError
@@ -50,7 +51,14 @@ from stuntset.runtime.store import SessionStore
 if TYPE_CHECKING:
     from stuntset.runtime.client import DaemonClient
 
-__all__ = ["DaemonHandle", "DaemonInfo", "build_app", "run_daemon", "start_daemon"]
+__all__ = [
+    "ConsoleFactory",
+    "DaemonHandle",
+    "DaemonInfo",
+    "build_app",
+    "run_daemon",
+    "start_daemon",
+]
 
 
 _encoder = msgspec.json.Encoder()
@@ -199,10 +207,19 @@ class _Connection:
                     del self.subscriptions[session_id]
 
 
+#: Makes an app to mount at ``/console`` from the daemon's service (``stuntset.console``).
+ConsoleFactory = Callable[[SessionService], ASGIApp]
+
+
 def build_app(
-    service: SessionService, *, port: int, token: str, on_shutdown: Callable[[], None]
+    service: SessionService,
+    *,
+    port: int,
+    token: str,
+    on_shutdown: Callable[[], None],
+    console: ConsoleFactory | None = None,
 ) -> Guard:
-    """The daemon's ASGI app (routes behind the guard)."""
+    """The daemon's ASGI app (routes behind the guard; ``console`` mounted at ``/console``)."""
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
@@ -215,13 +232,14 @@ def build_app(
         await websocket.accept()
         await _Connection(websocket, service).serve()
 
-    app = Starlette(
-        routes=[
-            Route("/health", health, methods=["GET"]),
-            Route("/shutdown", shutdown, methods=["POST"]),
-            WebSocketRoute("/ws", ws),
-        ]
-    )
+    routes: list[BaseRoute] = [
+        Route("/health", health, methods=["GET"]),
+        Route("/shutdown", shutdown, methods=["POST"]),
+        WebSocketRoute("/ws", ws),
+    ]
+    if console is not None:
+        routes.append(Mount("/console", console(service)))
+    app = Starlette(routes=routes)
     return Guard(app, port=port, token=token, open_paths=frozenset({"/health"}))
 
 
@@ -290,6 +308,7 @@ async def run_daemon(
     private_runtime_dir: bool = False,
     handle_signals: bool = False,
     ready: Callable[[DaemonInfo, Callable[[], None]], None] | None = None,
+    console: ConsoleFactory | None = None,
 ) -> None:
     """Serve the daemon on loopback until ``POST /shutdown``, the stop callback, or (with
     ``handle_signals``, in the main thread) SIGINT or SIGTERM.
@@ -319,6 +338,7 @@ async def run_daemon(
                 private_runtime_dir=private_runtime_dir,
                 handle_signals=handle_signals,
                 ready=ready,
+                console=console,
             )
         finally:
             store.close()
@@ -340,6 +360,7 @@ async def _serve(
     private_runtime_dir: bool,
     handle_signals: bool,
     ready: Callable[[DaemonInfo, Callable[[], None]], None] | None,
+    console: ConsoleFactory | None = None,
 ) -> None:
     sock = _listen(host, port)
     address, bound = sock.getsockname()[:2]
@@ -380,6 +401,7 @@ async def _serve(
                 port=bound,
                 token=info.token,
                 on_shutdown=lambda: stop("shutdown: POST /shutdown"),
+                console=console,
             )
             config = uvicorn.Config(
                 app,
@@ -431,6 +453,7 @@ def start_daemon(
     token: str | None = None,
     token_file: Path | None = None,
     timeout: float = 10.0,
+    console: ConsoleFactory | None = None,
 ) -> DaemonHandle:
     """Start a daemon on a free port, on a thread; return once it listens.
 
@@ -448,7 +471,12 @@ def start_daemon(
         try:
             asyncio.run(
                 run_daemon(
-                    db=db, providers=providers, token=token, token_file=token_file, ready=ready
+                    db=db,
+                    providers=providers,
+                    token=token,
+                    token_file=token_file,
+                    ready=ready,
+                    console=console,
                 )
             )
         except BaseException as error:  # reported to the caller if it never started

@@ -7,8 +7,10 @@ to WebSockets). So every request passes three checks, *before* a WebSocket is ac
 1. **Host** is one of ``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT`` (400 otherwise).
 2. **Origin**, when present (browsers), is the daemon's own origin (403 otherwise) — on
    WebSockets and on state-changing HTTP requests.
-3. **Token**: ``Authorization: Bearer <token>`` (or ``?token=`` for a browser WebSocket),
-   compared in constant time (401 otherwise). Only ``GET /health`` is open without it.
+3. **Token**: ``Authorization: Bearer <token>`` (or ``?token=`` for a browser WebSocket or
+   a page the browser opens, or the ``stuntset-token-PORT`` cookie the console sets:
+   ``HttpOnly``, ``SameSite=Strict``), compared in constant time (401 otherwise). Only
+   ``GET /health`` is open without it.
 
 No CORS headers are ever sent.
 
@@ -32,7 +34,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stuntset.errors import UsageError
 
-__all__ = ["Guard", "new_token", "private_dir", "remove_private_file", "write_private_file"]
+__all__ = [
+    "Guard",
+    "new_token",
+    "private_dir",
+    "remove_private_file",
+    "token_cookie",
+    "write_private_file",
+]
 
 
 def new_token() -> str:
@@ -49,6 +58,7 @@ class Guard:
         self.open_paths = open_paths
         self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"})
         self.origins = frozenset(f"http://{host}" for host in self.hosts)
+        self.cookie = token_cookie(port)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -85,10 +95,24 @@ class Guard:
         authorization = headers.get("authorization", "")
         if authorization.lower().startswith("bearer "):
             given = authorization[7:].strip()
-        elif scope["type"] == "websocket":
+        elif scope["type"] == "websocket" or scope["method"] in ("GET", "HEAD"):
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-            given = (query.get("token") or [""])[0]
+            given = (query.get("token") or [""])[0] or _cookie(headers, self.cookie)
         return bool(given) and secrets.compare_digest(given.encode(), self.token.encode())
+
+
+def token_cookie(port: int) -> str:
+    """The name of the cookie holding the token of the daemon (or console) on ``port``:
+    cookies do not tell ports apart, so two of them on one host need two names."""
+    return f"stuntset-token-{port}"
+
+
+def _cookie(headers: dict[str, str], name: str) -> str:
+    for part in headers.get("cookie", "").split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return ""
 
 
 async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, reason: str) -> None:

@@ -16,6 +16,7 @@ import gc
 import logging
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import click
 import uvicorn
@@ -52,6 +53,7 @@ class ServeOptions:
     keep_alive: float = 5.0
     max_connections: int = 1024
     allow_remote: bool = False
+    console: bool = False
 
 
 def _check(options: ServeOptions) -> None:
@@ -103,11 +105,19 @@ def run_serve(
     click.echo(f"  Gemini (generateContent):             {base}/gemini/")
     click.echo(f"  one scenario, e.g. rate_limited:      {base}/scenarios/rate_limited/openai/v1")
     click.echo(f"  scenarios: {', '.join(n for n in scenarios.names() if n != 'spawn_missing')}")
+    app: Any = ModelApp(double, max_body=options.max_body)
+    if options.console:
+        from stuntset.console import with_console
+        from stuntset.runtime.security import new_token
+
+        token = new_token()
+        app = with_console(app, double, port=bound, token=token)
+        click.echo(f"  console: {base}/console/?token={token}")
     click.echo("Ctrl-C to stop.", nl=True)
     handler = DroppingLogHandler()
     install_log_handler(handler)
     config = uvicorn.Config(
-        ModelApp(double, max_body=options.max_body),
+        app,
         http=guarded_protocol(guard),
         loop="asyncio",
         lifespan="off",

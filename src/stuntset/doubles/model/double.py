@@ -199,6 +199,7 @@ class ModelDouble:
                 wire=codec.wire.name if codec else None,
                 turn=turn,
                 status=None if reply is None else reply.status,
+                reply=reply,
             )
         return reply
 

@@ -80,6 +80,10 @@ class JournalEntry(msgspec.Struct, frozen=True, kw_only=True):
         return self.body
 
 
+def _entry(index: int, fields: dict[str, Any]) -> JournalEntry:
+    return JournalEntry(index=index, **{**fields, "headers": redact_headers(fields["headers"])})
+
+
 class Journal:
     """Thread-safe list of ``JournalEntry`` in arrival order (the loopback server records
     from its own thread). ``keep`` bounds it to the last ``keep`` entries (``stuntset
@@ -90,14 +94,15 @@ class Journal:
     """
 
     def __init__(self, *, keep: int | None = None) -> None:
-        self._entries: deque[tuple[int, dict[str, Any]]] = deque(maxlen=keep)
+        self._entries: deque[tuple[int, dict[str, Any], Any]] = deque(maxlen=keep)
         self._count = 0
         self._lock = threading.Lock()
 
-    def record(self, **fields: Any) -> None:
-        """Keep one request (``headers`` as received: redacted when read)."""
+    def record(self, *, reply: Any = None, **fields: Any) -> None:
+        """Keep one request (``headers`` as received: redacted when read) and the ``reply``
+        it got, if any (read by ``exchanges()``: the console shows its frames)."""
         with self._lock:
-            self._entries.append((self._count, fields))
+            self._entries.append((self._count, fields, reply))
             self._count += 1
 
     @property
@@ -108,10 +113,14 @@ class Journal:
     def entries(self) -> list[JournalEntry]:
         with self._lock:
             kept = list(self._entries)
-        return [
-            JournalEntry(index=index, **{**fields, "headers": redact_headers(fields["headers"])})
-            for index, fields in kept
-        ]
+        return [_entry(index, fields) for index, fields, _ in kept]
+
+    def exchanges(self, after: int = -1) -> list[tuple[JournalEntry, Any]]:
+        """``(entry, reply)`` for each request kept whose index is above ``after``: the reply
+        as the double played it (a ``Reply``), or ``None`` if it had none."""
+        with self._lock:
+            kept = [item for item in self._entries if item[0] > after]
+        return [(_entry(index, fields), reply) for index, fields, reply in kept]
 
     def clear(self) -> None:
         with self._lock:
