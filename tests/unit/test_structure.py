@@ -287,6 +287,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     | {"_leak_check"},
     # evals run agents against the doubles and grade them with the checks
     "evals": FOUNDATION | {"providers", "driver", "doubles.model", "checks", "_plugin_support"},
+    # the web console shows the doubles' journals, the daemon's sessions and the cassettes
+    "console": FOUNDATION | {"doubles.model", "cassettes", "runtime", "providers", "log", "_bind"},
+    # the browser snapshot tier (snapshot files are compared as cassette snapshots are)
+    "browser": FOUNDATION | {"cassettes"},
     # drift plays the catalog through the real binaries and the fakes, through the adapters
     "drift": FOUNDATION | {"providers", "driver", "doubles.model", "doubles.cli", "checks"},
 }
@@ -308,6 +312,8 @@ ENTRY_POINTS = frozenset(
 #: A package's ``_cli``, ``_pytest`` and ``_demo`` modules are its command, fixture and demo
 #: glue: besides what their package may import, they may use these helpers.
 GLUE_MODULES = frozenset({"_cli", "_pytest", "_demo"})
+#: what a package's command may mount beside its server (`serve --console`, `daemon --console`)
+CLI_MOUNTS = frozenset({"console"})
 GLUE_HELPERS = frozenset({"_cli_output", "_plugin_support", "_demo_rows", "_bind"}) | FOUNDATION
 
 
@@ -340,6 +346,8 @@ def rule_breaks(
         allowed = may_import[part]
         if module.rpartition(".")[2] in GLUE_MODULES and module.count(".") > 1:
             allowed = allowed | GLUE_HELPERS
+        if module.endswith("._cli") and module.count(".") > 1:
+            allowed = allowed | CLI_MOUNTS
         for target in sorted(imported):
             other = part_of(target)
             if other != part and other not in allowed:
