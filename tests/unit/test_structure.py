@@ -312,8 +312,9 @@ ENTRY_POINTS = frozenset(
 #: A package's ``_cli``, ``_pytest`` and ``_demo`` modules are its command, fixture and demo
 #: glue: besides what their package may import, they may use these helpers.
 GLUE_MODULES = frozenset({"_cli", "_pytest", "_demo"})
-#: what a package's command may mount beside its server (`serve --console`, `daemon --console`)
-CLI_MOUNTS = frozenset({"console"})
+#: what a package's command may mount beside its server (`serve --console`, `daemon --console`):
+#: the console, and the daemon's guard (runtime.security) that every console route sits behind
+CLI_MOUNTS = frozenset({"console", "runtime"})
 GLUE_HELPERS = frozenset({"_cli_output", "_plugin_support", "_demo_rows", "_bind"}) | FOUNDATION
 
 
