@@ -79,13 +79,10 @@ class ModelApp:
                 elif isinstance(action, Abort):
                     await _drop(send, reset=action.reset)
             return
-        await send(
-            {
-                "type": "http.response.start",
-                "status": reply.status,
-                "headers": [(k.encode(), v.encode()) for k, v in reply.header_list()],
-            }
-        )
+        head = reply.encoded
+        if head is None:
+            head = [(k.encode(), v.encode()) for k, v in reply.header_list()]
+        await send({"type": "http.response.start", "status": reply.status, "headers": head})
         actions = reply.actions
         if len(actions) == 1 and isinstance(actions[0], bytes):  # a whole body in one write
             await send({"type": "http.response.body", "body": actions[0], "more_body": False})

@@ -155,7 +155,6 @@ class ModelDouble:
             self.player = ScriptPlayer(script, keep=self.keep, cycle=self.cycle)
             self._memo: Memo = {}
             self._templates: dict[tuple[object, ...], Template] = {}
-            self._templates_at = 0
             self._pending: deque[_Pending] = deque()
 
     @property
@@ -185,6 +184,7 @@ class ModelDouble:
             reply, turn = self._answer(method, where, codec, headers, body, parsed)
             if self.framing.bad_gzip and reply.status is not None and reply.status < 400:
                 reply.headers = [*reply.headers, ("content-encoding", "gzip")]
+                reply.encoded = None
         finally:
             self.journal.record(
                 method=method,
@@ -300,18 +300,17 @@ class ModelDouble:
         created = int(self.clock.now())
         plan = self._plan(segment)
         if plan.fault is None and self._templates_on:
-            # fault-free: the reply made once per model, second and options, ids filled in
+            # fault-free: the reply made once per model and options, ids and second filled in
             key = (codec, id(plan), streaming, include_usage, model)
             templates = self._templates
-            if created != self._templates_at or len(templates) > _TEMPLATE_LIMIT:
-                templates.clear()
-                self._templates_at = created
             template = templates.get(key)
             if template is None or template.plan is not plan:
+                if len(templates) >= _TEMPLATE_LIMIT:
+                    templates.clear()
                 ctx = self._context(model, "", "", created, include_usage)
                 template = make_template(codec, plan, streaming, ctx, _ID_PREFIX[codec])
                 templates[key] = template
-            return template.fill(self.ids), index
+            return template.fill(self.ids, created), index
         ctx = self._context(
             model, self.ids.new(_ID_PREFIX[codec]), self.ids.new("req"), created, include_usage
         )
