@@ -23,7 +23,7 @@ import msgspec
 from stuntset.ids import IdGenerator
 
 from ._common import Plan, RenderContext, WireCodec, render
-from ._reply import Reply
+from ._reply import Action, Reply
 
 __all__ = ["Template", "make_template"]
 
@@ -58,7 +58,7 @@ class Template:
     a filled reply goes out without its headers being listed, measured and encoded again.
     """
 
-    __slots__ = ("bodies", "encoded", "headers", "length", "plan", "prefixes", "reply")
+    __slots__ = ("bodies", "encoded", "headers", "length", "plain", "plan", "prefixes", "reply")
 
     def __init__(self, plan: Plan, reply: Reply, prefixes: list[str]) -> None:
         self.plan = plan  # kept: the key holds its id()
@@ -77,6 +77,8 @@ class Template:
         #: the head as bytes; ``content-length`` (last, when the reply declares one) is
         #: measured per fill, as the ids' length may vary
         self.length = not reply.streaming and reply.status is not None
+        #: every action a write (no pauses): the body's length is the sum of theirs
+        self.plain = all(isinstance(a, bytes) for a in reply.actions)
         if self.length and reply.content_length is not None:
             self.length = False
             self.encoded = [(k.encode(), v.encode()) for k, v in reply.header_list()]
@@ -86,36 +88,52 @@ class Template:
     def fill(self, ids: IdGenerator, created: int) -> Reply:
         """A fresh ``Reply`` with newly minted ids and ``created`` in place of the
         placeholders."""
-        minted = [ids.new(prefix) for prefix in self.prefixes]
+        # per request: no comprehension (each is a function call of its own) and no
+        # keyword arguments; ``map`` and plain loops
+        minted = list(map(ids.new, self.prefixes))
         reply = self.reply
         actions = reply.actions
         if self.bodies:
-            escaped = [_escape(value)[1:-1] for value in minted]
+            escaped = []
+            for value in minted:
+                escaped.append(_escape(value)[1:-1])
             escaped.append(b"%d" % created)
-            actions = list(actions)
+            take = escaped.__getitem__
+            actions = actions.copy()
             for i, form, order in self.bodies:
-                actions[i] = form % tuple([escaped[n] for n in order])
+                actions[i] = form % tuple(map(take, order))
         headers = reply.headers
         encoded = self.encoded.copy()
         if self.headers:
-            headers = list(headers)
+            headers = headers.copy()
             for i, parts in self.headers:
-                name = headers[i][0]
-                value = "".join([p if isinstance(p, str) else minted[p] for p in parts])
-                headers[i] = (name, value)
+                text = []
+                for part in parts:
+                    text.append(part if isinstance(part, str) else minted[part])
+                value = "".join(text)
+                headers[i] = (headers[i][0], value)
                 encoded[i] = (encoded[i][0], value.encode())
+        else:
+            headers = headers.copy()
         if self.length:
-            size = sum([len(a) for a in actions if isinstance(a, bytes)])
+            size = sum(map(len, actions)) if self.plain else reply_length(actions)
             encoded.append((b"content-length", b"%d" % size))
+        if actions is reply.actions:
+            actions = actions.copy()
         return Reply(
             reply.status,
-            headers if headers is not reply.headers else list(headers),
-            actions if actions is not reply.actions else list(actions),
-            streaming=reply.streaming,
-            content_length=reply.content_length,
-            wait=reply.wait,
-            encoded=encoded,
+            headers,
+            actions,
+            reply.streaming,
+            reply.content_length,
+            reply.wait,
+            encoded,
         )
+
+
+def reply_length(actions: list[Action]) -> int:
+    """The number of body bytes ``actions`` write."""
+    return sum([len(a) for a in actions if isinstance(a, bytes)])
 
 
 _SLOT = re.compile(re.escape(_TOKEN) + r"(\d{4})z")

@@ -65,6 +65,16 @@ class ModelApp:
                 reply = double.too_large(scope["method"], scope["path"], query, headers, limit)
             else:
                 reply = double.handle(scope["method"], scope["path"], query, headers, body)
+            head = reply.encoded
+            if head is not None and not reply.wait and not reply.streaming:
+                actions = reply.actions
+                if len(actions) == 1 and isinstance(actions[0], bytes):
+                    # a filled template's whole body, its head already bytes: two messages
+                    await send(
+                        {"type": "http.response.start", "status": reply.status, "headers": head}
+                    )
+                    await send({"type": "http.response.body", "body": actions[0]})
+                    return
             await self._play(double, reply, receive, send)
         except _Disconnected:
             return

@@ -186,16 +186,16 @@ class ModelDouble:
                 reply.headers = [*reply.headers, ("content-encoding", "gzip")]
                 reply.encoded = None
         finally:
-            self.journal.record(
-                method=method,
-                path=where.path,
-                scenario=where.scenario,
-                query=query,
-                headers=headers,
-                body=parsed,
-                wire=codec.wire.name if codec else None,
-                turn=turn,
-                status=None if reply is None else reply.status,
+            self.journal.add(
+                method,
+                where.path,
+                query,
+                headers,
+                parsed,
+                codec.wire.name if codec else None,
+                turn,
+                None if reply is None else reply.status,
+                where.scenario,
             )
         return reply
 

@@ -90,14 +90,45 @@ class Journal:
     """
 
     def __init__(self, *, keep: int | None = None) -> None:
-        self._entries: deque[tuple[int, dict[str, Any]]] = deque(maxlen=keep)
+        #: (index, method, path, query, headers, body, wire, turn, status, scenario)
+        self._entries: deque[tuple[Any, ...]] = deque(maxlen=keep)
         self._count = 0
         self._lock = threading.Lock()
 
-    def record(self, **fields: Any) -> None:
+    def record(
+        self,
+        *,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        query: str = "",
+        body: Any = None,
+        wire: str | None = None,
+        turn: int | None = None,
+        status: int | None = None,
+        scenario: str | None = None,
+    ) -> None:
         """Keep one request (``headers`` as received: redacted when read)."""
+        self.add(method, path, query, headers, body, wire, turn, status, scenario)
+
+    def add(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: Mapping[str, str],
+        body: Any,
+        wire: str | None,
+        turn: int | None,
+        status: int | None,
+        scenario: str | None,
+    ) -> None:
+        """``record`` with positional arguments (the double's per-request call): one tuple
+        kept per request."""
         with self._lock:
-            self._entries.append((self._count, fields))
+            self._entries.append(
+                (self._count, method, path, query, headers, body, wire, turn, status, scenario)
+            )
             self._count += 1
 
     @property
@@ -109,8 +140,19 @@ class Journal:
         with self._lock:
             kept = list(self._entries)
         return [
-            JournalEntry(index=index, **{**fields, "headers": redact_headers(fields["headers"])})
-            for index, fields in kept
+            JournalEntry(
+                index=index,
+                method=method,
+                path=path,
+                query=query,
+                headers=redact_headers(headers),
+                body=body,
+                wire=wire,
+                turn=turn,
+                status=status,
+                scenario=scenario,
+            )
+            for index, method, path, query, headers, body, wire, turn, status, scenario in kept
         ]
 
     def clear(self) -> None:
