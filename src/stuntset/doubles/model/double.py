@@ -298,7 +298,8 @@ class ModelDouble:
         streaming = body.get("stream") is True
         model = request.model or "stuntset"
         created = int(self.clock.now())
-        plan = self._plan(segment)
+        hit = self._memo.get(("plan", id(segment)))  # ``_plan``, inlined: per request
+        plan = hit[1] if hit is not None and hit[0] is segment else self._plan(segment)
         if plan.fault is None and self._templates_on:
             # fault-free: the reply made once per model and options, ids and second filled in
             key = (codec, id(plan), streaming, include_usage, model)
@@ -351,7 +352,9 @@ class ModelDouble:
                     self._pending.popleft()
                 return pending.index, segment
         played = self.player.next_turn(request)
-        segments = self._segments(played.turn)
+        turn = played.turn
+        hit = self._memo.get(("segments", id(turn)))  # ``_segments``, inlined: per request
+        segments = hit[1] if hit is not None and hit[0] is turn else self._segments(turn)
         if len(segments) > 1:
             with self._lock:
                 label = played.turn.describe()
