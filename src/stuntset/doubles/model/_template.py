@@ -116,7 +116,7 @@ class Template:
         else:
             headers = headers.copy()
         if self.length:
-            size = sum(map(len, actions)) if self.plain else reply_length(actions)
+            size = sum(map(len, actions))  # type: ignore[arg-type] if self.plain else reply_length(actions)
             encoded.append((b"content-length", b"%d" % size))
         if actions is reply.actions:
             actions = actions.copy()
