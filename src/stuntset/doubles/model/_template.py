@@ -116,7 +116,8 @@ class Template:
         else:
             headers = headers.copy()
         if self.length:
-            size = sum(map(len, actions))  # type: ignore[arg-type] if self.plain else reply_length(actions)
+            # ``plain``: every action is bytes
+            size = sum(map(len, actions)) if self.plain else reply_length(actions)  # type: ignore[arg-type]
             encoded.append((b"content-length", b"%d" % size))
         if actions is reply.actions:
             actions = actions.copy()
