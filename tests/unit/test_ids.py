@@ -23,3 +23,12 @@ def test_random_ids_are_unique_and_prefixed() -> None:
     assert isinstance(ids, IdGenerator)
     assert isinstance(SequentialIds(), IdGenerator)
     assert repr(ids) == "RandomIds()"
+
+
+def test_random_ids_stay_unique_and_well_formed_across_batches() -> None:
+    """Random parts come in batches (``_BATCH``): ids over several batches stay distinct."""
+    from stuntset import ids as ids_module
+
+    minted = [RandomIds().new("req") for _ in range(3 * ids_module._BATCH + 7)]
+    assert len(set(minted)) == len(minted)
+    assert all(re.fullmatch(r"req-[0-9a-f]{12}", value) for value in minted)

@@ -37,6 +37,10 @@ class ScriptPlayer:
         #: How many times the turns were started over.
         self.cycles = 0
         self._left = [t.times for t in script.turns]
+        #: No turn has a match or a predicate: the turn for a request is the first with uses
+        #: left, found in O(1) from ``_first`` (the index before which every turn is used up)
+        self._open = all(t.match is None and t.predicate is None for t in script.turns)
+        self._first = self._skip_used(0)
         self._function_calls = 0
         self._lock = threading.Lock()
         #: The turns handed out, oldest first (the last ``keep`` of them when bounded).
@@ -48,11 +52,12 @@ class ScriptPlayer:
         """The turn for ``request``; ``ScriptExhausted`` if none is left or none matches."""
         with self._lock:
             self.requests += 1
-            played = self._scripted(request)
+            played = self._next_open(request) if self._open else self._scripted(request)
             if played is None and self.cycle:
                 self._left = [t.times for t in self.script.turns]
+                self._first = self._skip_used(0)
                 self.cycles += 1
-                played = self._scripted(request)
+                played = self._next_open(request) if self._open else self._scripted(request)
             if played is None:
                 if self.script.function is None:
                     raise ScriptExhausted(self._exhausted_message(request))
@@ -61,6 +66,24 @@ class ScriptPlayer:
                 played = PlayedTurn(index, self.script.turn_from_function(request, index), request)
             self.played.append(played)
             return played
+
+    def _skip_used(self, index: int) -> int:
+        left = self._left
+        while index < len(left) and not left[index]:
+            index += 1
+        return index
+
+    def _next_open(self, request: TurnRequest) -> PlayedTurn | None:
+        """``_scripted`` for a script whose turns accept any request: the first turn with
+        uses left, without looking at the others."""
+        index = self._first
+        left = self._left
+        if index == len(left):
+            return None
+        left[index] -= 1
+        if not left[index]:
+            self._first = self._skip_used(index + 1)
+        return PlayedTurn(index, self.script.turns[index], request)
 
     def _scripted(self, request: TurnRequest) -> PlayedTurn | None:
         left = self._left

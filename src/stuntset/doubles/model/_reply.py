@@ -81,6 +81,9 @@ class Reply:
     content_length: int | None = None
     #: Seconds to wait (on the double's clock) before the status line: time to first byte.
     wait: float = 0.0
+    #: ``header_list()`` already encoded as ASGI header bytes (``content-length`` included),
+    #: when the reply was filled from a template; ``None`` otherwise.
+    encoded: list[tuple[bytes, bytes]] | None = None
 
     def body_length(self) -> int:
         """The number of body bytes the actions write."""
@@ -88,6 +91,7 @@ class Reply:
 
     def header_list(self) -> list[tuple[str, str]]:
         """The headers to send, with ``content-length`` added for non-streaming replies."""
+        # (``encoded``, when set, holds the same pairs as bytes)
         if self.streaming or self.status is None:
             return self.headers
         length = self.content_length if self.content_length is not None else self.body_length()

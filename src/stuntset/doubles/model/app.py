@@ -67,6 +67,16 @@ class ModelApp:
                 reply = double.too_large(scope["method"], scope["path"], query, headers, limit)
             else:
                 reply = double.handle(scope["method"], scope["path"], query, headers, body)
+            head = reply.encoded
+            if head is not None and not reply.wait and not reply.streaming:
+                actions = reply.actions
+                if len(actions) == 1 and isinstance(actions[0], bytes):
+                    # a filled template's whole body, its head already bytes: two messages
+                    await send(
+                        {"type": "http.response.start", "status": reply.status, "headers": head}
+                    )
+                    await send({"type": "http.response.body", "body": actions[0]})
+                    return
             await self._play(double, reply, receive, send, path=scope["path"])
         except _Disconnected:
             return
@@ -83,13 +93,10 @@ class ModelApp:
                 elif isinstance(action, Abort):
                     await _drop(send, reset=action.reset)
             return
-        await send(
-            {
-                "type": "http.response.start",
-                "status": reply.status,
-                "headers": [(k.encode(), v.encode()) for k, v in reply.header_list()],
-            }
-        )
+        head = reply.encoded
+        if head is None:
+            head = [(k.encode(), v.encode()) for k, v in reply.header_list()]
+        await send({"type": "http.response.start", "status": reply.status, "headers": head})
         actions = reply.actions
         if len(actions) == 1 and isinstance(actions[0], bytes):  # a whole body in one write
             await send({"type": "http.response.body", "body": actions[0], "more_body": False})

@@ -158,7 +158,6 @@ class ModelDouble:
             self.player = ScriptPlayer(script, keep=self.keep, cycle=self.cycle)
             self._memo: Memo = {}
             self._templates: dict[tuple[object, ...], Template] = {}
-            self._templates_at = 0
             self._pending: deque[_Pending] = deque()
 
     @property
@@ -188,18 +187,19 @@ class ModelDouble:
             reply, turn = self._answer(method, where, codec, headers, body, parsed)
             if self.framing.bad_gzip and reply.status is not None and reply.status < 400:
                 reply.headers = [*reply.headers, ("content-encoding", "gzip")]
+                reply.encoded = None
         finally:
-            self.journal.record(
-                method=method,
-                path=where.path,
-                scenario=where.scenario,
-                query=query,
-                headers=headers,
-                body=parsed,
-                wire=codec.wire.name if codec else None,
-                turn=turn,
-                status=None if reply is None else reply.status,
-                reply=reply,
+            self.journal.add(
+                method,
+                where.path,
+                query,
+                headers,
+                parsed,
+                codec.wire.name if codec else None,
+                turn,
+                None if reply is None else reply.status,
+                where.scenario,
+                reply,
             )
         return reply
 
@@ -304,22 +304,22 @@ class ModelDouble:
         streaming = codec.streams(body)
         model = request.model or "stuntset"
         created = int(self.clock.now())
-        plan = self._plan(segment)
+        hit = self._memo.get(("plan", id(segment)))  # ``_plan``, inlined: per request
+        plan = hit[1] if hit is not None and hit[0] is segment else self._plan(segment)
         if plan.fault is None and self._templates_on:
-            # fault-free: the reply made once per model, second and options, ids filled in
+            # fault-free: the reply made once per model and options, ids and second filled in
             key = (codec, id(plan), streaming, include_usage, model)
             templates = self._templates
-            if created != self._templates_at or len(templates) > _TEMPLATE_LIMIT:
-                templates.clear()
-                self._templates_at = created
             template = templates.get(key)
             if template is None or template.plan is not plan:
+                if len(templates) >= _TEMPLATE_LIMIT:
+                    templates.clear()
                 ctx = self._context(model, "", "", created, include_usage)
                 template = make_template(
                     codec, plan, streaming, ctx, _ID_PREFIX.get(codec, GEMINI_ID_PREFIX)
                 )
                 templates[key] = template
-            return template.fill(self.ids), index
+            return template.fill(self.ids, created), index
         ctx = self._context(
             model,
             self.ids.new(_ID_PREFIX.get(codec, GEMINI_ID_PREFIX)),
@@ -364,7 +364,9 @@ class ModelDouble:
                     self._pending.popleft()
                 return pending.index, segment
         played = self.player.next_turn(request)
-        segments = self._segments(played.turn)
+        turn = played.turn
+        hit = self._memo.get(("segments", id(turn)))  # ``_segments``, inlined: per request
+        segments = hit[1] if hit is not None and hit[0] is turn else self._segments(turn)
         if len(segments) > 1:
             with self._lock:
                 label = played.turn.describe()

@@ -80,8 +80,20 @@ class JournalEntry(msgspec.Struct, frozen=True, kw_only=True):
         return self.body
 
 
-def _entry(index: int, fields: dict[str, Any]) -> JournalEntry:
-    return JournalEntry(index=index, **{**fields, "headers": redact_headers(fields["headers"])})
+def _entry(item: tuple[Any, ...]) -> JournalEntry:
+    index, method, path, query, headers, body, wire, turn, status, scenario, _ = item
+    return JournalEntry(
+        index=index,
+        method=method,
+        path=path,
+        query=query,
+        headers=redact_headers(headers),
+        body=body,
+        wire=wire,
+        turn=turn,
+        status=status,
+        scenario=scenario,
+    )
 
 
 class Journal:
@@ -94,15 +106,60 @@ class Journal:
     """
 
     def __init__(self, *, keep: int | None = None) -> None:
-        self._entries: deque[tuple[int, dict[str, Any], Any]] = deque(maxlen=keep)
+        #: (index, method, path, query, headers, body, wire, turn, status, scenario, reply)
+        self._entries: deque[tuple[Any, ...]] = deque(maxlen=keep)
         self._count = 0
         self._lock = threading.Lock()
 
-    def record(self, *, reply: Any = None, **fields: Any) -> None:
+    def record(
+        self,
+        *,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        query: str = "",
+        body: Any = None,
+        wire: str | None = None,
+        turn: int | None = None,
+        status: int | None = None,
+        scenario: str | None = None,
+        reply: Any = None,
+    ) -> None:
         """Keep one request (``headers`` as received: redacted when read) and the ``reply``
         it got, if any (read by ``exchanges()``: the console shows its frames)."""
+        self.add(method, path, query, headers, body, wire, turn, status, scenario, reply)
+
+    def add(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: Mapping[str, str],
+        body: Any,
+        wire: str | None,
+        turn: int | None,
+        status: int | None,
+        scenario: str | None,
+        reply: Any = None,
+    ) -> None:
+        """``record`` with positional arguments (the double's per-request call): one tuple
+        kept per request."""
         with self._lock:
-            self._entries.append((self._count, fields, reply))
+            self._entries.append(
+                (
+                    self._count,
+                    method,
+                    path,
+                    query,
+                    headers,
+                    body,
+                    wire,
+                    turn,
+                    status,
+                    scenario,
+                    reply,
+                )
+            )
             self._count += 1
 
     @property
@@ -113,14 +170,14 @@ class Journal:
     def entries(self) -> list[JournalEntry]:
         with self._lock:
             kept = list(self._entries)
-        return [_entry(index, fields) for index, fields, _ in kept]
+        return [_entry(item) for item in kept]
 
     def exchanges(self, after: int = -1) -> list[tuple[JournalEntry, Any]]:
         """``(entry, reply)`` for each request kept whose index is above ``after``: the reply
         as the double played it (a ``Reply``), or ``None`` if it had none."""
         with self._lock:
             kept = [item for item in self._entries if item[0] > after]
-        return [(_entry(index, fields), reply) for index, fields, reply in kept]
+        return [(_entry(item), item[10]) for item in kept]
 
     def clear(self) -> None:
         with self._lock:

@@ -25,8 +25,6 @@ from ._common import (
     WireCodec,
     encode,
     pause,
-    require_model,
-    require_object,
     retry_count,
     text_of,
 )
@@ -76,8 +74,13 @@ class ChatCodec(WireCodec):
     overloaded_status: ClassVar[int] = 503
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
-        data = require_object(body)
-        model = require_model(data)
+        # per request: the checks of ``require_object``/``require_model`` inlined
+        if not isinstance(body, dict):
+            raise BadRequest("The request body must be a JSON object.")
+        data: dict[str, Any] = body
+        model = data.get("model")
+        if not isinstance(model, str) or not model:
+            raise BadRequest("you must provide a model parameter", "model")
         messages = data.get("messages")
         if not isinstance(messages, list) or not messages:
             raise BadRequest(

@@ -4,6 +4,7 @@ model names and ids that need escaping."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from stuntset import scenarios
@@ -86,13 +87,24 @@ def test_a_filled_template_is_the_fresh_render(name: str, plan: object, codec: o
             )
             filled_ids, fresh_ids = SequentialIds(namespace), SequentialIds(namespace)
             for _ in range(2):  # the second fill counts on, as a second render would
-                filled = template.fill(filled_ids)
+                filled = template.fill(filled_ids, 1_700_000_000)
                 fresh = _fresh(codec, plan, streaming, model, usage, fresh_ids)
                 assert filled.status == fresh.status
                 assert filled.headers == fresh.headers
+                assert filled.encoded == [(k.encode(), v.encode()) for k, v in fresh.header_list()]
                 assert filled.actions == fresh.actions
                 assert (filled.streaming, filled.content_length, filled.wait) == (
                     fresh.streaming,
                     fresh.content_length,
                     fresh.wait,
                 )
+
+
+def test_a_template_is_filled_with_the_second_of_each_request() -> None:
+    """One template serves every second: ``created`` is a slot, like the ids."""
+    plan = SEGMENTS[0][1]
+    template = make_template(CHAT, plan, False, _ctx(None, "gpt-x", False), "chatcmpl")  # type: ignore[arg-type]
+    for second in (1_700_000_000, 1_700_000_001, 99):
+        body = template.fill(SequentialIds(), second).actions[0]
+        assert isinstance(body, bytes)
+        assert msgspec.json.decode(body)["created"] == second
