@@ -125,6 +125,9 @@ def _check(stand_in: StandIn, name: str, stream: bool, mode: Mode) -> None:
         converse(stand_in, stream=stream, mode=mode, **options)
 
 
+# google-genai (2.34) raises on a malformed chunk without closing the stream it was reading:
+# the leak check reports that stream (an upstream leak, found when the two branches met)
+@pytest.mark.stuntset_leaks(ignore=["streams"])
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 @pytest.mark.parametrize("name", MODEL_SCENARIOS)
 def test_catalog_in_process(stand_in: StandIn, name: str, stream: bool) -> None:

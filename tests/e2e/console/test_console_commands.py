@@ -93,8 +93,11 @@ def test_stuntset_daemon_console_mounts_the_console(tmp_path: Path) -> None:
 def test_stuntset_serve_console_guards_the_console_not_the_double() -> None:
     with command("serve", "--console") as process:
         assert process.stdout is not None
-        lines = [process.stdout.readline() for _ in range(6)]
-        [announce] = [line for line in lines if "console:" in line]
+        announce = ""
+        for _ in range(20):  # the banner: one line per wire, then the console's
+            announce = process.stdout.readline()
+            if "console:" in announce:
+                break
         url = console_url(announce)
         logs_in(url)
         base = url.split("/console/")[0]
