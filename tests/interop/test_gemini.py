@@ -28,6 +28,8 @@ from stuntset.script import (
     Usage,
 )
 
+from ._catalog_content import CONTENT as CATALOG_CONTENT
+from ._catalog_content import USAGE
 from ._gemini import MODEL, Mode, close_gemini_clients, converse, gemini_client, no_wait_retries
 
 # google-genai (2.34) raises on a malformed chunk or a mid-stream error without closing the
@@ -42,29 +44,8 @@ def _close_gemini_clients() -> Iterator[None]:
     close_gemini_clients()
 
 
-CONTENT = {
-    "happy_path": [("Hello! How can I help you today?", [])],
-    "tool_use": [
-        ("Let me look at that file.", [("read_file", {"path": "a.txt"})]),
-        ("The file says: hello from a.txt", []),
-    ],
-    "needs_approval": [
-        ("I will clean the build directory.", [("bash", {"command": "rm -rf build/"})]),
-        ("Done: the build directory is clean.", []),
-    ],
-    "input_request": [("Before I deploy, I need one detail.Thanks, deploying now.", [])],
-    "interleaved_streaming": [
-        (
-            "Reading both files.",
-            [("read_file", {"path": "a.txt"}), ("read_file", {"path": "b.txt"})],
-        ),
-        ("a.txt says alpha, b.txt says beta.", []),
-    ],
-    "long_stream": [(" ".join(f"word{i}" for i in range(400)), [])],
-    "multi_turn": [(f"Answer number {i}.", []) for i in (1, 2, 3)],
-    "slow": [("This answer takes its time to arrive.", [])],
-}
-USAGE = {"happy_path": (12, 9), "tool_use": (40, 18), "long_stream": (10, 400)}
+#: rate_limited and overloaded are status faults here: google-genai does not retry by default
+CONTENT = {k: v for k, v in CATALOG_CONTENT.items() if k not in ("rate_limited", "overloaded")}
 #: Status faults: google-genai raises ClientError (4xx) / ServerError (5xx) with Google's
 #: ``code`` and ``status``; it does not retry unless the client is given retry options.
 API_ERRORS: dict[str, tuple[type[errors.APIError], int, str]] = {

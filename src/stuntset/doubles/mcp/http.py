@@ -18,6 +18,7 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
+from stuntset._bind import listening_socket
 from stuntset.script import (
     AuthExpired,
     Exit,
@@ -239,16 +240,6 @@ def build_http_app(dispatcher: Dispatcher, *, crash_process: bool = False) -> Mc
     )
 
 
-def _listening_socket(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    sock.set_inheritable(False)
-    return sock
-
-
 class McpHttpServer:
     """uvicorn serving an ``McpHttpApp`` on ``127.0.0.1:<port>`` in a background thread;
     ``url`` is the MCP endpoint. Stops (ending stalled calls) on ``close()``."""
@@ -257,7 +248,7 @@ class McpHttpServer:
         import uvicorn
 
         self.app = build_http_app(dispatcher)
-        self._sock = _listening_socket(host, port)
+        self._sock = listening_socket(host, port)
         self.host, self.port = self._sock.getsockname()[:2]
         config = uvicorn.Config(
             self.app,
