@@ -69,7 +69,9 @@ def live_binary(program: str, environ: Mapping[str, str], where: str) -> Path | 
     return Path(found)
 
 
-def resolve_script_path(spec: str | Path, base: Path | None, where: str) -> Path:
+def resolve_script_path(
+    spec: str | Path, base: Path | None, where: str, *, kind: str = "script"
+) -> Path:
     """Where a marker's script file is: an absolute path as given; a relative one against
     ``base`` (the test file's directory) first, then the current directory (where earlier
     versions looked, kept so existing suites still find their files). ``ScriptError`` naming
@@ -83,7 +85,7 @@ def resolve_script_path(spec: str | Path, base: Path | None, where: str) -> Path
         if place.is_file():
             return place
     raise ScriptError(
-        f"{where}: no script file {str(spec)!r}; looked in "
+        f"{where}: no {kind} file {str(spec)!r}; looked in "
         + ", ".join(str(place) for place in places)
         + " (a relative path is resolved against the test file's directory, then the current "
         "directory)"

@@ -621,7 +621,8 @@ from stuntset.evals import (
     '[expect]\\ncommands = ["ls"]\\n'
 )
 spec = load_eval(tmp / "e.toml")
-assert isinstance(spec, EvalSpec) and loads_eval(spec.source and 'prompt = "q"\\n[expect]\\nsandbox = true').prompts == ("q",)
+assert isinstance(spec, EvalSpec)
+assert loads_eval('prompt = "q"\\n[expect]\\nsandbox = true').prompts == ("q",)
 assert isinstance(spec.behaviours[0], Behaviour) and isinstance(spec.behaviours[0].steps[0], Step)
 assert isinstance(spec.expect, Expect) and Skill("s", "d", "i").markdown().startswith("---")
 result = anyio.run(lambda: arun_eval(spec, make_target("scripted"), runs=2))

@@ -10,7 +10,7 @@ import os
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,6 @@ class Observation:
     carried: bool | None = None
     outside_changes: list[str] | None = None
     crashed: str | None = None
-    answers: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

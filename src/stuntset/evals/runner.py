@@ -107,10 +107,9 @@ async def arun_eval(
     )
     for index in range(count):
         behaviour = None if live else _choose(spec, seed, index)
-        base = keep if keep is not None else None
-        if base is not None:
-            base.mkdir(parents=True, exist_ok=True)
-        workdir = Workdir(Path(tempfile.mkdtemp(prefix=f"{spec.name}-{index}-", dir=base)))
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+        workdir = Workdir(Path(tempfile.mkdtemp(prefix=f"{spec.name}-{index}-", dir=keep)))
         started = time.perf_counter()
         try:
             workdir.prepare(spec)
@@ -181,7 +180,7 @@ class EvalRunner:
         from stuntset._plugin_support import resolve_script_path
         from stuntset.evals.spec import load_eval
 
-        return load_eval(resolve_script_path(path, self.base, "agent_eval"))
+        return load_eval(resolve_script_path(path, self.base, "agent_eval", kind="eval"))
 
     async def arun(
         self, path: str | Path, target: str = "scripted", *, runs: int | None = None

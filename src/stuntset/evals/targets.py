@@ -28,7 +28,7 @@ from stuntset.driver import drive
 from stuntset.errors import UsageError
 from stuntset.evals.criteria import Observation
 from stuntset.evals.spec import Behaviour, EvalSpec, Step
-from stuntset.events import Event, MessageCompleted, RunCrashed, RunStarted
+from stuntset.events import Event, RunCrashed, RunStarted
 from stuntset.script import Script, Text, ToolCall, ToolResult
 
 __all__ = ["TARGETS", "Target", "Workdir", "binary_for", "make_target"]
@@ -165,7 +165,6 @@ async def _play_prompts(
     events: list[Event] = []
     sessions: list[str] = []
     crashed = None
-    answers: list[str] = []
     for n, prompt in enumerate(spec.prompts):
         resume = provider.session_id if n else None
         run = provider.start(prompt, resume=resume or None)
@@ -175,7 +174,6 @@ async def _play_prompts(
             provider.session_id
             or next((e.session_id for e in got if isinstance(e, RunStarted)), "")
         )
-        answers += [e.text for e in got if isinstance(e, MessageCompleted)]
         crash = next((e for e in got if isinstance(e, RunCrashed)), None)
         if crash is not None:
             crashed = f"{crash.kind}: {crash.message}"
@@ -186,7 +184,6 @@ async def _play_prompts(
         workspace=workdir.workspace,
         outside=workdir.outside,
         crashed=crashed,
-        answers=answers,
     )
 
 

@@ -86,5 +86,5 @@ async def test_the_runner_resolves_files_next_to_the_test() -> None:
     runner = EvalRunner(EXAMPLES)
     result = await runner.arun("notes_workflow.toml", runs=2)
     assert (result.scenario, len(result.runs)) == ("notes_workflow", 2)
-    with pytest.raises(UsageError, match=r"no script file 'nope\.toml'; looked in"):
+    with pytest.raises(UsageError, match=r"agent_eval: no eval file 'nope\.toml'; looked in"):
         await runner.arun("nope.toml")
