@@ -6,7 +6,10 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import json
 import pkgutil
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -166,3 +169,31 @@ def test_a_script_example_runs_beside_its_pages_files(tmp_path: Path) -> None:
     where = tmp_path / "run"
     where.mkdir()
     assert run_script(block, where).returncode == 3  # found its file, and its failure shows
+
+
+def test_the_curl_example_of_the_serve_page_runs_against_stuntset_serve(tmp_path: Path) -> None:
+    """The any-language page's curl command, as written (its port swapped for a free one),
+    against a real ``stuntset serve``: the reply it prints is the catalog's answer."""
+    if shutil.which("curl") is None:
+        pytest.skip("needs curl on PATH")
+    page = (DOCS / "howto" / "serve.md").read_text()
+    [command] = [c for c in re.findall(r"```sh\n(.*?)```", page, flags=re.DOTALL) if "curl" in c]
+    stuntset_bin = Path(sys.executable).with_name("stuntset")
+    with subprocess.Popen(
+        [str(stuntset_bin), "serve", "--port", "0"], stdout=subprocess.PIPE, text=True
+    ) as server:
+        try:
+            assert server.stdout is not None
+            base = server.stdout.readline().split(" on ")[1].strip()
+            done = subprocess.run(
+                ["bash", "-c", command.replace("http://127.0.0.1:8765", base)],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=True,
+                cwd=tmp_path,
+            )
+        finally:
+            server.terminate()
+    reply = json.loads(done.stdout)
+    assert reply["choices"][0]["message"]["content"] == "Hello! How can I help you today?"
