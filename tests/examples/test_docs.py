@@ -171,13 +171,17 @@ def test_a_script_example_runs_beside_its_pages_files(tmp_path: Path) -> None:
     assert run_script(block, where).returncode == 3  # found its file, and its failure shows
 
 
-def test_the_curl_example_of_the_serve_page_runs_against_stuntset_serve(tmp_path: Path) -> None:
-    """The any-language page's curl command, as written (its port swapped for a free one),
-    against a real ``stuntset serve``: the reply it prints is the catalog's answer."""
-    if shutil.which("curl") is None:
-        pytest.skip("needs curl on PATH")
+@pytest.mark.parametrize(("language", "program"), [("sh", "bash"), ("js", "node")])
+def test_the_other_language_examples_of_the_serve_page_run(
+    language: str, program: str, tmp_path: Path
+) -> None:
+    """The any-language page's curl command and Node script, as written (the port swapped for
+    a free one), against a real ``stuntset serve``: each prints the catalog's answer."""
+    if shutil.which(program) is None:
+        pytest.skip(f"needs {program} on PATH")
     page = (DOCS / "howto" / "serve.md").read_text()
-    [command] = [c for c in re.findall(r"```sh\n(.*?)```", page, flags=re.DOTALL) if "curl" in c]
+    found = re.findall(rf"```{language}\n(.*?)```", page, flags=re.DOTALL)
+    [code] = [c for c in found if "chat/completions" in c]
     stuntset_bin = Path(sys.executable).with_name("stuntset")
     with subprocess.Popen(
         [str(stuntset_bin), "serve", "--port", "0"], stdout=subprocess.PIPE, text=True
@@ -185,8 +189,10 @@ def test_the_curl_example_of_the_serve_page_runs_against_stuntset_serve(tmp_path
         try:
             assert server.stdout is not None
             base = server.stdout.readline().split(" on ")[1].strip()
+            script = tmp_path / f"example.{'mjs' if program == 'node' else 'sh'}"
+            script.write_text(code.replace("http://127.0.0.1:8765", base))
             done = subprocess.run(
-                ["bash", "-c", command.replace("http://127.0.0.1:8765", base)],
+                [program, str(script)],
                 capture_output=True,
                 text=True,
                 timeout=30,
@@ -195,5 +201,7 @@ def test_the_curl_example_of_the_serve_page_runs_against_stuntset_serve(tmp_path
             )
         finally:
             server.terminate()
-    reply = json.loads(done.stdout)
-    assert reply["choices"][0]["message"]["content"] == "Hello! How can I help you today?"
+    said = done.stdout.strip()
+    if language == "sh":
+        said = json.loads(said)["choices"][0]["message"]["content"]
+    assert said == "Hello! How can I help you today?"
