@@ -11,8 +11,11 @@ pytest, which the user brings), and runs, from a temporary directory outside the
   examples written into it as test modules) under pytest;
 - ``sdist``, the bare install from the source distribution: the console script and the plugin
   come from it (``uv build`` built the wheel above from this sdist already);
-- one environment per extra: the adapter imports, its matrix column plays the catalog, and
-  the fixtures run there too (the plugin with the SDK installed).
+- one environment per adapter extra: the adapter imports, its matrix column plays the
+  catalog, and the fixtures run there too (the plugin with the SDK installed);
+- ``mcp``: the official MCP client calls a tool of the installed MCP double over stdio
+  (``probes/mcp_stdio.py``), and the fixtures run there; ``browser``: the user project's page
+  snapshot test in a real Chromium (where one is found).
 
 Environments are set up and run two at a time (``--jobs``).
 
@@ -46,7 +49,13 @@ EXTRAS = {
     "codex": ("stuntset.providers.codex", "codex"),
     "pydantic-ai": ("stuntset.providers.pydantic_ai", "pydantic-ai"),
 }
+#: extra → what it enables, run in its environment as a user would (beside the fixtures)
+FEATURE_EXTRAS = ("mcp", "browser")
+PROBES = Path(__file__).parent / "probes"
 USER_PROJECT = Path(__file__).parent / "user_project"
+#: the user project's browser test runs only in the `browser` environment (elsewhere the
+#: fixture would skip it: no Playwright)
+BROWSER_TESTS = "test_browser.py"
 TWO_SCENARIOS = ["--scenario", "happy_path", "--scenario", "tool_use"]
 #: what the user brings besides stuntset
 USER_BRINGS = ["pytest"]
@@ -167,7 +176,8 @@ class Smoke:
         what = "every fixture" if only else "every fixture, README examples"
         out = self.run(
             f"[{name}] pytest user project ({what})",
-            ["pytest", "-q", "-p", "no:cacheprovider", "-W", "error", *only],
+            ["pytest", "-q", "-p", "no:cacheprovider", "-W", "error", *only]
+            + ([] if only else [f"--ignore={BROWSER_TESTS}"]),
             cwd=project,
             env=self.env(venv),
         )
@@ -221,6 +231,29 @@ def with_extra(smoke: Smoke, wheel: Path, extra: str) -> None:
     smoke.user_project(extra, venv, project, "test_fixtures.py")
 
 
+def with_feature(smoke: Smoke, wheel: Path, extra: str) -> None:
+    venv, project = smoke.venv(extra, f"{wheel}[{extra}]"), smoke.project(extra)
+    env = smoke.env(venv)
+    smoke.installed(extra, venv, project)
+    if extra == "mcp":
+        said = smoke.run(
+            "[mcp] the mcp client calls a tool of the MCP double over stdio",
+            ["python", str(PROBES / "mcp_stdio.py")],
+            cwd=project,
+            env=env,
+        )
+        if said.strip() != "hello from the installed MCP double":
+            raise SystemExit(f"wheel smoke: [mcp] the probe said {said!r}")
+        smoke.user_project(extra, venv, project, "test_fixtures.py")
+        return
+    from stuntset.browser import find_chromium
+
+    if find_chromium() is None:  # `make test` still runs; .ci/run installs one
+        print("  [browser] no Chromium on this machine: the page snapshot test is not run")
+        return
+    smoke.user_project(extra, venv, project, BROWSER_TESTS)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--uv", default="uv")
@@ -237,6 +270,7 @@ def main() -> int:
         jobs: list[Callable[[], None]] = [
             lambda: bare_wheel(smoke, wheel),
             *(lambda extra=extra: with_extra(smoke, wheel, extra) for extra in EXTRAS),
+            *(lambda extra=extra: with_feature(smoke, wheel, extra) for extra in FEATURE_EXTRAS),
             lambda: bare_sdist(smoke, sdist),
         ]
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:

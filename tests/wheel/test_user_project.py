@@ -8,7 +8,7 @@ from pathlib import Path
 
 import stuntset.pytest_plugin
 
-PROJECT = Path(__file__).parent / "user_project" / "test_fixtures.py"
+PROJECT = Path(__file__).parent / "user_project"
 
 
 def fixtures_defined(source: str) -> set[str]:
@@ -29,13 +29,17 @@ def fixtures_used(source: str) -> set[str]:
     return used | fixtures_defined(source)  # an override (stuntset_script) counts as a use
 
 
+def used_by_project() -> set[str]:
+    return set().union(*(fixtures_used(f.read_text()) for f in PROJECT.glob("test_*.py")))
+
+
 def test_the_user_project_uses_every_public_fixture() -> None:
     plugin = Path(stuntset.pytest_plugin.__file__).read_text()
     public = fixtures_defined(plugin)
     assert {"event_log", "daemon", "cassette", "stand_in"} <= public
-    assert public - fixtures_used(PROJECT.read_text()) == set()
+    assert public - used_by_project() == set()
 
 
 def test_a_fixture_the_project_forgets_is_named() -> None:
     plugin = "import pytest\n@pytest.fixture\ndef brand_new(): ...\n@pytest.fixture\ndef _private(): ...\n"
-    assert fixtures_defined(plugin) - fixtures_used(PROJECT.read_text()) == {"brand_new"}
+    assert fixtures_defined(plugin) - used_by_project() == {"brand_new"}
