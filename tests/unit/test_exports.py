@@ -664,7 +664,7 @@ app = console_app(ConsoleSources(cassettes=tmp))
 assert callable(daemon_console(cassettes=tmp)) and app.routes
 double = ModelDouble()
 assert callable(with_console(ModelApp(double), double, port=8080, token="t"))
-files = SnapshotFiles(tmp / "snapshots", "test_page")
+files = SnapshotFiles(tmp / "snapshots", "test_page", ci=False)
 assert files.check("main", "- heading") == "recorded"
 class Page:  # what the gate and the snapshot use of a Playwright page
     routes = []

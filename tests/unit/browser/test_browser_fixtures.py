@@ -15,7 +15,8 @@ def test_a_changed_page_fails_its_snapshot_and_a_screenshot_is_saved(
     page_snapshot: PageSnapshot, tmp_path: Path
 ) -> None:
     page = page_snapshot.page
-    snap = PageSnapshot(page, SnapshotFiles(tmp_path / "snaps", "t"), tmp_path / "failures")
+    files = SnapshotFiles(tmp_path / "snaps", "t", ci=False)  # records, wherever it runs
+    snap = PageSnapshot(page, files, tmp_path / "failures")
     page.set_content("<main><h1>Orders</h1><button>Pay</button></main>")
     assert snap.check("page") == "recorded"
     assert snap.check("page") == "same"
