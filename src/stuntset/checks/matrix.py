@@ -24,18 +24,16 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import logging
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stuntset import scenarios as catalog
+from stuntset.checks._grid import columns, scenario_names, work_root
 from stuntset.checks.provider_conformance import check_provider_conformance
-from stuntset.errors import ConformanceFailure, UsageError
+from stuntset.errors import ConformanceFailure
 from stuntset.providers.base import AgentProvider
 from stuntset.script import Script
 from stuntset.seams import deterministic
@@ -200,18 +198,10 @@ def provider_matrix(
 ) -> dict[str, dict[str, Cell]]:
     """adapter → scenario → ``Cell``, played under deterministic seams. Fake CLIs are
     installed under ``workdir`` (a temporary directory, removed afterwards, by default)."""
-    chosen = list(adapters) if adapters is not None else list(ADAPTERS)
-    unknown = [name for name in chosen if name not in ADAPTERS]
-    if unknown:
-        raise UsageError(f"unknown adapter(s) {unknown}; known: {', '.join(ADAPTERS)}")
-    names = list(scenarios) if scenarios is not None else catalog.names()
-    for name in names:
-        catalog.get(name)
-    owned = None if workdir is not None else Path(tempfile.mkdtemp(prefix="stuntset-matrix-"))
-    root = Path(workdir) if workdir is not None else owned
-    assert root is not None
+    chosen = columns(adapters, ADAPTERS, "adapter")
+    names = scenario_names(scenarios)
     table: dict[str, dict[str, Cell]] = {}
-    try:
+    with work_root(workdir, "stuntset-matrix-") as root:
         for adapter in chosen:
             package = ADAPTERS[adapter]
             if package is not None and importlib.util.find_spec(package) is None:
@@ -220,9 +210,6 @@ def provider_matrix(
             with deterministic():
                 make = _FACTORIES[adapter](root / adapter)
                 table[adapter] = {name: _cell(make, name, timeout) for name in names}
-    finally:
-        if owned is not None:
-            shutil.rmtree(owned, ignore_errors=True)
     return table
 
 

@@ -10,8 +10,6 @@ delays, the fakes play theirs at a tenth or a hundredth).
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,7 +18,7 @@ from typing import Any
 import anyio
 
 from stuntset import scenarios as catalog
-from stuntset.errors import UsageError
+from stuntset.checks._grid import columns, scenario_names, work_root
 from stuntset.events import Event
 from stuntset.seams import deterministic
 
@@ -191,24 +189,11 @@ def drift(
 ) -> DriftReport:
     """Play ``scenarios`` (default: the catalog) on ``clis`` (default: both), real and fake,
     and judge each pair (see the module docs)."""
-    chosen = list(clis) if clis is not None else list(CLIS)
-    unknown = [cli for cli in chosen if cli not in CLIS]
-    if unknown:
-        raise UsageError(f"unknown CLI(s) {unknown}; known: {', '.join(CLIS)}")
-    names = list(scenarios) if scenarios is not None else catalog.names()
-    for name in names:
-        catalog.get(name)
+    chosen = columns(clis, CLIS, "CLI")
+    names = scenario_names(scenarios)
     allowed = load_allowlist(allowlist)
-    owned = None if workdir is not None else Path(tempfile.mkdtemp(prefix="stuntset-drift-"))
-    root = Path(workdir) if workdir is not None else owned
-    assert root is not None
-    try:
-        with deterministic():
-            report = anyio.run(_drift, chosen, names, allowed, root, jobs, timeout, progress)
-    finally:
-        if owned is not None:
-            shutil.rmtree(owned, ignore_errors=True)
-    return report
+    with work_root(workdir, "stuntset-drift-") as root, deterministic():
+        return anyio.run(_drift, chosen, names, allowed, root, jobs, timeout, progress)
 
 
 async def _drift(
