@@ -39,6 +39,7 @@ __all__ = [
     "dumps",
     "loads",
     "main",
+    "no_turn_message",
 ]
 
 # --- JSON without the json package ---------------------------------------------------------
@@ -387,6 +388,35 @@ class Runtime:
     def exit(self, code: int) -> None:
         self.journal.write("exit", code=code)
         posix._exit(code)
+
+
+def no_turn_message(
+    state: dict[str, Any],
+    plan: dict[str, Any],
+    left: list[int],
+    played: int,
+    prompt: str,
+    model: str,
+    wire: str,
+) -> str:
+    """Why request ``played`` got no scripted turn (every turn used, or none left matches),
+    worded as ``ScriptPlayer`` words it; kept in ``state["exhausted"]`` for the test's side."""
+    turns: list[dict[str, Any]] = plan["turns"]
+    remaining = [f"  turn {i}: {t['describe']}" for i, t in enumerate(turns) if left[i]]
+    shown = prompt if len(prompt) <= 80 else prompt[:77] + "..."
+    head = (
+        f"script {plan['script']!r} has no turn for request #{played} "
+        f"(input {shown!r}, model {model!r}, wire {wire!r})"
+    )
+    if not remaining:
+        message = (
+            f"{head}: all {len(turns)} turns were used. The code under test made more "
+            f"requests than scripted: add a turn, or use times=N for repeats."
+        )
+    else:
+        message = head + ": no remaining turn matches it. Remaining:\n" + "\n".join(remaining)
+    state.setdefault("exhausted", []).append(message)
+    return message
 
 
 def load_plan(plan_path: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from stuntset.doubles.cli._runtime import dumps
+from stuntset.doubles.cli._runtime import dumps, no_turn_message
 from stuntset.doubles.cli.claude._process.args import js_string
 from stuntset.doubles.cli.claude._process.common import INTERRUPTED, Abort, usage
 
@@ -63,21 +63,7 @@ def choose_turn(
             if left[index] and _accepts(turn["match"], prompt, session.model, has_results):
                 left[index] -= 1
                 return index, None
-        remaining = [f"  turn {i}: {t['describe']}" for i, t in enumerate(turns) if left[i]]
-        shown = prompt if len(prompt) <= 80 else prompt[:77] + "..."
-        head = (
-            f"script {plan['script']!r} has no turn for request #{played} "
-            f"(input {shown!r}, model {session.model!r}, wire 'claude')"
-        )
-        if not remaining:
-            message = (
-                f"{head}: all {len(turns)} turns were used. The code under test made more "
-                f"requests than scripted: add a turn, or use times=N for repeats."
-            )
-        else:
-            message = head + ": no remaining turn matches it. Remaining:\n" + "\n".join(remaining)
-        state.setdefault("exhausted", []).append(message)
-        return -1, message
+        return -1, no_turn_message(state, plan, left, played, prompt, session.model, "claude")
 
     index, error = session.rt.state.update(take)
     return index, (turns[index] if index >= 0 else None), error

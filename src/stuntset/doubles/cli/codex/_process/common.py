@@ -237,21 +237,9 @@ def choose_turn(rt: Runtime, prompt: str, model: str) -> tuple[dict[str, Any] | 
             if left[index] and _accepts(turn["match"], prompt, model):
                 left[index] -= 1
                 return index, None
-        remaining = [f"  turn {i}: {t['describe']}" for i, t in enumerate(turns) if left[i]]
-        shown = prompt if len(prompt) <= 80 else prompt[:77] + "..."
-        head = (
-            f"script {plan['script']!r} has no turn for request #{played} "
-            f"(input {shown!r}, model {model!r}, wire 'codex')"
-        )
-        if not remaining:
-            message = (
-                f"{head}: all {len(turns)} turns were used. The code under test made more "
-                f"requests than scripted: add a turn, or use times=N for repeats."
-            )
-        else:
-            message = head + ": no remaining turn matches it. Remaining:\n" + "\n".join(remaining)
-        state.setdefault("exhausted", []).append(message)
-        return -1, message
+        from stuntset.doubles.cli._runtime import no_turn_message
+
+        return -1, no_turn_message(state, plan, left, played, prompt, model, "codex")
 
     index, error = rt.state.update(take)
     return (turns[index] if index >= 0 else None), error
