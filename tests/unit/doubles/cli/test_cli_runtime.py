@@ -163,3 +163,20 @@ def test_with_the_variables_the_fake_process_measures_itself(tmp_path: Path) -> 
     measured = {Path(name).as_posix() for name in data.measured_files()}
     for wanted in ("cli/_runtime.py", "claude/_process/run.py", "claude/_process/turn.py"):
         assert any(name.endswith(wanted) for name in measured), wanted
+
+
+def test_a_request_without_a_turn_is_explained_either_way() -> None:
+    from stuntset.doubles.cli._runtime import no_turn_message
+
+    plan = {"script": "s", "turns": [{"describe": "contains 'a'"}, {"describe": "any"}]}
+    state: dict[str, object] = {}
+    used_up = no_turn_message(state, plan, [0, 0], 3, "hi", "m", "claude")
+    assert used_up == (
+        "script 's' has no turn for request #3 (input 'hi', model 'm', wire 'claude'): all 2 "
+        "turns were used. The code under test made more requests than scripted: add a turn, or "
+        "use times=N for repeats."
+    )
+    unmatched = no_turn_message(state, plan, [1, 0], 4, "x" * 100, "m", "codex")
+    assert unmatched.endswith("no remaining turn matches it. Remaining:\n  turn 0: contains 'a'")
+    assert f"input '{'x' * 77}...'" in unmatched
+    assert state["exhausted"] == [used_up, unmatched]
