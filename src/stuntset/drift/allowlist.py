@@ -9,7 +9,9 @@
     reason = "why the fake differs on purpose (or why it cannot match)"
 
 A difference is allowed when an entry names its scenario and CLI and its explanation
-contains ``differs``. Every field is required and non-empty; a malformed file is a
+contains ``differs``. Where the real binary's timing decides which of two events comes
+first, ``differs`` is a list of the texts either order shows (one entry, one reason, one
+verdict in the table). Every field is required and non-empty; a malformed file is a
 ``UsageError`` naming the entry.
 """
 
@@ -34,11 +36,24 @@ class Allowed:
 
     scenario: str
     cli: str
-    differs: str
+    differs: str | tuple[str, ...]
     reason: str
 
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return (self.differs,) if isinstance(self.differs, str) else self.differs
+
     def covers(self, scenario: str, cli: str, explanation: str) -> bool:
-        return self.scenario == scenario and self.cli == cli and self.differs in explanation
+        return (
+            self.scenario == scenario
+            and self.cli == cli
+            and any(text in explanation for text in self.texts)
+        )
+
+
+def _given(value: object) -> bool:
+    """A non-empty text, or a tuple of them (``differs`` made from a list above)."""
+    return isinstance(value, tuple) or (isinstance(value, str) and bool(value))
 
 
 def load_allowlist(path: str | Path = ALLOWLIST) -> list[Allowed]:
@@ -57,7 +72,10 @@ def load_allowlist(path: str | Path = ALLOWLIST) -> list[Allowed]:
     for number, entry in enumerate(entries, 1):
         if not isinstance(entry, dict):
             raise UsageError(f"{where}: allowed entry {number} is not a table")
-        missing = [f for f in _FIELDS if not isinstance(entry.get(f), str) or not entry[f]]
+        differs = entry.get("differs")
+        if isinstance(differs, list) and differs and all(isinstance(d, str) and d for d in differs):
+            entry = {**entry, "differs": tuple(differs)}  # the texts either order shows
+        missing = [f for f in _FIELDS if not _given(entry.get(f))]
         if missing:
             raise UsageError(
                 f"{where}: allowed entry {number} needs a non-empty {', '.join(missing)}"
@@ -65,5 +83,5 @@ def load_allowlist(path: str | Path = ALLOWLIST) -> list[Allowed]:
         extra = sorted(set(entry) - set(_FIELDS))
         if extra:
             raise UsageError(f"{where}: allowed entry {number} has unknown key(s) {extra}")
-        found.append(Allowed(*(str(entry[f]) for f in _FIELDS)))
+        found.append(Allowed(*(entry[f] for f in _FIELDS)))
     return found

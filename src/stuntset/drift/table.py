@@ -38,7 +38,7 @@ def print_drift(
     for entry in report.stale:
         print(
             f"allowlist entry for {entry.scenario} on {entry.cli} matched nothing this run "
-            f"({entry.differs!r}): if the difference is gone for good, remove the entry",
+            f"({' or '.join(map(repr, entry.texts))}): if the difference is gone for good, remove the entry",
             file=sys.stderr,
         )
     if held:

@@ -31,6 +31,20 @@ def test_an_entry_covers_its_scenario_cli_and_text_only() -> None:
     assert not entry.covers("stuck", "claude", "step 1: real run.completed; fake x")
 
 
+def test_an_entry_with_alternatives_covers_either_order_only() -> None:
+    entry = Allowed("stream_cut", "claude", ("fake message.delta", "kind: real 'http'"), "layer: x")
+    assert entry.covers("stream_cut", "claude", "step 1: real run.crashed; fake message.delta")
+    assert entry.covers("stream_cut", "claude", "step 3 (run.crashed) kind: real 'http', fake 'x'")
+    assert not entry.covers("stream_cut", "claude", "step 2: real message.completed; fake x")
+
+
+def test_alternatives_load_from_a_list(tmp_path: Path) -> None:
+    path = tmp_path / "allowlist.toml"
+    path.write_text("[[allowed]]\nscenario='a'\ncli='b'\ndiffers=['c', 'd']\nreason='race: e'\n")
+    (entry,) = load_allowlist(path)
+    assert entry.texts == ("c", "d")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -42,6 +56,14 @@ def test_an_entry_covers_its_scenario_cli_and_text_only() -> None:
             "allowed entry 1 has unknown key(s) ['why']",
         ),
         ("[[allowed]\n", "not valid TOML"),
+        (
+            "[[allowed]]\nscenario='a'\ncli='b'\ndiffers=[]\nreason='d'\n",
+            "allowed entry 1 needs a non-empty differs",
+        ),
+        (
+            "[[allowed]]\nscenario='a'\ncli='b'\ndiffers=['c', 3]\nreason='d'\n",
+            "allowed entry 1 needs a non-empty differs",
+        ),
     ],
 )
 def test_a_malformed_allowlist_is_refused_naming_the_entry(
