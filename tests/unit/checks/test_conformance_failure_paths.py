@@ -13,7 +13,7 @@ import msgspec
 import pytest
 from _broken_providers import BrokenProvider, _Tampered
 
-from stuntset.checks import check_provider_conformance
+from stuntset.checks import ConformanceReport, check_provider_conformance
 from stuntset.errors import CapabilityError, ConformanceFailure
 from stuntset.events import (
     ApprovalRequested,
@@ -299,7 +299,7 @@ FAILURES = [
 ]
 
 
-def play(provider: type[ScriptedProvider], invariant: str, scenario: str) -> None:
+def play(provider: type[ScriptedProvider], invariant: str, scenario: str) -> ConformanceReport:
     made: list[ScriptedProvider] = []
 
     def make(script: Script) -> ScriptedProvider:
@@ -307,7 +307,9 @@ def play(provider: type[ScriptedProvider], invariant: str, scenario: str) -> Non
         return made[-1]
 
     try:
-        check_provider_conformance(make, invariants=[invariant], scenarios=[scenario], **FAST)
+        return check_provider_conformance(
+            make, invariants=[invariant], scenarios=[scenario], **FAST
+        )
     finally:
         for each in made:
             leaked = getattr(each, "leaked", None)
@@ -324,7 +326,11 @@ def test_each_failure_path_names_what_the_provider_did(
     invariant: str, provider: type[ScriptedProvider], scenario: str, message: str
 ) -> None:
     with pytest.raises(ConformanceFailure) as caught:
-        play(provider, invariant, scenario)
+        report = play(provider, invariant, scenario)
+    # played and passed, not passed over as not applicable
+    assert [(r.invariant, r.status, r.reason) for r in report.results] == [
+        (invariant, "passed", "")
+    ]
     assert (caught.value.invariant, caught.value.scenario) == (invariant, scenario)
     assert message in str(caught.value)
 
@@ -339,4 +345,8 @@ def test_each_failure_path_names_what_the_provider_did(
 def test_the_paths_no_catalog_provider_takes_pass(
     invariant: str, provider: type[ScriptedProvider], scenario: str
 ) -> None:
-    play(provider, invariant, scenario)
+    report = play(provider, invariant, scenario)
+    # played and passed, not passed over as not applicable
+    assert [(r.invariant, r.status, r.reason) for r in report.results] == [
+        (invariant, "passed", "")
+    ]
