@@ -326,11 +326,7 @@ def test_each_failure_path_names_what_the_provider_did(
     invariant: str, provider: type[ScriptedProvider], scenario: str, message: str
 ) -> None:
     with pytest.raises(ConformanceFailure) as caught:
-        report = play(provider, invariant, scenario)
-    # played and passed, not passed over as not applicable
-    assert [(r.invariant, r.status, r.reason) for r in report.results] == [
-        (invariant, "passed", "")
-    ]
+        play(provider, invariant, scenario)
     assert (caught.value.invariant, caught.value.scenario) == (invariant, scenario)
     assert message in str(caught.value)
 
