@@ -65,6 +65,10 @@ KINDS: dict[str, dict[str, str]] = {
         "Responded ScriptedProvider ScriptedRun Started StuckProvider",
         "function": "crash_for",
     },
+    "stuntset.providers.codex": {
+        "class": "CodexProvider CodexRun",
+        "function": "crash_of turn_crash",
+    },
     "stuntset.log": {
         "protocol": "EventLog Subscription",
         "exception": "StaleCursor",
@@ -506,6 +510,10 @@ adapters = [
     PydanticAIProvider(Agent(TestModel())),
 ]
 assert all(isinstance(adapter, AgentProvider) for adapter in adapters)
+from stuntset.providers.codex import CodexRun, crash_of, turn_crash
+assert isinstance(adapters[1].start("hello"), CodexRun)  # not started until iterated
+assert crash_of(FileNotFoundError("no codex"))[0] == "spawn_failed"
+assert turn_crash({"codexErrorInfo": {"x": {"httpStatusCode": 429}}})[0] == "rate_limited"
 """,
     "checks for your own agent": """
 import anyio, httpx2, sys

@@ -1,0 +1,57 @@
+"""The Codex notification translator on its own: notifications in, events out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stuntset.events import MessageCompleted, MessageDelta, RunKilled, ToolCompleted, Usage
+from stuntset.providers.codex._crash import OutOfOrder
+from stuntset.providers.codex._items import Translator
+
+
+def translator(
+    killed: str | None = None,
+) -> tuple[Translator, list[tuple[type[Any], dict[str, Any]]]]:
+    out: list[tuple[type[Any], dict[str, Any]]] = []
+    return Translator(lambda cls, **fields: out.append((cls, fields)), lambda: killed), out
+
+
+def test_a_message_item_streams_its_deltas_then_completes() -> None:
+    items, out = translator()
+    assert not items.handle("item/started", {"item": {"type": "agentMessage", "id": "m1"}})
+    items.handle("item/agentMessage/delta", {"itemId": "m1", "delta": "Hel"})
+    items.handle("item/agentMessage/delta", {"itemId": "m1", "delta": ""})  # nothing to say
+    items.handle("item/completed", {"item": {"type": "agentMessage", "id": "m1", "text": "Hel"}})
+    assert out == [
+        (MessageDelta, {"item_id": "m1", "text": "Hel"}),
+        (MessageCompleted, {"item_id": "m1", "text": "Hel"}),
+    ]
+
+
+def test_a_delta_for_an_item_never_started_is_out_of_order() -> None:
+    items, _ = translator()
+    with pytest.raises(OutOfOrder, match="'m9', which was never started"):
+        items.handle("item/agentMessage/delta", {"itemId": "m9", "delta": "x"})
+
+
+def test_a_tool_item_completed_twice_is_out_of_order() -> None:
+    items, out = translator()
+    item = {"type": "commandExecution", "id": "c1", "command": "ls", "exitCode": 0}
+    items.handle("item/started", {"item": item})
+    items.handle("item/completed", {"item": item})
+    assert out[-1] == (ToolCompleted, {"tool_call_id": "c1", "output": None, "is_error": False})
+    with pytest.raises(OutOfOrder, match="completed, never started"):
+        items.handle("item/completed", {"item": item})
+
+
+def test_an_interrupted_turn_reports_its_usage_then_the_kill_reason() -> None:
+    items, out = translator(killed="user stop")
+    usage = {"tokenUsage": {"last": {"inputTokens": 7, "outputTokens": 2}}}
+    assert not items.handle("thread/tokenUsage/updated", usage)
+    assert items.handle("turn/completed", {"turn": {"status": "interrupted"}})
+    assert out == [
+        (Usage, {"input_tokens": 7, "output_tokens": 2}),
+        (RunKilled, {"reason": "user stop"}),
+    ]
