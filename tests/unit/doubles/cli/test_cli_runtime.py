@@ -95,8 +95,16 @@ def test_the_fake_process_imports_only_the_runtime(tmp_path: Path) -> None:
     loaded = probe_modules(tmp_path)
     assert "stuntset.doubles.cli._runtime" in loaded
     heavy = ("json", "re", "typing", "enum", "os", "msgspec", "stuntset.script", "signal")
-    for name in (*heavy, "coverage"):
+    for name in (*heavy, "coverage", "dataclasses", "pathlib", "tempfile"):
         assert name not in loaded, name
+    # of stuntset: the runtime and the program (its packages are bare path entries), never
+    # the installer, the package __init__s' code or anything the test process uses
+    ours = {name for name in loaded if name.startswith("stuntset.")}
+    program = "stuntset.doubles.cli.claude._process"
+    assert "stuntset.doubles.cli._install" not in ours
+    packages = {"stuntset.doubles", "stuntset.doubles.cli", "stuntset.doubles.cli.claude", program}
+    others = ours - packages - {"stuntset.doubles.cli._runtime"}
+    assert {name for name in others if not name.startswith(f"{program}.")} == set()
 
 
 @pytest.mark.parametrize(
