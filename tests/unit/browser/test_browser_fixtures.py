@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from stuntset.browser._pytest import snapshot_options
+from stuntset.browser.chromium import missing_reason
 from stuntset.browser.snapshot import PageSnapshot, SnapshotFiles, SnapshotMismatch
 
 
@@ -59,6 +60,9 @@ def test_unknown_marker_options_are_refused() -> None:
 def test_a_user_test_records_then_fails_on_change(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    reason = missing_reason()  # the user's test would be skipped: nothing to prove here
+    if reason is not None:
+        pytest.skip(f"browser tests need a Chromium: {reason}")
     pytester.makepyfile(
         test_page="""
         import os
