@@ -18,10 +18,16 @@ usage             the result's ``usage`` / ``total_cost_usd``; its ``cost`` is w
                   ``--max-budget-usd`` counts (checked when a model response ends, as the
                   real CLI checks: place the step after the response that should overspend)
 delay             a real pause, times ``time_scale``
-http_error, rate_limit, overloaded, auth_expired
-                  what the CLI shows once its own retries are spent: a synthetic
-                  ``assistant`` (model ``<synthetic>``, ``error``) and an ``is_error`` result
-                  with ``api_error_status``; exit 1
+rate_limit, overloaded, http_error (408, 409, 429, 5xx)
+                  first in a model response: what the real CLI does, it retries by itself:
+                  ``system/api_retry`` (``attempt``, ``max_retries``, ``retry_delay_ms``,
+                  ``error_status``, ``error``), waits the script's retry-after, and the
+                  retried request takes the next scripted turn; retries spent
+                  (``CLAUDE_CODE_MAX_RETRIES``, default 10) or no turn left: as below
+auth_expired, other http_error
+                  what the CLI shows once it gives up: a synthetic ``assistant`` (model
+                  ``<synthetic>``, ``error``) and an ``is_error`` result with
+                  ``api_error_status``; exit 1
 stream_cut        half a line, then exit (1; 0 with ``clean``)
 malformed_json    the text as a stdout line (the SDK raises ``CLIJSONDecodeError``)
 garbage           the bytes as given (invalid UTF-8, half line…)
@@ -44,6 +50,7 @@ What runs where:
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
 from stuntset.doubles.cli._install import CliProgram
@@ -113,7 +120,39 @@ def _api_error(status: int, message: str | None, error_type: str | None) -> tupl
         kind, assistant = "api_error", "server_error"
     else:
         kind, assistant = "invalid_request_error", "invalid_request"
-    return ("api_error", status, error_type or kind, message or kind, assistant)
+    if not message:  # the model double's message for the status (its phrase)
+        message = "Overloaded" if status == 529 else _phrase(status) or kind
+    return ("api_error", status, error_type or kind, message, assistant)
+
+
+def _phrase(status: int) -> str | None:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return None
+
+
+def _retry_after(step: Step) -> float | None:
+    """The seconds the real ``claude`` retries ``step`` after, as far as the script says (its
+    ``retry_after_ms``, else ``retry_after``, else 0), or ``None`` if it does not retry it.
+
+    Observed (2.1.332 over the model double): it retries 408, 409, 429, 529 and the other 5xx
+    unless ``x-should-retry: false``; it waits its own backoff (0.5 s doubling to 32 s, plus up
+    to 25%) or the ``retry-after`` seconds when longer, and ignores ``retry-after-ms``. The
+    fake waits what the script says (``retry-after-ms: 1`` by default): a test's clock, not
+    the real binary's. Auth failures (401/403) stay unretried here, as the script means them.
+    """
+    if isinstance(step, RateLimit | HttpError):
+        if isinstance(step, HttpError) and (
+            step.should_retry is False or not (step.status in (408, 409, 429) or step.status >= 500)
+        ):
+            return None
+        if step.retry_after_ms is not None:
+            return step.retry_after_ms / 1000
+        return step.retry_after or 0.0
+    if isinstance(step, Overloaded):
+        return (step.retry_after_ms or 0) / 1000
+    return None
 
 
 def _op(step: Step, seed: int, turn: int, position: int) -> tuple[Any, ...] | None:
@@ -189,10 +228,20 @@ class ClaudeProgram:
         turns = []
         for index, turn in enumerate(script.turns):
             ops = []
+            content = after_result = False  # in the current model response (segment)
             for position, step in enumerate(turn.steps):
                 op = _op(step, script.seed, index, position)
+                if op is not None and op[0] == "api_error":
+                    # retried only as an HTTP status: first in its response (after content the
+                    # model double sends it in-band, and the real CLI gives up at once)
+                    retry = None if content else _retry_after(step)
+                    op = (*op, retry, after_result)
                 if op is not None:
                     ops.append(op)
+                if isinstance(step, ToolResult):
+                    content, after_result = False, True
+                elif isinstance(step, Text | Reasoning | ToolCall):
+                    content = True
                 if isinstance(step, ToolCall) and step.name not in tools:
                     tools.append(step.name)
             turns.append(

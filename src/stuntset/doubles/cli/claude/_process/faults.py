@@ -2,9 +2,16 @@
 
 Loaded only when a fault plays (runs in the fake process: built-ins only, see ``_runtime``).
 
-* API errors (after the CLI's own retries): a synthetic ``assistant`` (model
-  ``<synthetic>``, ``error`` set) and an ``is_error`` result with ``api_error_status`` and
-  ``terminal_reason: "api_error"``; the process goes on, and exits 1 at EOF.
+* API errors the real CLI retries (a 408, 409, 429, 529 or other 5xx status, first in a
+  model response): a ``system/api_retry`` message, a wait of the script's retry-after, and
+  the retried request takes the next scripted turn (``retry``). With the retries spent
+  (``CLAUDE_CODE_MAX_RETRIES``, default 10, at most 15) the last error ends the turn; with
+  no turn left the retried request meets what the model double answers then (a 500 the
+  real CLI does not retry), and the script is exhausted as on the double.
+* API errors (given up on): a synthetic ``assistant`` (model ``<synthetic>``, ``error``
+  set) and an ``is_error`` result with ``api_error_status`` and ``terminal_reason:
+  "api_error"``; the process goes on, and exits 1 at EOF. The text is the real CLI's (429:
+  "Request rejected (429) · …"; 5xx: "… This is a server-side issue …").
 * ``cut``: half of the line that would come next, then exit (1, or 0 when clean).
 * ``malformed`` / ``garbage``: the line or bytes as given; the turn ends without a result.
 * ``out_of_order``: a tool result for a call never made, the result, then more content.
@@ -23,56 +30,24 @@ if TYPE_CHECKING:
 
     from stuntset.doubles.cli.claude._process.turn import TurnRun
 
-__all__ = ["render_fault"]
+__all__ = ["max_retries", "render_fault"]
+
+#: The real CLI's retry budget (2.1.332): 10, or ``CLAUDE_CODE_MAX_RETRIES`` clamped to 15.
+DEFAULT_MAX_RETRIES = 10
+MAX_RETRIES_CAP = 15
 
 
-def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool:
-    """Render a fault op (it ends the turn); True: the turn is over."""
+def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool | dict[str, Any]:
+    """Render a fault op (it ends the turn); True: the turn is over; a turn: the retried
+    request's, to play on."""
     s = run.s
     rt = s.rt
     kind = op[0]
     if kind == "api_error":
-        _, status, error_type, text, assistant_error = op
-        body = dumps({"type": "error", "error": {"type": error_type, "message": text}})
-        prose = f"API Error: {status} {body}"
-        run.emit(
-            {
-                "type": "assistant",
-                "message": {
-                    "id": run.ids.uuid(),
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "<synthetic>",
-                    "content": [{"type": "text", "text": prose}],
-                    "stop_reason": "stop_sequence",
-                    "stop_sequence": "",
-                    "usage": usage(0, 0),
-                },
-                "error": assistant_error,
-            }
-        )
-        duration, api = run.durations()
-        run.emit(
-            {
-                "type": "result",
-                "subtype": "success",
-                "is_error": True,
-                "api_error_status": status,
-                "duration_ms": duration,
-                "duration_api_ms": api,
-                "num_turns": max(1, run.api_messages),
-                "result": prose,
-                "stop_reason": "stop_sequence",
-                "total_cost_usd": s.spent,
-                "usage": usage(run.input_tokens, run.output_tokens),
-                "modelUsage": {},
-                "permission_denials": run.denials,
-                "terminal_reason": "api_error",
-            },
-            final=True,
-        )
-        s.rt.exit_code = 1
-        s.state_changed("idle", run.ids)
+        _, status, error_type, text, assistant_error, retry_after, after_result = op
+        if retry_after is not None:
+            return retry(run, status, error_type, text, assistant_error, retry_after, after_result)
+        api_error(run, status, error_type, text, assistant_error)
         return True
     rt.exit_code = 1
     if kind == "cut":
@@ -115,6 +90,146 @@ def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool:
             rt.stderr(stderr if stderr.endswith("\n") else stderr + "\n")
         rt.exit(code)
     return True
+
+
+def max_retries(env: dict[str, str]) -> int:
+    """The retry budget: ``CLAUDE_CODE_MAX_RETRIES`` (a whole number ≥ 0, at most 15), else
+    10 (observed: 0 gives up at once, 20 reports ``max_retries: 15``)."""
+    wanted = env.get("CLAUDE_CODE_MAX_RETRIES", "").strip()
+    if wanted.isdigit():
+        return min(int(wanted), MAX_RETRIES_CAP)
+    return DEFAULT_MAX_RETRIES
+
+
+def _category(status: int, error_type: str) -> str:
+    """The ``error`` of an ``api_retry`` message, as the real CLI names the failure."""
+    if status == 529 or error_type == "overloaded_error":
+        return "overloaded"
+    if status == 429:
+        return "rate_limit"
+    if status in (401, 403):
+        return "authentication_failed"
+    return "server_error" if status >= 408 else "unknown"
+
+
+def retry(
+    run: TurnRun,
+    status: int,
+    error_type: str,
+    text: str,
+    assistant_error: str,
+    retry_after: float,
+    after_result: bool,
+) -> dict[str, Any] | bool:
+    """The real CLI's own retry of a failed model request: ``system/api_retry``, the wait,
+    then the turn that answers the retried request (``True`` when the turn ended instead:
+    retries spent, or no scripted turn answers it)."""
+    s = run.s
+    if run.retry_of != run.api_messages:  # a new request failed (one that got an answer
+        # opened a message): its attempts count from 1, and it carries tool results if it
+        # followed them (a retried request is the same request)
+        run.retry_of = run.api_messages
+        run.retries = 0
+        run.retry_results = after_result or (run.api_messages == 0 and run.has_results)
+    budget = max_retries(s.rt.env)
+    if run.retries >= budget:
+        api_error(run, status, error_type, text, assistant_error)
+        return True
+    run.retries += 1
+    run.emit(
+        {
+            "type": "system",
+            "subtype": "api_retry",
+            "attempt": run.retries,
+            "max_retries": budget,
+            "retry_delay_ms": round(retry_after * 1000),
+            "error_status": status,
+            "error": _category(status, error_type),
+        }
+    )
+    run.pause(retry_after)
+    from stuntset.doubles.cli.claude._process.turn import choose_turn
+
+    index, turn, error = choose_turn(s, run.prompt, run.retry_results)
+    if turn is None:
+        # the model double answers a request no turn can answer with a 500 and
+        # ``x-should-retry: false``, which the real CLI reports without retrying
+        s.rt.stderr(f"stuntset: {error}\n")
+        message = f"stuntset: no scripted turn answers this request. {error}"
+        api_error(run, 500, "api_error", message, "server_error")
+        return True
+    run.index = index
+    return turn
+
+
+def api_error(run: TurnRun, status: int, error_type: str, text: str, assistant_error: str) -> None:
+    """The API error the real CLI gives up on: a synthetic ``assistant`` and an ``is_error``
+    result, then ``idle``; the process exits 1 at EOF."""
+    s = run.s
+    prose = _prose(s.rt.env, status, error_type, text)
+    run.emit(
+        {
+            "type": "assistant",
+            "message": {
+                "id": run.ids.uuid(),
+                "type": "message",
+                "role": "assistant",
+                "model": "<synthetic>",
+                "content": [{"type": "text", "text": prose}],
+                "stop_reason": "stop_sequence",
+                "stop_sequence": "",
+                "usage": usage(0, 0),
+            },
+            "error": assistant_error,
+            "is_api_error_message": True,
+            "api_error_status": status,
+            "api_error_type": error_type,
+        }
+    )
+    duration, api = run.durations()
+    run.emit(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": True,
+            "api_error_status": status,
+            "api_error_type": error_type,
+            "duration_ms": duration,
+            "duration_api_ms": api,
+            "num_turns": max(1, run.api_messages),
+            "result": prose,
+            "stop_reason": "stop_sequence",
+            "total_cost_usd": s.spent,
+            "usage": usage(run.input_tokens, run.output_tokens),
+            "modelUsage": {},
+            "permission_denials": run.denials,
+            "terminal_reason": "api_error",
+        },
+        final=True,
+    )
+    s.rt.exit_code = 1
+    s.state_changed("idle", run.ids)
+
+
+def _prose(env: dict[str, str], status: int, error_type: str, text: str) -> str:
+    """The ``API Error: …`` text of a synthetic message, worded as CLI 2.1.332 words it for a
+    429 and a 5xx (observed); other statuses show the error body."""
+    if status == 429:
+        return f"API Error: Request rejected (429) \u00b7 {text}"
+    if status >= 500:
+        base = env.get("ANTHROPIC_BASE_URL") or ""
+        host = base.partition("://")[2].partition("/")[0] if "://" in base else base
+        if host and host != "api.anthropic.com":
+            where = f"your inference gateway ({host})"
+        else:
+            where = "https://status.claude.com"
+        said = text.rstrip(".!?\u2026")
+        return (
+            f"API Error: {status} {said}. This is a server-side issue, usually temporary "
+            f"\u2014 try again in a moment. If it persists, check {where}."
+        )
+    body = dumps({"type": "error", "error": {"type": error_type, "message": text}})
+    return f"API Error: {status} {body}"
 
 
 def _result_preview(run: TurnRun) -> dict[str, Any]:

@@ -400,7 +400,8 @@ class Session:
         self.running = True
         self.interrupted = False
         try:
-            TurnRun(self, ids, prompt, index, turn, error).play(over_budget=over_budget)
+            playing = TurnRun(self, ids, prompt, index, turn, error, has_results)
+            playing.play(over_budget=over_budget)
         finally:
             self.running = False
             self.interrupted = False

@@ -89,6 +89,7 @@ class TurnRun:
         index: int,
         turn: dict[str, Any] | None,
         error: str | None,
+        has_results: bool = False,
     ) -> None:
         self.s = session
         self.ids = ids
@@ -96,6 +97,13 @@ class TurnRun:
         self.index = index
         self.turn = turn
         self.error = error
+        self.has_results = has_results  # the prompt's message carries tool results
+        # the CLI's own retries of a failed model request (``faults.retry``): the request
+        # (``api_messages`` when it failed), its attempts so far, and whether it carries tool
+        # results (a retried request is the same request)
+        self.retry_of = -1
+        self.retries = 0
+        self.retry_results = False
         self.message_id: str | None = None
         self.message_has_tool = False
         self.block = 0
@@ -235,10 +243,14 @@ class TurnRun:
             turn: dict[str, Any] | None = self.turn
             while turn is not None:
                 for op in turn["ops"]:
-                    if self.op(op):
-                        return
-                self.close_message()
-                turn = self.stop_hooks()
+                    if ended := self.op(op):
+                        if ended is True:
+                            return
+                        turn = ended  # the CLI retried the request: the next turn answers it
+                        break
+                else:
+                    self.close_message()
+                    turn = self.stop_hooks()
             self.finish()
         except Abort:
             self.s.interrupted = False
@@ -276,8 +288,9 @@ class TurnRun:
                 terminal_reason="max_turns",
             )
 
-    def op(self, op: tuple[Any, ...]) -> bool:
-        """Render one op; True if it ended the turn."""
+    def op(self, op: tuple[Any, ...]) -> bool | dict[str, Any]:
+        """Render one op; True if it ended the turn, the next scripted turn if the failed
+        request was retried (``faults.retry``)."""
         kind = op[0]
         if kind == "text":
             _, text, deltas, interval = op
