@@ -45,8 +45,9 @@ from claude_agent_sdk import (  # noqa: E402
 
 from stuntset import scenarios  # noqa: E402
 from stuntset.doubles.cli import InstalledCli, install_cli  # noqa: E402
+from stuntset.doubles.cli.claude import retried  # noqa: E402
 from stuntset.errors import ScriptExhausted  # noqa: E402
-from stuntset.script import Garbage, Script, Text, Usage  # noqa: E402
+from stuntset.script import Garbage, RateLimit, Script, Text, Usage  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -469,22 +470,25 @@ async def test_spawn_missing_raises_cli_not_found(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "status", "prose"),
+    ("name", "params", "status", "prose", "retries"),
     [
-        ("auth_expired_mid_run", 401, "OAuth token has expired"),
-        ("rate_limited", 429, "Rate limit reached"),
-        ("overloaded", 529, "Overloaded"),
+        ("auth_expired_mid_run", {}, 401, "OAuth token has expired", 0),
+        # 11 failures outlast the CLI's own 10 retries (observed with the bundled 2.1.332)
+        ("rate_limited", {"failures": 11}, 429, "Request rejected (429) · Rate limit", 10),
+        ("overloaded", {"failures": 11}, 529, "API Error: 529 Overloaded. This is a", 10),
     ],
 )
 async def test_api_errors_raise_result_error(
-    tmp_path: Path, name: str, status: int, prose: str
+    tmp_path: Path, name: str, params: dict[str, Any], status: int, prose: str, retries: int
 ) -> None:
-    cli = install(tmp_path, name)
+    cli = install(tmp_path, name, **params)
     seen, error = await collect_until_error("hi", options(cli))
     assert isinstance(error, ResultError)
     assert error.api_error_status == status
     assert error.terminal_reason == "api_error"
     assert prose in str(error)
+    retried_ = [m for m in seen if isinstance(m, SystemMessage) and m.subtype == "api_retry"]
+    assert [m.data["attempt"] for m in retried_] == list(range(1, retries + 1))
     synthetic = [m for m in seen if isinstance(m, AssistantMessage) and m.model == "<synthetic>"]
     assert synthetic[0].error is not None
     assert isinstance(seen[-1], ResultMessage)
@@ -547,11 +551,66 @@ async def test_max_budget_usd_raises_result_error(tmp_path: Path) -> None:
     assert messages[-1].subtype == "success"
 
 
-async def test_a_retrying_client_recovers_from_a_rate_limit(tmp_path: Path) -> None:
-    cli = install(tmp_path, "rate_limited", failures=1)
-    _, error = await collect_until_error("hi", options(cli))
-    assert isinstance(error, ResultError)
+@pytest.mark.parametrize(
+    ("name", "status", "error", "answer"),
+    [
+        ("rate_limited", 429, "rate_limit", "Sorry for the wait. Here is the answer."),
+        ("overloaded", 529, "overloaded", "Back in service. Here is the answer."),
+    ],
+)
+async def test_the_cli_retries_a_rate_limit_or_an_overload_itself(
+    tmp_path: Path, name: str, status: int, error: str, answer: str
+) -> None:
+    """As the bundled Claude Code 2.1.332 does over the model double (observed): one
+    ``system/api_retry`` (a plain ``SystemMessage`` to the SDK), then the retried request's
+    answer, in one ``query()``; both scripted turns are used."""
+    cli = install(tmp_path, name, failures=2)
     messages = await collect("hi", options(cli))
+    retries = [m for m in messages if isinstance(m, SystemMessage) and m.subtype == "api_retry"]
+    assert [m.data for m in retries] == [
+        {
+            "type": "system",
+            "subtype": "api_retry",
+            "attempt": attempt,
+            "max_retries": 10,
+            "retry_delay_ms": 1,
+            "error_status": status,
+            "error": error,
+            "session_id": messages[-1].session_id,
+            "uuid": m.data["uuid"],
+        }
+        for attempt, m in enumerate(retries, 1)
+    ]
+    assert len(retries) == 2
+    assert texts(messages) == [answer]
+    assert isinstance(messages[-1], ResultMessage)
+    assert (messages[-1].is_error, messages[-1].result) == (False, answer)
+    cli.assert_all_used()
+
+
+async def test_a_retry_with_no_turn_left_meets_the_doubles_500(tmp_path: Path) -> None:
+    """Only a 429 scripted: the real CLI's retry meets the model double's 500 for a request
+    no turn answers (``x-should-retry: false``, not retried) and gives up with it (observed);
+    the fake ends the same way, and the request is reported as on the double."""
+    cli = install_cli("claude", Script.of([RateLimit()]), bin_dir=tmp_path)
+    seen, error = await collect_until_error("hi", options(cli))
+    assert isinstance(error, ResultError)
+    assert error.api_error_status == 500
+    assert "API Error: 500 stuntset: no scripted turn answers this request." in str(error)
+    assert [m.subtype for m in seen if isinstance(m, SystemMessage)][-1] == "api_retry"
+    with pytest.raises(ScriptExhausted, match="no turn for request #2"):
+        cli.assert_all_used()
+
+
+async def test_with_no_retries_allowed_the_first_rate_limit_ends_the_run(tmp_path: Path) -> None:
+    """``CLAUDE_CODE_MAX_RETRIES=0`` (observed: the real CLI then gives up at once)."""
+    cli = install(tmp_path, "rate_limited")
+    opts = options(cli, env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+    seen, error = await collect_until_error("hi", opts)
+    assert isinstance(error, ResultError)
+    assert error.api_error_status == 429
+    assert not [m for m in seen if isinstance(m, SystemMessage) and m.subtype == "api_retry"]
+    messages = await collect("hi", options(cli))  # asked again, the next turn answers
     assert messages[-1].result == "Sorry for the wait. Here is the answer."
     cli.assert_all_used()
 
@@ -648,7 +707,8 @@ async def test_a_process_ignoring_sigterm_is_killed_and_nothing_hangs(tmp_path: 
 
 # --- the whole catalog through one client ------------------------------------------------------
 
-#: What a ClaudeSDKClient sees per scenario: each turn's result subtype/is_error, or the error.
+#: What a ClaudeSDKClient sees per scenario: each turn's result subtype/is_error (and the CLI's
+#: own retries, ``api_retry``), or the error.
 EXPECTED: dict[str, Any] = {
     "happy_path": ["success"],
     "tool_use": ["success"],
@@ -659,8 +719,8 @@ EXPECTED: dict[str, Any] = {
     "multi_turn": ["success", "success", "success"],
     "spawn_missing": CLINotFoundError,
     "auth_expired_mid_run": ["error:api_error"],
-    "rate_limited": ["error:api_error", "success"],
-    "overloaded": ["error:api_error", "success"],
+    "rate_limited": ["api_retry", "success"],
+    "overloaded": ["api_retry", "success"],
     "stream_cut": ProcessError,
     "malformed_json": CLIJSONDecodeError,
     "garbage_bytes": UnicodeDecodeError,
@@ -685,22 +745,31 @@ async def answer_everything(
 
 
 async def drive(cli: InstalledCli) -> list[str]:
+    """One query per scripted turn, except for a turn that answers a request the CLI retried
+    by itself (the query before it took it)."""
     outcomes: list[str] = []
+    results = 0
+    handed_on = False
     async with ClaudeSDKClient(options(cli, can_use_tool=answer_everything)) as client:
         for index, turn in enumerate(cli.script.turns):
             for _ in range(turn.times):
+                if handed_on:
+                    handed_on = retried(turn)
+                    continue
+                handed_on = retried(turn)
                 await client.query(f"prompt {index}")
                 async for message in client.receive_messages():
                     if isinstance(message, AssistantMessage) and cli.script.name == "stuck":
                         await client.interrupt()
+                    if isinstance(message, SystemMessage) and message.subtype == "api_retry":
+                        outcomes.append("api_retry")
                     if isinstance(message, ResultMessage):
-                        reason = message.model_extra if hasattr(message, "model_extra") else None
-                        del reason
                         outcomes.append(
                             "success"
                             if not message.is_error
-                            else f"error:{_terminal_reason(cli, len(outcomes))}"
+                            else f"error:{_terminal_reason(cli, results)}"
                         )
+                        results += 1
                         break
     return outcomes
 

@@ -74,7 +74,7 @@ def test_show_plays_the_clis() -> None:
     rows = {line.split(" | ")[0]: line for line in show("rate_limited").splitlines()}
     claude = next(line for key, line in rows.items() if "fake `claude`" in key)
     codex = next(line for key, line in rows.items() if "fake `codex`" in key)
-    assert "error result (api_error), then completed" in claude
+    assert "api_retry, then completed" in claude  # the CLI retries the 429 by itself
     assert "turn.failed, then completed" in codex
     assert "not applicable" in show("spawn_missing")
 

@@ -159,25 +159,46 @@ async def test_a_question_is_an_input_request_and_the_answer_reaches_the_cli(
 
 
 @pytest.mark.parametrize(
-    ("scenario", "kind", "retryable"),
+    ("scenario", "params", "kind", "retryable"),
     [
-        ("spawn_missing", "spawn_failed", False),
-        ("auth_expired_mid_run", "auth", False),
-        ("rate_limited", "rate_limited", True),
-        ("overloaded", "overloaded", True),
-        ("malformed_json", "protocol", False),
-        ("garbage_bytes", "protocol", False),
-        ("out_of_order", "protocol", False),
-        ("crash_mid_turn", "exited", False),
+        ("spawn_missing", {}, "spawn_failed", False),
+        ("auth_expired_mid_run", {}, "auth", False),
+        # beyond the CLI's own 10 retries
+        ("rate_limited", {"failures": 11}, "rate_limited", True),
+        ("overloaded", {"failures": 11}, "overloaded", True),
+        ("malformed_json", {}, "protocol", False),
+        ("garbage_bytes", {}, "protocol", False),
+        ("out_of_order", {}, "protocol", False),
+        ("crash_mid_turn", {}, "exited", False),
     ],
 )
 async def test_cli_failures_become_classified_crashes(
-    clis: Clis, scenario: str, kind: str, retryable: bool
+    clis: Clis, scenario: str, params: dict[str, Any], kind: str, retryable: bool
 ) -> None:
-    events = await play(clis(scenarios.build(scenario)))
+    events = await play(clis(scenarios.build(scenario, **params)))
     crashed = events[-1]
     assert isinstance(crashed, RunCrashed), events[-1]
     assert (crashed.kind, crashed.retryable) == (kind, retryable)
+
+
+@pytest.mark.parametrize("scenario", ["rate_limited", "overloaded"])
+async def test_the_clis_own_retries_are_no_event_and_the_run_completes(
+    clis: Clis, scenario: str
+) -> None:
+    """The CLI's ``system/api_retry`` messages (one per retry) have no normalized event: the
+    run reads as the retried request's answer, as the real claude's does (drift)."""
+    script = scenarios.build(scenario, failures=3)
+    events = await play(clis(script))
+    assert [type(e).__name__ for e in events] == [
+        "RunStarted",
+        *["MessageDelta"] * sum(isinstance(e, MessageDelta) for e in events),
+        "MessageCompleted",
+        "Usage",
+        "RunCompleted",
+    ]
+    (invocation,) = clis.cli(script).invocations
+    retries = [m for m in invocation.stdout if m.get("subtype") == "api_retry"]
+    assert [m["attempt"] for m in retries] == [1, 2, 3]
 
 
 async def test_a_new_provider_resumes_the_session(clis: Clis) -> None:

@@ -75,6 +75,7 @@ from stuntset.script import (
     Text,
     ToolCall,
     ToolResult,
+    Turn,
     Usage,
     Wire,
 )
@@ -197,6 +198,29 @@ def _op(step: Step, seed: int, turn: int, position: int) -> tuple[Any, ...] | No
     return None
 
 
+def _in_responses(turn: Turn) -> list[tuple[Step, float | None, bool]]:
+    """Each step of ``turn`` with the retry-after the real ``claude`` retries it after (a
+    status fault first in its model response; after content the model double sends it
+    in-band, and the CLI gives up at once), and whether its response follows a tool result
+    (its request carries tool results)."""
+    steps = []
+    content = after_result = False
+    for step in turn.steps:
+        steps.append((step, None if content else _retry_after(step), after_result))
+        if isinstance(step, ToolResult):
+            content, after_result = False, True
+        elif isinstance(step, Text | Reasoning | ToolCall):
+            content = True
+    return steps
+
+
+def retried(turn: Turn) -> bool:
+    """Whether ``turn`` ends in a failed request the fake ``claude`` retries by itself (the
+    next scripted turn answers the retried request, within the same prompt)."""
+    steps = _in_responses(turn)
+    return bool(steps) and steps[-1][1] is not None
+
+
 class ClaudeProgram:
     """The ``claude`` program for ``install``: its wire, plan compiler and runtime module."""
 
@@ -228,20 +252,12 @@ class ClaudeProgram:
         turns = []
         for index, turn in enumerate(script.turns):
             ops = []
-            content = after_result = False  # in the current model response (segment)
-            for position, step in enumerate(turn.steps):
+            for position, (step, retry, after_result) in enumerate(_in_responses(turn)):
                 op = _op(step, script.seed, index, position)
                 if op is not None and op[0] == "api_error":
-                    # retried only as an HTTP status: first in its response (after content the
-                    # model double sends it in-band, and the real CLI gives up at once)
-                    retry = None if content else _retry_after(step)
                     op = (*op, retry, after_result)
                 if op is not None:
                     ops.append(op)
-                if isinstance(step, ToolResult):
-                    content, after_result = False, True
-                elif isinstance(step, Text | Reasoning | ToolCall):
-                    content = True
                 if isinstance(step, ToolCall) and step.name not in tools:
                     tools.append(step.name)
             turns.append(

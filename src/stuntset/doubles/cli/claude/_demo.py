@@ -9,8 +9,9 @@ import tempfile
 from stuntset import scenarios
 from stuntset._demo_rows import DemoRow
 from stuntset.doubles.cli import install_cli
+from stuntset.doubles.cli.claude import retried
 from stuntset.doubles.cli.claude._client import StreamJsonClient
-from stuntset.script import ApprovalRequest, InputRequest, Script, Stall
+from stuntset.script import ApprovalRequest, InputRequest, Script, Stall, Turn
 
 __all__ = ["claude_rows"]
 
@@ -18,8 +19,8 @@ __all__ = ["claude_rows"]
 EXPECTED = {
     "spawn_missing": "not found",
     "auth_expired_mid_run": "error result (api_error)",
-    "rate_limited": "error result (api_error), then completed",
-    "overloaded": "error result (api_error), then completed",
+    "rate_limited": "api_retry, then completed",
+    "overloaded": "api_retry, then completed",
     "stream_cut": "exit 1, cut line",
     "malformed_json": "malformed line",
     "garbage_bytes": "garbage bytes",
@@ -39,23 +40,36 @@ def _play(name: str, script: Script, directory: str) -> DemoRow:
     )
     client.read()
     parts: list[str] = []
-    runs = 0
+    runs = results = 0
+    # one prompt per scripted turn, but a turn that fails a request the CLI retries by itself
+    # hands that prompt on to the next turn (the retried request takes it)
+    prompts: list[list[tuple[int, Turn]]] = []
     for index, turn in enumerate(script.turns):
-        stall = any(isinstance(s, Stall) for s in turn.steps)
-        asks = stall or any(isinstance(s, ApprovalRequest | InputRequest) for s in turn.steps)
-        for repeat in range(turn.times):
-            runs += 1
-            last = index == len(script.turns) - 1 and repeat == turn.times - 1 and not asks
-            result = client.turn(f"prompt {index}", stall=stall, last=last)
-            if result is None:
-                break
-            if not result["is_error"]:
-                parts.append("completed")
-            elif result.get("terminal_reason") == "aborted_streaming":
-                parts.append("interrupted")
+        for _ in range(turn.times):
+            if prompts and retried(prompts[-1][-1][1]):
+                prompts[-1].append((index, turn))
             else:
-                parts.append(f"error result ({result.get('terminal_reason')})")
-    results = len(parts)
+                prompts.append([(index, turn)])
+    retries_seen = 0
+    for number, group in enumerate(prompts):
+        steps = [step for _, turn in group for step in turn.steps]
+        stall = any(isinstance(s, Stall) for s in steps)
+        asks = stall or any(isinstance(s, ApprovalRequest | InputRequest) for s in steps)
+        runs += 1
+        last = number == len(prompts) - 1 and not asks
+        result = client.turn(f"prompt {group[0][0]}", stall=stall, last=last)
+        retries = sum(m.get("subtype") == "api_retry" for m in client.messages)
+        parts.extend(["api_retry"] * (retries - retries_seen))
+        retries_seen = retries
+        if result is None:
+            break
+        results += 1
+        if not result["is_error"]:
+            parts.append("completed")
+        elif result.get("terminal_reason") == "aborted_streaming":
+            parts.append("interrupted")
+        else:
+            parts.append(f"error result ({result.get('terminal_reason')})")
     code = client.close()
     kinds = [m["type"] for m in client.messages]
     last_result = max((i for i, kind in enumerate(kinds) if kind == "result"), default=-1)

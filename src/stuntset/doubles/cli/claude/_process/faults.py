@@ -148,9 +148,7 @@ def retry(
         }
     )
     run.pause(retry_after)
-    from stuntset.doubles.cli.claude._process.turn import choose_turn
-
-    index, turn, error = choose_turn(s, run.prompt, run.retry_results)
+    index, turn, error = run.next_turn(run.retry_results)
     if turn is None:
         # the model double answers a request no turn can answer with a 500 and
         # ``x-should-retry: false``, which the real CLI reports without retrying

@@ -222,6 +222,10 @@ class TurnRun:
         self.delay_ms += seconds * 1000
         self.s.wait(seconds)
 
+    def next_turn(self, has_results: bool) -> tuple[int, dict[str, Any] | None, str | None]:
+        """The scripted turn for another request of this prompt (``choose_turn``)."""
+        return choose_turn(self.s, self.prompt, has_results)
+
     # --- the turn -------------------------------------------------------------------------
 
     def play(self, *, over_budget: bool = False) -> None:
