@@ -1,5 +1,6 @@
-"""What the fake ``claude``'s session loop (``run``), its turns (``turn``) and its faults
-(``faults``) share: the turn-abort signal, the interrupt message and the usage block.
+"""What the fake ``claude``'s session loop (``run``), its turns (``turn``), its faults
+(``faults``) and its hooks (``hooks``) share: the turn-abort signal, the hook-turn error, the
+interrupt message and the usage block.
 
 Runs in the fake process (built-ins only, see ``_runtime``).
 """
@@ -10,13 +11,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["INTERRUPTED", "Abort", "usage"]
+__all__ = ["INTERRUPTED", "Abort", "HookTurnError", "usage"]
 
 INTERRUPTED = "[Request interrupted by user]"
 
 
 class Abort(Exception):
     """The turn ends early (an interrupt, or a deny with ``interrupt: true``)."""
+
+
+class HookTurnError(Exception):
+    """A prompt or agent hook got no scripted turn, or one the fake cannot play: the turn ends
+    with an error result naming it (as when the script has no turn for a request)."""
 
 
 def usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:

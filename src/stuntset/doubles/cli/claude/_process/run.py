@@ -22,8 +22,10 @@ SDK's code and the bundled CLI):
   the scripted result: the tool result is the deny message, as an error.
 * ``PreToolUse`` / ``PostToolUse`` / ``UserPromptSubmit`` / ``Stop`` hooks registered in
   ``initialize`` get ``hook_callback`` requests; a ``PreToolUse`` answer can allow or deny.
-  The command hooks of ``--settings`` run for real, before them, and write ``hook_started`` /
-  ``hook_response`` messages with ``--include-hook-events`` (``_process.hooks``).
+  The hooks of the settings files (user, project, local, as ``--setting-sources`` selects)
+  and of ``--settings`` run for real before them (``SessionStart`` at start-up, ``SessionEnd``
+  at exit), and write ``hook_started`` / ``hook_response`` messages with
+  ``--include-hook-events`` (``_process.hooks``).
 * ``--max-budget-usd``: once the cost the script reported (``Usage.cost``, summed over the
   process's turns) reaches the budget at the end of a model response, the turn ends with an
   ``error_max_budget_usd`` result (``errors: ["Reached maximum budget ($<budget>)"]``,
@@ -135,8 +137,10 @@ class Session:
         self.responses: dict[str, dict[str, Any]] = {}
         self.waiting: set[str] = set()
         self.hooks: dict[str, Any] = {}
-        #: The ``hooks`` of ``--settings`` (``_process.hooks.CommandHooks``), if any.
-        self.command_hooks: Any = None
+        #: The hooks of the settings files and ``--settings`` (``_process.hooks.Hooks``), if any.
+        self.settings_hooks: Any = None
+        #: The last prompt's id (``SessionEnd`` hooks get it).
+        self.prompt_id: str | None = None
         self.running = False
         self.interrupted = False
         self.collected: list[dict[str, Any]] = []
@@ -387,24 +391,47 @@ class Session:
     # --- turns ----------------------------------------------------------------------------
 
     def play(self, message: dict[str, Any]) -> None:
-        from stuntset.doubles.cli.claude._process.turn import TurnRun, choose_turn
+        from stuntset.doubles.cli.claude._process.turn import TurnRun
 
         prompt, has_results = _prompt_of(message)
+        # over budget, no request goes to the model: no scripted turn is used; else the turn
+        # is chosen once the UserPromptSubmit hooks ran (a prompt hook asks the model first)
         over_budget = self.budget is not None and self.spent >= self.budget
-        if over_budget:  # no request goes to the model: no scripted turn is used
-            index, turn, error = -1, None, None
-        else:
-            index, turn, error = choose_turn(self, prompt, has_results)
         self.turns_in_session += 1
         ids = self.rt.ids(f"{self.session_id}/{self.turns_in_session}")
         self.running = True
         self.interrupted = False
+        run = TurnRun(self, ids, prompt, -1, None, None, has_results)
         try:
-            playing = TurnRun(self, ids, prompt, index, turn, error, has_results)
-            playing.play(over_budget=over_budget)
+            run.play(over_budget=over_budget, choose=not over_budget)
+            if self.settings_hooks is not None:
+                self.prompt_id = run.prompt_id()
         finally:
             self.running = False
             self.interrupted = False
+
+
+def _settings_files(rt: Runtime, options: dict[str, Any]) -> list[tuple[str, str]]:
+    """The settings files the real CLI reads that exist, in its order: (source, path)."""
+    import posix
+
+    chosen = options.get("setting_sources")
+    wanted = split_list(chosen) if isinstance(chosen, str) else ["user", "project", "local"]
+    config = rt.env.get("CLAUDE_CONFIG_DIR") or rt.env.get("HOME", "") + "/.claude"
+    paths = (
+        ("user", config + "/settings.json"),
+        ("project", rt.cwd + "/.claude/settings.json"),
+        ("local", rt.cwd + "/.claude/settings.local.json"),
+    )
+    found = []
+    for source, path in paths:
+        if source in wanted:
+            try:
+                posix.stat(path)
+            except OSError:
+                continue
+            found.append((source, path))
+    return found
 
 
 def run(rt: Runtime) -> None:
@@ -432,16 +459,22 @@ def run(rt: Runtime) -> None:
             "or --output-format stream-json\n"
         )
         rt.exit(1)
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] | None = None
+    hooks: dict[str, Any] = {}
     try:
         if isinstance(options.get("settings"), str):
             from stuntset.doubles.cli.claude._process.hooks import load_settings
 
             settings = load_settings(options["settings"], rt.cwd)
-        permissions = settings.get("permissions")
+        permissions = (settings or {}).get("permissions")
         default_mode = permissions.get("defaultMode") if isinstance(permissions, dict) else None
         check_root(options, rt.env, posix.getuid(), default_mode)
-    except Exception as error:  # ArgumentError, SettingsError: the CLI's one line
+        files = _settings_files(rt, options)
+        if files or settings:
+            from stuntset.doubles.cli.claude._process.hooks import load_hooks
+
+            hooks = load_hooks(rt, files, settings)
+    except Exception as error:  # ArgumentError, SettingsError: the CLI's (or fake's) one line
         rt.settle()
         rt.stderr(f"{error}\n")
         rt.exit(1)
@@ -451,25 +484,16 @@ def run(rt: Runtime) -> None:
         rt.sleep(startup_delay, scaled=False)
     session = Session(rt, options)
     session.open()
-    if settings.get("hooks"):
-        from stuntset.doubles.cli.claude._process.hooks import CommandHooks
+    if hooks:
+        from stuntset.doubles.cli.claude._process.hooks import Hooks, session_event
 
         include = bool(options.get("include_hook_events"))
-        session.command_hooks = CommandHooks(rt, settings["hooks"], include)
+        session.settings_hooks = Hooks(rt, hooks, include)
         resumed = options.get("resume") or options.get("continue")
-        source = "resume" if resumed else "startup"
-        hook_input = {
-            "session_id": session.session_id,
-            "transcript_path": "",
-            "cwd": session.cwd,
-            "hook_event_name": "SessionStart",
-            "source": source,
-        }
-        ids = rt.ids(f"{session.session_id}/session-start")
-        name = f"SessionStart:{source}"
-        session.command_hooks.run("SessionStart", name, hook_input, None, ids, session.send)
+        session_event(session, "SessionStart", "resume" if resumed else "startup", None)
     if options.get("input_format") == "stream-json":
         session.serve()
+        _session_end(session)
         return
     prompt = options.get("prompt")
     if not isinstance(prompt, str):
@@ -490,3 +514,12 @@ def run(rt: Runtime) -> None:
             rt.write_bytes((rt.dumps(result) + "\n").encode())
         else:
             rt.write_bytes((str(result.get("result") or "") + "\n").encode())
+    _session_end(session)
+
+
+def _session_end(session: Session) -> None:
+    """``SessionEnd`` hooks, as the process ends (observed: ``reason: "other"``)."""
+    if session.settings_hooks is not None:
+        from stuntset.doubles.cli.claude._process.hooks import session_event
+
+        session_event(session, "SessionEnd", "other", session.prompt_id)

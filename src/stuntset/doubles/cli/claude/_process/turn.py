@@ -13,7 +13,7 @@ import time
 
 from stuntset.doubles.cli._runtime import dumps, no_turn_message
 from stuntset.doubles.cli.claude._process.args import js_string
-from stuntset.doubles.cli.claude._process.common import INTERRUPTED, Abort, usage
+from stuntset.doubles.cli.claude._process.common import INTERRUPTED, Abort, HookTurnError, usage
 
 #: Timestamps the double writes start here (2026-01-01T00:00:00Z) and advance by the script.
 _BASE_TIME = 1767225600
@@ -46,11 +46,13 @@ def _accepts(match: dict[str, Any] | None, prompt: str, model: str, has_results:
 
 
 def choose_turn(
-    session: Session, prompt: str, has_results: bool
+    session: Session, prompt: str, has_results: bool, model: str | None = None
 ) -> tuple[int, dict[str, Any] | None, str | None]:
     """The first scripted turn with uses left that accepts the prompt (as ``ScriptPlayer``
-    chooses), counted in the double's shared state; or an error text naming the miss."""
+    chooses), counted in the double's shared state; or an error text naming the miss.
+    ``model``: the request's model when it is not the session's (a prompt hook's)."""
     plan = session.rt.plan
+    model = model or session.model
     turns: list[dict[str, Any]] = plan["turns"]
 
     def take(state: dict[str, Any]) -> tuple[int, str | None]:
@@ -60,10 +62,10 @@ def choose_turn(
         sessions = state.setdefault("sessions", {})
         sessions[session.session_id] = sessions.get(session.session_id, 0) + 1
         for index, turn in enumerate(turns):
-            if left[index] and _accepts(turn["match"], prompt, session.model, has_results):
+            if left[index] and _accepts(turn["match"], prompt, model, has_results):
                 left[index] -= 1
                 return index, None
-        return -1, no_turn_message(state, plan, left, played, prompt, session.model, "claude")
+        return -1, no_turn_message(state, plan, left, played, prompt, model, "claude")
 
     index, error = session.rt.state.update(take)
     return index, (turns[index] if index >= 0 else None), error
@@ -125,6 +127,10 @@ class TurnRun:
         #: what a Stop hook that exited 2 said (the model is asked again with it)
         self.stop_feedback: str | None = None
         self.stop_hook_active = False
+        #: a hook said the turn ends after the action it checked (``terminal_reason:
+        #: "hook_stopped"``)
+        self.hook_stop = False
+        self._prompt_id: str | None = None
 
     # --- framing helpers ------------------------------------------------------------------
 
@@ -228,7 +234,9 @@ class TurnRun:
 
     # --- the turn -------------------------------------------------------------------------
 
-    def play(self, *, over_budget: bool = False) -> None:
+    def play(self, *, over_budget: bool = False, choose: bool = False) -> None:
+        """Play the turn; ``choose``: its scripted turn is chosen here, after the
+        UserPromptSubmit hooks (whose prompt hooks ask the model first)."""
         s = self.s
         try:
             s.state_changed("running", self.ids)
@@ -240,6 +248,8 @@ class TurnRun:
                 return
             if over_budget:
                 raise _OverBudget
+            if choose:
+                self.index, self.turn, self.error = self.next_turn(self.has_results)
             if self.turn is None:
                 s.rt.stderr(f"stuntset: {self.error}\n")
                 self.finish_error("error_during_execution", [str(self.error)])
@@ -282,9 +292,11 @@ class TurnRun:
                 total_cost_usd=s.spent,
                 usage=usage(self.input_tokens, self.output_tokens),
             )
-        except _NoTurn as no_turn:
+        except (_NoTurn, HookTurnError) as no_turn:
             s.rt.stderr(f"stuntset: {no_turn}\n")
             self.finish_error("error_during_execution", [str(no_turn)])
+        except _HookStopped:
+            self.finish(stopped=True)
         except _MaxTurns:
             self.finish_error(
                 "error_max_turns",
@@ -400,9 +412,12 @@ class TurnRun:
                 "tool_input": call["input"],
                 "tool_response": output,
                 "tool_use_id": call_id,
+                "duration_ms": 0,
             },
         )
         self.tool_message(call_id, content, is_error, extra)
+        if self.hook_stop:
+            raise _HookStopped
 
     def deny(self, call_id: str, message: str) -> None:
         call = self.calls[call_id]
@@ -424,6 +439,8 @@ class TurnRun:
         )
         if decision == "deny":
             self.deny(call_id, self.hook_denial or f"Hook PreToolUse denied this tool ({name})")
+            if self.hook_stop:
+                raise _HookStopped
             return False
         if not ask or decision == "allow":
             return True
@@ -501,70 +518,22 @@ class TurnRun:
         self.tool_message(call_id, text, False, {"questions": [question], "answers": answers})
 
     def hooks(self, event: str, tool: str | None, payload: dict[str, Any]) -> str | None:
-        """Run the settings' command hooks, then the SDK's hooks, for ``event``; a PreToolUse
-        permission decision if any (a command hook's deny text in ``hook_denial``)."""
-        decision = None
+        """Run the settings' hooks, then the SDK's, for ``event`` (``_process.hooks``); a
+        PreToolUse permission decision if any (a hook's deny text in ``hook_denial``)."""
         self.hook_denial = ""
         self.stop_feedback = None
-        if self.s.command_hooks is not None:
-            from stuntset.doubles.cli.claude._process.hooks import pre_tool_decision
+        if self.s.settings_hooks is None and not self.s.hooks.get(event):
+            return None
+        from stuntset.doubles.cli.claude._process.hooks import run_event
 
-            hook_input = {
-                "session_id": self.s.session_id,
-                "transcript_path": "",
-                "cwd": self.s.cwd,
-                "permission_mode": self.s.permission_mode,
-                "hook_event_name": event,
-                **payload,
-            }
-            name = event if tool is None else f"{event}:{tool}"
-            results = self.s.command_hooks.run(event, name, hook_input, tool, self.ids, self.s.send)
-            if event == "UserPromptSubmit":
-                from stuntset.doubles.cli.claude._process.hooks import prompt_block
+        return run_event(self, event, tool, payload)
 
-                self.prompt_blocked = prompt_block(self.prompt, results)
-            if event == "Stop":
-                from stuntset.doubles.cli.claude._process.hooks import stop_feedback
-
-                self.stop_feedback = stop_feedback(results)
-            if event == "PreToolUse" and tool is not None:
-                wanted, self.hook_denial = pre_tool_decision(tool, results)
-                if wanted == "deny":
-                    return "deny"
-                decision = wanted or None
-        for matcher in self.s.hooks.get(event) or ():
-            pattern = matcher.get("matcher") if isinstance(matcher, dict) else None
-            if (
-                tool is not None
-                and pattern not in (None, "", "*")
-                and (tool not in str(pattern).split("|"))
-            ):
-                continue
-            for callback_id in matcher.get("hookCallbackIds") or ():
-                hook_input = {
-                    "session_id": self.s.session_id,
-                    "transcript_path": "",
-                    "cwd": self.s.cwd,
-                    "permission_mode": self.s.permission_mode,
-                    "hook_event_name": event,
-                    **payload,
-                }
-                answer = self.s.request(
-                    {
-                        "subtype": "hook_callback",
-                        "callback_id": callback_id,
-                        "input": hook_input,
-                        "tool_use_id": payload.get("tool_use_id"),
-                    }
-                )
-                body = answer.get("response") if isinstance(answer, dict) else None
-                if isinstance(body, dict):
-                    specific = body.get("hookSpecificOutput")
-                    if isinstance(specific, dict) and specific.get("permissionDecision"):
-                        decision = str(specific["permissionDecision"])
-                    elif body.get("decision") == "block":
-                        decision = "deny"
-        return decision
+    def prompt_id(self) -> str:
+        """The id hooks see for this turn's prompt (its own id stream: the turn's ids stay)."""
+        if self._prompt_id is None:
+            stream = f"{self.s.session_id}/{self.s.turns_in_session}/prompt"
+            self._prompt_id = self.s.rt.ids(stream).uuid()
+        return self._prompt_id
 
     # --- endings --------------------------------------------------------------------------
 
@@ -592,7 +561,9 @@ class TurnRun:
         api = 10 * self.api_messages
         return int(self.delay_ms) + api + 1, api
 
-    def finish(self) -> None:
+    def finish(self, *, stopped: bool = False) -> None:
+        """The success result; ``stopped``: a hook ended the turn after an action (observed:
+        no ``result`` text, ``stop_reason: "tool_use"``, the next model request counted)."""
         s = self.s
         duration, api = self.durations()
         model_usage = {
@@ -613,16 +584,16 @@ class TurnRun:
                 "is_error": False,
                 "duration_ms": duration,
                 "duration_api_ms": api,
-                "num_turns": max(1, self.api_messages),
-                "result": self.final_text,
-                "stop_reason": "end_turn",
+                "num_turns": self.api_messages + 1 if stopped else max(1, self.api_messages),
+                "result": "" if stopped else self.final_text,
+                "stop_reason": "tool_use" if stopped else "end_turn",
                 # Observed (2.1.332): total_cost_usd and modelUsage's cost are the process's
                 # running total; usage is this turn's
                 "total_cost_usd": s.spent,
                 "usage": usage(self.input_tokens, self.output_tokens),
                 "modelUsage": model_usage,
                 "permission_denials": self.denials,
-                "terminal_reason": "completed",
+                "terminal_reason": "hook_stopped" if stopped else "completed",
             },
             final=True,
         )
@@ -632,7 +603,16 @@ class TurnRun:
     def stop_hooks(self) -> dict[str, Any] | None:
         """Run the Stop hooks; if one exited 2, hand its feedback to the model as the CLI does
         and return the scripted turn that answers it (``None``: the turn is over)."""
-        self.hooks("Stop", None, {"stop_hook_active": self.stop_hook_active})
+        self.hooks(
+            "Stop",
+            None,
+            {
+                "stop_hook_active": self.stop_hook_active,
+                "last_assistant_message": self.final_text,
+                "background_tasks": [],
+                "session_crons": [],
+            },
+        )
         feedback = self.stop_feedback
         if feedback is None:
             return None
@@ -715,3 +695,8 @@ class _NoTurn(Exception):
 
 class _OverBudget(Exception):
     """``--max-budget-usd`` spent."""
+
+
+class _HookStopped(Exception):
+    """A hook ended the turn after the action it checked (``continue: false``, or a prompt
+    hook's ``ok: false``)."""
