@@ -25,6 +25,9 @@ class Wire(msgspec.Struct, frozen=True, kw_only=True):
     reasons: dict[str, str] = msgspec.field(default_factory=dict)
     #: Every tool call must get its result within the turn (agent wires run the tools).
     require_tool_results: bool = False
+    #: Tools whose call is the agent's answer: the runtime ends there, no result follows
+    #: (Claude Code's ``StructuredOutput``, how an agent hook answers).
+    answer_tools: frozenset[str] = frozenset()
 
     def check(self, script: Script) -> Script:
         """Raise ``ScriptError`` naming the first step this wire cannot render; else return
@@ -36,7 +39,7 @@ class Wire(msgspec.Struct, frozen=True, kw_only=True):
     def check_turn(self, t: Turn, *, index: int, source: str = "<python>") -> None:
         calls = results = 0
         for position, step in enumerate(t.steps):
-            calls += isinstance(step, ToolCall)
+            calls += isinstance(step, ToolCall) and step.name not in self.answer_tools
             results += isinstance(step, ToolResult)
             kind = kind_of(step)
             if kind in self.renders or kind in self.ignores:

@@ -104,7 +104,12 @@ DEFAULT_TOOLS = (
     "AskUserQuestion",
 )
 
-CLAUDE_WIRE = Wire(name="claude", renders=frozenset(STEP_KINDS), require_tool_results=True)
+CLAUDE_WIRE = Wire(
+    name="claude",
+    renders=frozenset(STEP_KINDS),
+    require_tool_results=True,
+    answer_tools=frozenset({"StructuredOutput"}),
+)
 
 
 def _api_error(status: int, message: str | None, error_type: str | None) -> tuple[Any, ...]:
@@ -258,7 +263,8 @@ class ClaudeProgram:
                     op = (*op, retry, after_result)
                 if op is not None:
                     ops.append(op)
-                if isinstance(step, ToolCall) and step.name not in tools:
+                answer = isinstance(step, ToolCall) and step.name in CLAUDE_WIRE.answer_tools
+                if isinstance(step, ToolCall) and step.name not in tools and not answer:
                     tools.append(step.name)
             turns.append(
                 {
