@@ -48,6 +48,11 @@ if TYPE_CHECKING:
     from stuntset.doubles.cli.claude._process.run import Session
     from stuntset.doubles.cli.claude._process.turn import TurnRun
 
+    #: ``turn.choose_turn``: (session, prompt, has_results, model) → (index, turn, error)
+    Choose = Callable[
+        [Session, str, bool, str | None], tuple[int, dict[str, Any] | None, str | None]
+    ]
+
 __all__ = [
     "Hooks",
     "SettingsError",
@@ -672,7 +677,9 @@ def hook_prompt(prompt: str, hook_input: dict[str, Any]) -> str:
     return f"{prompt}\n\nARGUMENTS: {arguments}"
 
 
-def model_answer(run: TurnRun, hook: dict[str, Any], hook_input: dict[str, Any]) -> Result:
+def model_answer(
+    run: TurnRun, hook: dict[str, Any], hook_input: dict[str, Any], choose: Choose
+) -> Result:
     """A ``prompt`` or ``agent`` hook: the real CLI asks the model (the hook's ``model``, else
     the session's) one extra request; here the next scripted turn that accepts the hook's
     prompt answers it, as that turn would answer the real CLI through the model double.
@@ -682,11 +689,9 @@ def model_answer(run: TurnRun, hook: dict[str, Any], hook_input: dict[str, Any])
     object. ``Usage`` in the turn counts into the result; ``Delay`` longer than the hook's
     ``timeout`` times it out. Anything else in the turn (a fault, another tool call the hook's
     agent would run) is a ``HookTurnError``: the fake cannot play it."""
-    from stuntset.doubles.cli.claude._process.turn import choose_turn
-
     kind = hook["type"]
     text = hook_prompt(hook["prompt"], hook_input)
-    index, turn, error = choose_turn(run.s, text, False, hook.get("model") or run.s.model)
+    index, turn, error = choose(run.s, text, False, hook.get("model") or run.s.model)
     if turn is None:
         raise HookTurnError(str(error))
     result = Result(hook)
@@ -767,11 +772,14 @@ def session_event(session: Session, event: str, value: str, prompt_id: str | Non
     hooks.run(event, name, data, value, ids, session.send)
 
 
-def run_event(run: TurnRun, event: str, tool: str | None, payload: dict[str, Any]) -> str | None:
+def run_event(
+    run: TurnRun, event: str, tool: str | None, payload: dict[str, Any], choose: Choose
+) -> str | None:
     """Run ``event``'s settings hooks, then the SDK's (``hook_callback``), and apply what they
     decided to ``run``: a PreToolUse deny text (``hook_denial``), a blocked prompt
     (``prompt_blocked``), Stop feedback (``stop_feedback``), or ``hook_stop`` (the turn ends
-    after this action). Returns a PreToolUse permission decision (``"allow"``/``"deny"``)."""
+    after this action). Returns a PreToolUse permission decision (``"allow"``/``"deny"``).
+    ``choose`` is ``turn.choose_turn`` (passed in: ``turn`` imports this module)."""
     s = run.s
     data = hook_input(s, event, run.prompt_id(), payload)
     decision = None
@@ -779,12 +787,11 @@ def run_event(run: TurnRun, event: str, tool: str | None, payload: dict[str, Any
         name = event if tool is None else f"{event}:{tool}"
 
         def ask(hook: dict[str, Any], given: dict[str, Any]) -> Result:
-            return model_answer(run, hook, given)
+            return model_answer(run, hook, given, choose)
 
         results = s.settings_hooks.run(event, name, data, tool, run.ids, s.send, ask)
         decision = _decide(run, event, tool, results)
-        if decision == "deny":
-            return decision
+    denied = decision == "deny"  # observed: the SDK's hooks are still asked; the deny stands
     for group in s.hooks.get(event) or ():
         pattern = group.get("matcher") if isinstance(group, dict) else None
         if not isinstance(group, dict) or not matches(event, pattern, tool):
@@ -805,7 +812,7 @@ def run_event(run: TurnRun, event: str, tool: str | None, payload: dict[str, Any
                     decision = str(specific["permissionDecision"])
                 elif body.get("decision") == "block":
                     decision = "deny"
-    return decision
+    return "deny" if denied else decision
 
 
 def _decide(run: TurnRun, event: str, tool: str | None, results: list[Result]) -> str | None:

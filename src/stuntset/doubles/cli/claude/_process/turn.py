@@ -526,7 +526,7 @@ class TurnRun:
             return None
         from stuntset.doubles.cli.claude._process.hooks import run_event
 
-        return run_event(self, event, tool, payload)
+        return run_event(self, event, tool, payload, choose_turn)
 
     def prompt_id(self) -> str:
         """The id hooks see for this turn's prompt (its own id stream: the turn's ids stay)."""
