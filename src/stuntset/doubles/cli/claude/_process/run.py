@@ -416,7 +416,10 @@ def _settings_files(rt: Runtime, options: dict[str, Any]) -> list[tuple[str, str
     import posix
 
     chosen = options.get("setting_sources")
-    wanted = split_list(chosen) if isinstance(chosen, str) else ["user", "project", "local"]
+    if isinstance(chosen, str):
+        wanted = [part.strip() for part in chosen.split(",")]
+    else:
+        wanted = ["user", "project", "local"]
     config = rt.env.get("CLAUDE_CONFIG_DIR") or rt.env.get("HOME", "") + "/.claude"
     paths = (
         ("user", config + "/settings.json"),
