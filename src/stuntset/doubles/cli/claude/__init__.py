@@ -37,6 +37,10 @@ exit              stderr, then the process exits with the code, mid-turn
 spawn_failure     (first turn only) no executable at all: the client's not-found error
 ================  ===========================================================================
 
+Hooks come from the settings files the real CLI reads and from ``initialize``
+(``_process.hooks``); a ``prompt`` or ``agent`` hook's model request takes the next scripted
+turn that accepts it (its text, or a ``StructuredOutput`` tool call, is the verdict).
+
 What runs where:
 
 * test process (imports ``stuntset`` freely): this module (the wire, the plan compiler,
