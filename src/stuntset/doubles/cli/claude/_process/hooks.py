@@ -824,6 +824,7 @@ def _decide(run: TurnRun, event: str, tool: str | None, results: list[Result]) -
         reason = str(answer.get("reason") or "")
         blocked_by_model = r.kind in ("prompt", "agent") and answer.get("ok") is False
         said = ""  # how the CLI quotes the block: "[label]: why", or the reason alone
+        blocks = True
         if r.kind == "command" and r.code == 2:
             said = f"[{r.label}]: {r.stderr or 'No stderr output'}"
             reason = r.stderr.strip()
@@ -833,6 +834,8 @@ def _decide(run: TurnRun, event: str, tool: str | None, results: list[Result]) -
             said = f"[{r.label}]: {reason}"
         elif r.kind in ("command", "http") and answer.get("decision") == "block":
             said = reason
+        else:
+            blocks = False
         stop = answer.get("continue") is False or (
             blocked_by_model and r.kind == "prompt" and not r.hook.get("continueOnBlock")
         )
@@ -844,16 +847,16 @@ def _decide(run: TurnRun, event: str, tool: str | None, results: list[Result]) -
             elif wanted == "deny" and not said:
                 said = str(specific.get("permissionDecisionReason") or "")  # type: ignore[union-attr]
             run.hook_stop = run.hook_stop or stop
-            if said or wanted == "deny":
+            if blocks or wanted == "deny":
                 run.hook_denial = f"PreToolUse:{tool} hook error: {said}"
                 return "deny"
             allow = allow or wanted == "allow"
         elif event == "PostToolUse":
             run.hook_stop = run.hook_stop or stop
-        elif event == "UserPromptSubmit" and said:
+        elif event == "UserPromptSubmit" and blocks:
             run.prompt_blocked = _prompt_blocked(run.prompt, r, said, reason)
             return None
-        elif event == "Stop" and said:
+        elif event == "Stop" and blocks:
             run.stop_feedback = f"Stop hook feedback:\n{said}"
             return None
     return "allow" if allow else None
