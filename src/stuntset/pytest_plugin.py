@@ -247,12 +247,19 @@ def pytest_configure_fake_claude(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def fake_claude(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
+def fake_claude(
+    request: pytest.FixtureRequest, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
     """A fake ``claude`` executable in ``tmp_path / "bin"``, from the ``fake_claude`` marker or
     a call ``fake_claude(script, **options)``; ``.path`` for ``cli_path``, ``.env()`` for PATH,
-    ``.invocations``. At teardown, fails on unused or exhausted turns, then removes it."""
+    ``.invocations``. At teardown, fails on unused or exhausted turns, then removes it.
+
+    Like the real CLI, the fake reads hooks from the user's settings; so that the developer's
+    own ``~/.claude/settings.json`` cannot change a test, ``CLAUDE_CONFIG_DIR`` is set to an
+    empty ``tmp_path / "claude-config"`` for the test (set it again in the test to use one)."""
     from stuntset.doubles.cli._pytest import CliFixture
 
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
     fixture = CliFixture("claude", tmp_path / "bin", request.node.nodeid, request.path.parent)
     marker = request.node.get_closest_marker("fake_claude")
     try:

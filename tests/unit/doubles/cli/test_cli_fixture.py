@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -55,6 +57,45 @@ def test_marker_installs_and_teardown_checks_turns(pytester: pytest.Pytester) ->
             "*fake_claude has no script yet*",
         ]
     )
+
+
+def test_the_developers_own_claude_settings_do_not_reach_the_fake(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake reads user-level hooks as the real CLI does; the fixture points
+    CLAUDE_CONFIG_DIR at an empty folder, so only a test that sets it again gets them."""
+    home = pytester.path / "home"
+    (home / ".claude").mkdir(parents=True)
+    fired = pytester.path / "fired"
+    hook = {"type": "command", "command": f"echo x >> {fired}"}
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}
+    (home / ".claude" / "settings.json").write_text(json.dumps(settings))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    pytester.makepyfile(
+        f"""
+        import os, subprocess
+        import pytest
+
+        ARGS = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
+        PROMPT = b'{{"type":"user","message":{{"role":"user","content":"hi"}}}}\\n'
+
+        @pytest.mark.fake_claude("happy_path")
+        def test_isolated(fake_claude):
+            subprocess.run([str(fake_claude.path), *ARGS], input=PROMPT, check=True,
+                           capture_output=True)
+
+        @pytest.mark.fake_claude("happy_path")
+        def test_opted_in(fake_claude, monkeypatch):
+            monkeypatch.setenv("CLAUDE_CONFIG_DIR", {str(home / ".claude")!r})
+            subprocess.run([str(fake_claude.path), *ARGS], input=PROMPT, check=True,
+                           capture_output=True)
+        """
+    )
+    pytester.runpytest("-p", "no:randomly", "-k", "isolated").assert_outcomes(passed=1)
+    assert not fired.exists()
+    pytester.runpytest("-p", "no:randomly", "-k", "opted_in").assert_outcomes(passed=1)
+    assert fired.read_text() == "x\n"
 
 
 def test_a_marker_with_options_but_no_script_is_refused_naming_the_test(
