@@ -323,7 +323,14 @@ def matrix(adapters: tuple[str, ...], names: tuple[str, ...], markdown: bool) ->
 
 
 @main.command()
-@click.option("--cli", "clis", multiple=True, type=click.Choice(["claude", "codex"]))
+@click.option(
+    "--cli",
+    "clis",
+    multiple=True,
+    type=click.Choice(["claude", "claude-session", "codex", "codex-exec"]),
+    help="Only this column (repeatable): claude (a ClaudeSDKClient per run), claude-session "
+    "(one session: several queries, interrupt), codex (app-server), codex-exec (exec --json).",
+)
 @click.option("--scenario", "names", multiple=True, help="Only this scenario (repeatable).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write a report.")
 @click.option(

@@ -26,15 +26,18 @@ from .allowlist import ALLOWLIST, Allowed, load_allowlist
 from .compare import first_difference
 from .normalize import normalize
 from .runners import CLIS, SDKS, Played, play_side, real_binary
+from .sessions import session_plan
 
 __all__ = ["DriftCell", "DriftReport", "drift", "outcome_of", "readme_table"]
 
 
 @dataclass
 class DriftCell:
-    """One scenario × CLI: ``status`` is ``same``, ``allowed`` (differs, as the allowlist
-    says), ``differs`` (not allowed), ``error`` (a side could not be played) or ``not
-    installed``; ``real``/``fake`` how each run ended."""
+    """One scenario × column (``cli``: ``claude``, ``claude-session``, ``codex``,
+    ``codex-exec``): ``status`` is ``same``, ``allowed`` (differs, as the allowlist says),
+    ``differs`` (not allowed), ``error`` (a side could not be played), ``not installed`` or
+    ``not played`` (the column does not play the scenario: ``sessions``); ``real``/``fake``
+    how each run ended."""
 
     scenario: str
     cli: str
@@ -50,7 +53,7 @@ class DriftCell:
 
     @property
     def label(self) -> str:
-        if self.status in ("same", "not installed"):
+        if self.status in ("same", "not installed", "not played"):
             return self.status
         if self.status == "allowed":
             return f"allowed: {self.difference}"
@@ -116,6 +119,8 @@ def readme_table(report: DriftReport, allowed: list[Allowed] | None = None) -> s
             kind = kinds.get((scenario, cli))
             if cell.status in ("differs", "error"):
                 verdict = "**differs**"
+            elif cell.status in ("not installed", "not played"):
+                verdict = cell.status
             else:
                 verdict = "same" if kind is None else f"allowed ({kind})"
             parts.append(f" {cell.real or '—'} | {cell.fake or '—'} | {verdict} |")
@@ -215,13 +220,26 @@ async def _drift(
 
     async def one(cli: str, name: str, binary: Path) -> None:
         script = catalog.build(name)
+        prompts: list[str] | None = None
+        if cli == "claude-session":
+            plan = session_plan(name)
+            if plan is None:
+                cells[cli, name] = DriftCell(name, cli, "not played")
+                return
+            script, prompts = plan
         where = root / cli / name
         sides: dict[str, Played] = {}
 
         async def side(which: Any) -> None:
             async with limiter:
                 sides[which] = await play_side(
-                    cli, which, script, where / which, binary=binary, timeout=timeout
+                    cli,
+                    which,
+                    script,
+                    where / which,
+                    binary=binary,
+                    timeout=timeout,
+                    prompts=prompts,
                 )
 
         async with anyio.create_task_group() as group:
@@ -237,7 +255,8 @@ async def _drift(
     async with anyio.create_task_group() as group:
         for cli in clis:
             binary = real_binary(cli)
-            if binary is None or importlib.util.find_spec(SDKS[cli]) is None:
+            sdk = SDKS[cli]
+            if binary is None or (sdk is not None and importlib.util.find_spec(sdk) is None):
                 for name in names:
                     cells[cli, name] = DriftCell(name, cli, "not installed")
                 continue

@@ -1,4 +1,4 @@
-"""Playing one catalog scenario through one CLI, twice, through the same SDK adapter:
+"""Playing one catalog scenario in one column, twice, through the same SDK adapter:
 
 ``real``  the real binary (``claude`` bundled in the claude-agent-sdk wheel; ``codex`` from
           the openai-codex-cli-bin wheel) over the model double on loopback: ``claude`` reads
@@ -6,18 +6,28 @@
           wire) in the ``config.toml`` of a ``CODEX_HOME`` of its own;
 ``fake``  stuntset's fake CLI playing the same script.
 
-Both are driven by the same adapter — ``ClaudeCodeProvider`` (claude-agent-sdk) or
-``CodexProvider`` (openai-codex, ``codex app-server``) — and played the way the conformance
-suite plays a run (approvals allowed, questions answered ``yes``, a stalled run interrupted),
-so what comes back are two lists of normalized events. Every program runs in a home and a
-working directory of its own under ``workdir``, with no key but a dummy one.
+A column is a CLI and the interface it is driven through (``COLUMNS``):
+
+``claude``          ``ClaudeCodeProvider`` (claude-agent-sdk): one ``ClaudeSDKClient`` per
+                    run — connect, one query, its response, disconnect;
+``claude-session``  one ``ClaudeSDKClient`` session for the whole scenario — connect, a query
+                    and its response, the next query in the same session, ``interrupt()`` on
+                    a stalled one (``claude_session``; which scenarios: ``sessions``);
+``codex``           ``CodexProvider`` (openai-codex, ``codex app-server``);
+``codex-exec``      ``codex exec --json``, read as ``@openai/codex-sdk`` reads it
+                    (``codex_exec``: the Python SDK has no exec interface).
+
+Each side is played the way the conformance suite plays a run (approvals allowed, questions
+answered ``yes``, a stalled run interrupted), so what comes back are two lists of normalized
+events. Every program runs in a home and a working directory of its own under ``workdir``,
+with no key but a dummy one.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +39,7 @@ from stuntset.script import Script, Stall
 
 __all__ = [
     "CLIS",
+    "COLUMNS",
     "PROMPT",
     "Played",
     "Side",
@@ -36,7 +47,14 @@ __all__ = [
     "real_binary",
 ]
 
-CLIS = ("claude", "codex")
+#: column → the CLI it runs (the program, its model API wire and its fake).
+COLUMNS = {
+    "claude": "claude",
+    "claude-session": "claude",
+    "codex": "codex",
+    "codex-exec": "codex",
+}
+CLIS = tuple(COLUMNS)
 Side = Literal["real", "fake"]
 
 #: The prompt every run gets (the conformance suite's: catalog scripts match any prompt).
@@ -47,8 +65,13 @@ _BINARIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "claude": ("claude_agent_sdk", ("_bundled", "claude")),
     "codex": ("codex_cli_bin", ("bin", "codex")),
 }
-#: The SDK each CLI is driven through.
-SDKS = {"claude": "claude_agent_sdk", "codex": "openai_codex"}
+#: The SDK each column is driven through (``codex exec`` has none: ``codex_exec`` reads it).
+SDKS: dict[str, str | None] = {
+    "claude": "claude_agent_sdk",
+    "claude-session": "claude_agent_sdk",
+    "codex": "openai_codex",
+    "codex-exec": None,
+}
 #: A stalling run with no event for this long (real time) is interrupted.
 _QUIET = 15.0
 #: Fake CLIs' time scale: their scripted delays shortened (the model double's are skipped).
@@ -66,8 +89,9 @@ class Played:
 
 
 def real_binary(cli: str) -> Path | None:
-    """The real ``cli`` shipped in its package, or ``None`` when that is not installed."""
-    package, inside = _BINARIES[cli]
+    """The real binary of column ``cli`` shipped in its package, or ``None`` when that is not
+    installed."""
+    package, inside = _BINARIES[COLUMNS.get(cli, cli)]
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -127,28 +151,52 @@ def _quiet(line: str) -> None:
     """The CLIs' stderr is not part of the comparison."""
 
 
+def _exec(cli_path: Path, cwd: Path, env: dict[str, str]) -> AgentProvider:
+    from .codex_exec import ExecProvider
+
+    return ExecProvider(str(cli_path), cwd=str(cwd), env=env)
+
+
 def make_real(cli: str, binary: Path, where: Path, base_url: str) -> AgentProvider:
-    """A provider for the real ``cli`` at ``binary``, its model API at ``base_url``."""
+    """A provider for column ``cli``'s real binary at ``binary``, its model API at
+    ``base_url``."""
     cwd = where / "cwd"
     cwd.mkdir(parents=True, exist_ok=True)
-    if cli == "claude":
+    if COLUMNS[cli] == "claude":
         return _claude(binary, cwd, claude_env(where / "home", base_url))
-    return _codex(binary, cwd, codex_home(where / "codex-home", base_url))
+    env = codex_home(where / "codex-home", base_url)
+    return _exec(binary, cwd, env) if cli == "codex-exec" else _codex(binary, cwd, env)
 
 
 def make_fake(cli: str, script: Script, where: Path) -> AgentProvider:
-    """A provider for stuntset's fake ``cli`` playing ``script``."""
+    """A provider for column ``cli``'s fake playing ``script``."""
     from stuntset.doubles.cli import install_cli
 
+    program = COLUMNS[cli]
     cwd = where / "cwd"
     cwd.mkdir(parents=True, exist_ok=True)
-    installed = install_cli(cli, script, bin_dir=where / "bin", time_scale=_TIME_SCALE[cli])
-    if cli == "claude":
+    installed = install_cli(program, script, bin_dir=where / "bin", time_scale=_TIME_SCALE[program])
+    if program == "claude":
         return _claude(installed.path, cwd)
-    return _codex(installed.path, cwd, {"CODEX_HOME": str(where / "codex-home")})
+    env = {"CODEX_HOME": str(where / "codex-home")}
+    return (
+        _exec(installed.path, cwd, env) if cli == "codex-exec" else _codex(installed.path, cwd, env)
+    )
 
 
-async def _play(provider: AgentProvider, script: Script, timeout: float) -> Played:
+def _stalls(script: Script) -> bool:
+    return any(isinstance(s, Stall) for t in script.turns for s in t.steps)
+
+
+async def _play(
+    provider: AgentProvider, script: Script, timeout: float, prompts: Sequence[str] | None
+) -> Played:
+    if prompts is not None:  # the claude-session column: one ClaudeSDKClient session
+        from .claude_session import play_session
+
+        began = time.monotonic()
+        events, error = await play_session(provider, script, prompts, timeout=timeout, quiet=_QUIET)
+        return Played(events, error, seconds=time.monotonic() - began)
     began = time.monotonic()
     try:
         run = provider.start(PROMPT)
@@ -158,7 +206,7 @@ async def _play(provider: AgentProvider, script: Script, timeout: float) -> Play
             stall_after=_QUIET,
             approve=lambda event: "allow",
             answer=lambda event: "yes",
-            interrupt_when_quiet=any(isinstance(s, Stall) for t in script.turns for s in t.steps),
+            interrupt_when_quiet=_stalls(script),
             stalled=stall_expectation(script, provider.capabilities),
         )
     finally:
@@ -180,9 +228,11 @@ async def play_side(
     binary: Path | None = None,
     serve: Callable[[Script], Any] | None = None,
     timeout: float = 60.0,
+    prompts: Sequence[str] | None = None,
 ) -> Played:
-    """Play ``script`` on ``side`` of ``cli`` in ``where``: the fake, or the real ``binary``
-    over a model double from ``serve`` (``stuntset.serve`` by default)."""
+    """Play ``script`` on ``side`` of column ``cli`` in ``where``: the fake, or the real
+    ``binary`` over a model double from ``serve`` (``stuntset.serve`` by default). With
+    ``prompts`` (the ``claude-session`` column), one session sends them one after another."""
     from stuntset.errors import ScriptError
 
     if side == "fake":
@@ -190,11 +240,11 @@ async def play_side(
             provider = make_fake(cli, script, where)
         except ScriptError as error:
             return Played(error=f"the fake cannot render it: {error}")
-        return await _play(provider, script, timeout)
+        return await _play(provider, script, timeout, prompts)
     assert binary is not None
     if _spawns_nothing(script):  # the real program's equivalent: its binary is not there
         provider = make_real(cli, where / "missing" / binary.name, where, "http://127.0.0.1:9")
-        return await _play(provider, script, timeout)
+        return await _play(provider, script, timeout, prompts)
     if serve is None:
         from stuntset.doubles.model.serve import serve as serve_double
 
@@ -204,9 +254,9 @@ async def play_side(
     except ScriptError as error:
         return Played(error=f"the model double cannot render it: {error}")
     with stand_in:
-        url = stand_in.url("anthropic" if cli == "claude" else "openai")
+        url = stand_in.url("anthropic" if COLUMNS[cli] == "claude" else "openai")
         provider = make_real(cli, binary, where, url)
-        played = await _play(provider, script, timeout)
+        played = await _play(provider, script, timeout, prompts)
         played.requests = len(stand_in.requests)
     return played
 

@@ -1,0 +1,475 @@
+"""``codex exec --json`` read as normalized events: the adapter of drift's ``codex-exec`` column.
+
+openai-codex, the Python SDK, drives only ``codex app-server``; ``codex exec`` has no Python
+SDK. So this reads it the way ``@openai/codex-sdk`` (TypeScript, protocols.md §6.1 and §6.5)
+does: the same command line (``exec --experimental-json``, ``--skip-git-repo-check``,
+``--cd``), the prompt written to stdin and stdin closed, every stdout line one JSON event.
+Both sides of the column — the real ``codex`` over the model double, and the fake — are read
+by this one adapter.
+
+=========================================================  ===================================
+``codex exec --json``                                      normalized
+=========================================================  ===================================
+``thread.started``                                         ``run.started`` (its ``thread_id``
+                                                           is the session)
+``item.completed`` ``agent_message`` / ``reasoning``       ``message.delta`` +
+                                                           ``message.completed`` (reasoning
+                                                           alike): exec streams no deltas
+``item.started`` / ``item.completed`` of                   ``tool.started`` / ``tool.completed``
+``command_execution``, ``file_change``, ``mcp_tool_call``, (an error when failed, declined or a
+``web_search``                                             non-zero exit)
+``turn.completed``                                         ``usage`` (when tokens were
+                                                           reported), ``run.completed``
+``turn.failed``                                            ``run.crashed``, its kind from the
+                                                           HTTP status the message names
+``error`` lines (retry notices), ``error`` items           nothing
+(warnings), ``todo_list`` items, ``turn.started``
+=========================================================  ===================================
+
+A line that is not JSON (or not UTF-8), an item that completes or changes without having
+started, or a line after the turn ended is ``run.crashed`` (``protocol``); stdout ending before
+``turn.completed`` / ``turn.failed`` is ``run.crashed`` (``exited``, with the exit code and
+stderr's last line); a binary that cannot be started is ``spawn_failed``. The terminal event
+is held until stdout ends, so a line after the turn still counts. ``interrupt()`` stops the
+process (SIGTERM, as the TypeScript SDK's abort signal does): ``run.killed``.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import re
+import signal
+import tempfile
+from typing import IO, Any
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from stuntset.events import (
+    CrashKind,
+    Event,
+    MessageCompleted,
+    MessageDelta,
+    ReasoningCompleted,
+    ReasoningDelta,
+    RunCompleted,
+    RunCrashed,
+    RunKilled,
+    RunStarted,
+    ToolCompleted,
+    ToolStarted,
+    Usage,
+)
+from stuntset.providers.base import Capabilities
+from stuntset.seams import current_clock, current_ids
+
+__all__ = ["ExecProvider", "ExecRun", "failure_of"]
+
+CAPABILITIES = Capabilities(interrupt=True, reasoning=True, usage=True)
+_TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
+_LINE_LIMIT = 16 * 1024 * 1024
+#: ``exceeded retry limit, last status: 429 …`` / ``unexpected status 401 Unauthorized: …``
+_STATUS = re.compile(r"(?:last status:|unexpected status)\s+(\d{3})\b")
+
+
+def failure_of(message: str) -> tuple[CrashKind, bool]:
+    """The crash kind and retryability of a ``turn.failed`` message (exec gives only text)."""
+    found = _STATUS.search(message)
+    if found is not None:
+        status = int(found.group(1))
+        retryable = status in (408, 409, 429) or status >= 500
+        if status in (401, 403):
+            return "auth", False
+        if status == 429:
+            return "rate_limited", True
+        if status in (503, 529):
+            return "overloaded", True
+        return "http", retryable
+    if "stream disconnected" in message:
+        return "protocol", True
+    if "experiencing high demand" in message:  # how codex words a 5xx from the model API
+        return "http", True
+    return "internal", False
+
+
+def _tool_call(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    kind = str(item.get("type"))
+    if kind == "command_execution":
+        return kind, {"command": item.get("command")}
+    if kind == "file_change":
+        return kind, {"changes": item.get("changes") or []}
+    if kind == "web_search":
+        return kind, {"query": item.get("query")}
+    arguments = item.get("arguments")
+    tool_input = arguments if isinstance(arguments, dict) else {"arguments": arguments}
+    return str(item.get("tool") or "mcp_tool"), tool_input
+
+
+def _tool_result(item: dict[str, Any]) -> tuple[Any, bool]:
+    failed = item.get("status") in ("failed", "declined")
+    kind = item.get("type")
+    if kind == "command_execution":
+        return item.get("aggregated_output"), failed or item.get("exit_code") not in (0, None)
+    if kind == "mcp_tool_call":
+        error = item.get("error")
+        if error:
+            return (error.get("message") if isinstance(error, dict) else error), True
+        return item.get("result"), failed
+    if kind == "file_change":
+        return {"changes": item.get("changes") or []}, failed
+    return item.get("query"), failed
+
+
+class ExecProvider:
+    """Runs ``binary exec --experimental-json`` in ``cwd`` with ``env`` added to this process's
+    environment; one process per run. ``session_id`` (a thread id) resumes that thread with
+    ``exec resume``."""
+
+    __test__ = False
+
+    def __init__(
+        self,
+        binary: str,
+        *,
+        cwd: str,
+        env: dict[str, str] | None = None,
+        session_id: str = "",
+        close_timeout: float = 10.0,
+    ) -> None:
+        self.binary = binary
+        self.cwd = cwd
+        self.env = dict(env or {})
+        self.close_timeout = close_timeout
+        self.clock = current_clock()
+        self.ids = current_ids()
+        self._session_id = session_id
+        self.runs: list[ExecRun] = []
+
+    @property
+    def name(self) -> str:
+        return "codex-exec"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    def argv(self, resume: str) -> list[str]:
+        """The command line (the TypeScript SDK's, with what drift needs)."""
+        argv = [self.binary, "exec", "--experimental-json", "--skip-git-repo-check"]
+        argv += ["--cd", self.cwd]
+        return argv + (["resume", resume] if resume else [])
+
+    def start(self, prompt: str, *, resume: str | None = None) -> ExecRun:
+        if resume is not None:
+            self._session_id = resume
+        run = ExecRun(self, str(self.ids.new("run")), prompt, self._session_id)
+        self.runs.append(run)
+        return run
+
+    async def aclose(self) -> None:
+        for run in self.runs:
+            await run.aclose()
+
+
+class ExecRun:
+    """One ``codex exec`` process; its stdout read as the run is iterated."""
+
+    __test__ = False
+
+    def __init__(self, provider: ExecProvider, run_id: str, prompt: str, resume: str) -> None:
+        self._provider = provider
+        self._run_id = run_id
+        self._resume = resume
+        self._session_id = resume
+        self.prompt = prompt
+        self.events: list[Event] = []
+        self.finished = False
+        self._ready: collections.deque[Event] = collections.deque()
+        self._process: Process | None = None
+        self._stdout: BufferedByteReceiveStream | None = None
+        self._spawned = False
+        self._began = False
+        #: The turn's end (its event class and fields), delivered once stdout ends.
+        self._held: tuple[type[Any], dict[str, Any]] | None = None
+        self._over = False  # the terminal event is queued: nothing more is read
+        self._eof = False
+        self._stderr: IO[bytes] | None = None
+        self._killed: str | None = None
+        self._tools_open: set[str] = set()
+        self._known_items: set[str] = set()
+        self._last_error = ""
+
+    @property
+    def run_id(self) -> str:
+        return self._run_id
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    def __aiter__(self) -> ExecRun:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self.finished:
+            raise StopAsyncIteration
+        while not self._ready:
+            await self._advance()
+        event = self._ready.popleft()
+        self.events.append(event)
+        if event.terminal:
+            self.finished = True
+        return event
+
+    # --- events -----------------------------------------------------------------------------
+
+    def _emit(self, cls: type[Any], **fields: Any) -> None:
+        if not self._began:
+            self._began = True
+            started = RunStarted(
+                run_id=self._run_id,
+                ts=self._provider.clock.now(),
+                session_id=self._session_id,
+                provider=self._provider.name,
+            )
+            self._ready.append(started)
+        if cls is RunStarted:
+            return
+        self._ready.append(cls(run_id=self._run_id, ts=self._provider.clock.now(), **fields))
+
+    def _end(self, cls: type[Any], **fields: Any) -> None:
+        """Queue the terminal event now; stop the process (nothing more is read)."""
+        self._emit(cls, **fields)
+        self._over = True
+        _stop(self._process)
+
+    def _broken(self, message: str) -> None:
+        self._end(RunCrashed, kind="protocol", message=message, retryable=False)
+
+    # --- the process ------------------------------------------------------------------------
+
+    async def _spawn(self) -> None:
+        self._spawned = True
+        if self._killed is not None:
+            self._end(RunKilled, reason=self._killed)
+            return
+        provider = self._provider
+        # a file, not a pipe: a chatty stderr never blocks it; closed by aclose()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            self._process = await anyio.open_process(
+                provider.argv(self._resume),
+                cwd=provider.cwd,
+                env={**os.environ, **provider.env},
+                stderr=self._stderr,
+            )
+        except OSError as error:
+            self._end(RunCrashed, kind="spawn_failed", message=str(error), retryable=False)
+            return
+        assert self._process.stdin is not None
+        assert self._process.stdout is not None
+        # it may have exited at once: what it said is on stdout
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await self._process.stdin.send(self.prompt.encode())
+        await self._process.stdin.aclose()
+        self._stdout = BufferedByteReceiveStream(self._process.stdout)
+
+    async def _advance(self) -> None:
+        if self._over:  # pragma: no cover - the terminal event is queued first
+            raise StopAsyncIteration
+        if not self._spawned:
+            await self._spawn()
+            return
+        assert self._stdout is not None
+        if self._eof:
+            await self._ended()
+            return
+        try:
+            line = await self._stdout.receive_until(b"\n", _LINE_LIMIT)
+        except anyio.IncompleteRead:  # stdout ended, maybe in the middle of a line
+            self._eof = True
+            self._line(bytes(self._stdout.buffer))
+            return
+        except anyio.DelimiterNotFound:
+            self._broken(f"a stdout line over {_LINE_LIMIT} bytes")
+            return
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self._ended()
+            return
+        self._line(line)
+
+    async def _ended(self) -> None:
+        """stdout is over: the held terminal event, or how the process went."""
+        process = self._process
+        assert process is not None
+        with anyio.move_on_after(self._provider.close_timeout):
+            await process.wait()
+        if self._killed is not None:
+            self._end(RunKilled, reason=self._killed)
+        elif self._held is not None:
+            cls, fields = self._held
+            self._emit(cls, **fields)
+            self._over = True
+        else:
+            code = process.returncode
+            tail = _last_line(self._stderr)
+            said = f": {tail}" if tail else ""
+            self._end(
+                RunCrashed,
+                kind="exited",
+                message=f"codex exec exited with code {code} before the turn ended{said}",
+                retryable=False,
+            )
+
+    # --- one stdout line --------------------------------------------------------------------
+
+    def _line(self, raw: bytes) -> None:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            self._broken(f"undecodable bytes from codex exec: {error}")
+            return
+        if not text.strip():
+            return
+        try:
+            event = json.loads(text)
+        except ValueError:
+            self._broken(f"a stdout line that is not JSON: {text[:200]!r}")
+            return
+        if not isinstance(event, dict):
+            self._broken(f"a stdout line that is not a JSON object: {text[:200]!r}")
+            return
+        if self._held is not None:
+            self._broken(f"a line after the turn ended: {text[:200]!r}")
+            return
+        self._event(event)
+
+    def _event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        item = event.get("item")
+        item = item if isinstance(item, dict) else {}
+        if kind == "thread.started":
+            self._session_id = str(event.get("thread_id") or "")
+            self._provider._session_id = self._session_id
+            self._emit(RunStarted)
+        elif kind == "item.started":
+            self._item_started(item)
+        elif kind == "item.updated":
+            if str(item.get("id")) not in self._known_items:
+                self._broken(f"item {item.get('id')!r} changed, never started")
+        elif kind == "item.completed":
+            self._item_completed(item)
+        elif kind == "turn.completed":
+            usage = event.get("usage") or {}
+            tokens_in = int(usage.get("input_tokens") or 0)
+            tokens_out = int(usage.get("output_tokens") or 0)
+            if tokens_in or tokens_out:
+                self._emit(Usage, input_tokens=tokens_in, output_tokens=tokens_out)
+            self._hold(RunCompleted, stop_reason="end_turn")
+        elif kind == "turn.failed":
+            error = event.get("error")
+            message = str((error or {}).get("message") if isinstance(error, dict) else error)
+            failure, retryable = failure_of(message or self._last_error)
+            self._hold(RunCrashed, kind=failure, message=message, retryable=retryable)
+        elif kind == "error":
+            self._last_error = str(event.get("message") or "")
+
+    def _hold(self, cls: type[Any], **fields: Any) -> None:
+        self._emit(RunStarted)
+        self._held = (cls, fields)
+
+    def _item_started(self, item: dict[str, Any]) -> None:
+        item_id = str(item.get("id"))
+        self._known_items.add(item_id)
+        if item.get("type") in _TOOL_ITEMS:
+            self._tools_open.add(item_id)
+            name, tool_input = _tool_call(item)
+            server = item.get("server") if item.get("type") == "mcp_tool_call" else None
+            self._emit(
+                ToolStarted,
+                tool_call_id=item_id,
+                name=name,
+                input=tool_input,
+                server=str(server) if server else None,
+            )
+
+    def _item_completed(self, item: dict[str, Any]) -> None:
+        kind = item.get("type")
+        item_id = str(item.get("id"))
+        if kind in ("agent_message", "reasoning"):
+            text = str(item.get("text") or "")
+            delta, completed = (
+                (MessageDelta, MessageCompleted)
+                if kind == "agent_message"
+                else (ReasoningDelta, ReasoningCompleted)
+            )
+            if text:
+                self._emit(delta, item_id=item_id, text=text)
+            self._emit(completed, item_id=item_id, text=text)
+        elif kind in _TOOL_ITEMS:
+            if item_id not in self._tools_open:
+                self._broken(f"a {kind} item {item_id!r} completed, never started")
+                return
+            self._tools_open.discard(item_id)
+            output, is_error = _tool_result(item)
+            self._emit(ToolCompleted, tool_call_id=item_id, output=output, is_error=is_error)
+
+    # --- steering ---------------------------------------------------------------------------
+
+    async def respond(self, request_id: str, decision: str) -> None:
+        from stuntset.errors import UsageError
+
+        raise UsageError(
+            f"run {self._run_id!r} has no open request {request_id!r}: codex exec never asks"
+        )
+
+    async def interrupt(self, reason: str = "interrupted") -> None:
+        """Stop the process: the run ends with ``run.killed`` (a no-op once it has ended)."""
+        if self.finished or self._over or self._killed is not None:
+            return
+        self._killed = reason
+        _stop(self._process)
+
+    async def aclose(self) -> None:
+        """Stop the process for good and reap it."""
+        process = self._process
+        if process is not None:
+            if process.returncode is None:
+                if self._killed is None and not self._over:
+                    self._killed = "closed"
+                _stop(process)
+            with anyio.CancelScope(shield=True):
+                with anyio.move_on_after(self._provider.close_timeout):
+                    await process.wait()
+                if process.returncode is None:
+                    _stop(process, signal.SIGKILL)
+                    await process.wait()
+                await process.aclose()
+        if self._stderr is not None:
+            self._stderr.close()
+
+
+def _stop(process: Process | None, how: int = signal.SIGTERM) -> None:
+    """Signal ``process`` unless it is known to be gone. Not ``terminate()``: on asyncio that
+    polls first, which reaps an exited child behind the event loop's back (the loop then
+    warns "Unknown child process" and reports exit code 255)."""
+    if process is not None and process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, how)
+
+
+def _last_line(stderr: IO[bytes] | None) -> str:
+    """The last line the process wrote on stderr (a file: it has exited)."""
+    if stderr is None:
+        return ""
+    stderr.seek(0)
+    lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
+    return lines[-1][:500] if lines else ""

@@ -1,0 +1,62 @@
+"""The ``claude-session`` column's plans: which catalog scenarios it plays as one
+``ClaudeSDKClient`` session, with which script and which queries.
+
+A scenario is played as a session where its turns line up with the session's queries on both
+sides — the real ``claude`` makes one model request per query, the fake plays one agent turn
+per query — so what the later queries bring is compared, not hidden behind a difference the
+``claude`` column already shows:
+
+``happy_path``, ``long_stream``, ``slow``
+    the scenario, then a follow-up query in the same session (``FOLLOW_UP``; the script gets
+    a turn that answers it);
+``multi_turn``
+    its three turns, one query each;
+``stuck``
+    the first query stalls and is interrupted (``client.interrupt()``); the follow-up query
+    in the same session then completes;
+``spawn_missing``
+    ``connect()`` itself fails.
+
+Not played (``not played`` in the table): the tool, approval and question scenarios — their
+first query already differs, for the catalog's reasons, as in the ``claude`` column, and a
+second query would only be compared behind that — and the model-API faults: the real
+``claude`` retries a broken model request, a retry takes the next query's turn, and the
+queries no longer line up with the script's turns.
+"""
+
+from __future__ import annotations
+
+from stuntset import scenarios as catalog
+from stuntset.script import Script, Text, Usage
+
+from .runners import PROMPT
+
+__all__ = ["FOLLOW_UP", "SESSION_SCENARIOS", "session_plan"]
+
+#: The session's second query.
+FOLLOW_UP = "One more question, in the same session"
+_ANSWER: list[Text | Usage] = [Text("Still here: the same session, the next answer."), Usage(20, 9)]
+
+#: The scenarios played as a session, and how many queries each sends (see the module docs).
+SESSION_SCENARIOS = {
+    "happy_path": "follow-up",
+    "long_stream": "follow-up",
+    "multi_turn": "each turn",
+    "spawn_missing": "one",
+    "stuck": "follow-up",
+    "slow": "follow-up",
+}
+
+
+def session_plan(name: str) -> tuple[Script, list[str]] | None:
+    """The script both sides play and the queries the session sends, or ``None`` when
+    scenario ``name`` is not played as a session."""
+    how = SESSION_SCENARIOS.get(name)
+    if how is None:
+        return None
+    script = catalog.build(name)
+    if how == "one":
+        return script, [PROMPT]
+    if how == "each turn":
+        return script, [PROMPT] + [f"{FOLLOW_UP} ({n})" for n in range(2, len(script.turns) + 1)]
+    return script.then(_ANSWER), [PROMPT, FOLLOW_UP]
