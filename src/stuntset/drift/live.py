@@ -2,15 +2,24 @@
 model double, and the SHAPE of the two streams compared — event kinds and their order,
 content-block (tool-call) framing, the usage fields — never the text.
 
-claude → the Anthropic Messages API (``ANTHROPIC_API_KEY``; base URL
-``STUNTSET_LIVE_ANTHROPIC_URL``, default ``https://api.anthropic.com``); codex → the OpenAI
-Responses API (``OPENAI_API_KEY``; ``STUNTSET_LIVE_OPENAI_URL``, default
-``https://api.openai.com/v1``). Pointing those variables at another server (a second double,
-a recording) is how it is tested offline.
+claude (and claude-session) → the Anthropic Messages API (``ANTHROPIC_API_KEY``; base URL
+``ANTHROPIC_BASE_URL``, default ``https://api.anthropic.com``); codex (and codex-exec) → the
+OpenAI Responses API (``OPENAI_API_KEY``; ``OPENAI_BASE_URL``, default
+``https://api.openai.com/v1``): the variables the official SDKs read, with their meaning (the
+Anthropic one without ``/v1``, the OpenAI one with it). Pointing them at a server on loopback
+(a cassette replayed, a second double) is how it is tested offline.
 
 Played: the catalog's feature scenarios whose first turn the model itself could say (text
 and tool calls, no faults); a scripted tool call is asked for with ``tool_choice`` naming the
-tool, so the live model frames one too.
+tool, so the live model frames one too. Scenarios that make the same request (the prompt, no
+tools) share one live answer: each distinct request goes to the provider once.
+
+A shape is an event's name, the type of the block, item or delta it carries, and the usage
+fields it reports: the token counts (numbers). Not compared: ``ping`` keep-alives, repeats of
+one shape (a run of deltas counts once), the usage breakdowns and labels a provider adds by
+model and account (``cache_creation``, ``server_tool_use``, ``*_details``, ``service_tier``),
+and reasoning items (a reasoning model such as ``gpt-5`` adds one of its own accord; the
+played scenarios script none).
 """
 
 from __future__ import annotations
@@ -26,19 +35,14 @@ from stuntset.errors import UsageError
 from stuntset.script import Delay, Script, Text, ToolCall, ToolResult
 from stuntset.script import Usage as UsageStep
 
-from .runners import PROMPT
+from .runners import COLUMNS, PROMPT
 
 __all__ = ["LIVE", "LiveCell", "live_drift", "shape", "stream_shape"]
 
-#: cli → (key variable, base URL variable, default base URL, wire).
+#: CLI → (key variable, base URL variable, default base URL, wire).
 LIVE: dict[str, tuple[str, str, str, str]] = {
-    "claude": (
-        "ANTHROPIC_API_KEY",
-        "STUNTSET_LIVE_ANTHROPIC_URL",
-        "https://api.anthropic.com",
-        "anthropic",
-    ),
-    "codex": ("OPENAI_API_KEY", "STUNTSET_LIVE_OPENAI_URL", "https://api.openai.com/v1", "openai"),
+    "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com", "anthropic"),
+    "codex": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com/v1", "openai"),
 }
 _MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5"}
 
@@ -120,18 +124,22 @@ def _events(lines: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def shape(name: str, data: dict[str, Any]) -> str | None:
     """One event's shape: its kind, the kind of block (item) it frames or delta it carries,
-    and the usage fields it reports; ``None`` for keep-alives."""
-    if name == "ping":
+    and the token counts it reports; ``None`` for what is not compared (see the module
+    docs)."""
+    if name == "ping" or name.startswith("response.reasoning"):
         return None
     parts = [name]
     for key in ("content_block", "delta", "item"):
         inner = data.get(key)
         if isinstance(inner, dict) and "type" in inner:
+            if key == "item" and inner["type"] == "reasoning":
+                return None
             parts.append(f"{key}={inner['type']}")
     for holder in (data, data.get("message"), data.get("response")):
         usage = holder.get("usage") if isinstance(holder, dict) else None
         if isinstance(usage, dict):
-            parts.append("usage=" + ",".join(sorted(usage)))
+            counts = (k for k, v in usage.items() if isinstance(v, int | float))
+            parts.append("usage=" + ",".join(sorted(counts)))
     return " ".join(parts)
 
 
@@ -143,6 +151,11 @@ def stream_shape(lines: Iterable[str]) -> list[str]:
         if found is not None and (not shapes or shapes[-1] != found):
             shapes.append(found)
     return shapes
+
+
+def programs(clis: Iterable[str]) -> list[str]:
+    """The CLIs (``claude``, ``codex``) of drift's columns, each once: what ``--live`` asks."""
+    return list(dict.fromkeys(COLUMNS[cli] for cli in clis))
 
 
 def _post(url: str, key: str, wire: str, body: dict[str, Any]) -> list[str]:
@@ -174,7 +187,9 @@ def _first_difference(live: list[str], double: list[str]) -> str:
 
 
 def keys_for(clis: Iterable[str]) -> dict[str, str]:
-    """cli → its provider key, from the environment; ``UsageError`` when none is set."""
+    """CLI → its provider key, from the environment (columns count by their CLI);
+    ``UsageError`` when none is set."""
+    clis = programs(clis)
     found = {cli: os.environ.get(LIVE[cli][0], "") for cli in clis}
     found = {cli: key for cli, key in found.items() if key}
     if not found:
@@ -184,19 +199,24 @@ def keys_for(clis: Iterable[str]) -> dict[str, str]:
 
 
 def live_drift(clis: Iterable[str], names: Iterable[str] | None = None) -> list[LiveCell]:
-    """For each CLI with a key and each live-playable scenario: the live stream's shape
-    against the double's."""
+    """For each CLI with a key (columns count by their CLI) and each live-playable scenario:
+    the live stream's shape against the double's."""
     from stuntset.doubles.model.serve import serve
 
     keys = keys_for(clis)
     cells: list[LiveCell] = []
+    asked: dict[str, list[str]] = {}  # request → the live shape: each request is sent once
     for name in live_scenarios(names):
         script = catalog.build(name)
         for cli, key in keys.items():
             _, variable, default, wire = LIVE[cli]
             body = request_body(wire, script)
+            request = json.dumps([wire, body], sort_keys=True)
             try:
-                live = stream_shape(_post(os.environ.get(variable) or default, key, wire, body))
+                if request not in asked:
+                    url = os.environ.get(variable) or default
+                    asked[request] = stream_shape(_post(url, key, wire, body))
+                live = asked[request]
                 with serve(script) as stand_in:
                     url = stand_in.url("anthropic" if wire == "anthropic" else "openai")
                     double = stream_shape(_post(url, "sk-double", wire, body))

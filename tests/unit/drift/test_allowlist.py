@@ -9,6 +9,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.drift.allowlist import Allowed, load_allowlist
+from stuntset.drift.runners import CLIS
 from stuntset.errors import UsageError
 
 
@@ -17,7 +18,7 @@ def test_every_committed_entry_names_a_scenario_a_cli_and_a_kind_of_reason() -> 
     assert entries
     for entry in entries:
         scenarios.get(entry.scenario)
-        assert entry.cli in ("claude", "codex")
+        assert entry.cli in CLIS
         assert entry.reason.split(":")[0] in ("layer", "catalog", "fake gap", "race"), entry
     pairs = [(e.scenario, e.cli) for e in entries]
     assert len(pairs) == len(set(pairs)), "one entry per scenario and CLI"
