@@ -90,6 +90,23 @@ class DriftReport:
             indent=2,
         )
 
+    @classmethod
+    def from_json(cls, text: str) -> DriftReport:
+        """A report back from ``to_json()`` (``stuntset drift --json``)."""
+        data = json.loads(text)
+        stale = [
+            Allowed(
+                **{
+                    **e,
+                    "differs": e["differs"]
+                    if isinstance(e["differs"], str)
+                    else tuple(e["differs"]),
+                }
+            )
+            for e in data["stale_allowlist"]
+        ]
+        return cls([DriftCell(**cell) for cell in data["cells"]], data["seconds"], stale)
+
     def markdown(self) -> str:
         """scenario × CLI → same / allowed / differs (the first difference)."""
         table = self.table()

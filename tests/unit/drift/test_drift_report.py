@@ -97,9 +97,28 @@ def test_markdown_json_and_readme_table() -> None:
     ]
 
 
+def test_a_report_comes_back_from_its_json() -> None:
+    report = _report()
+    report.stale = [Allowed("stuck", "claude", ("a", "b"), "race: y")]
+    back = DriftReport.from_json(report.to_json())
+    assert back.cells == report.cells
+    assert back.stale == report.stale
+    assert back.seconds == 12.35
+
+
+def test_cells_a_column_does_not_play() -> None:
+    cell = DriftCell("tool_use", "claude-session", "not played")
+    assert cell.label == "not played"
+    assert not DriftReport([cell]).failed
+    assert readme_table(DriftReport([cell]), []).splitlines()[2] == (
+        "| `tool_use` | — | — | not played |"
+    )
+
+
 def test_the_table_keeps_whole_scenario_names_when_piped(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "30")  # piped, and narrow
     _print_table(_report())
     out = capsys.readouterr().out
     assert "happy_path" in out
