@@ -26,6 +26,8 @@ EXTRA_OF = {
     "stuntset.evals.targets.CliTarget._claude_provider": "claude",
     # drift's claude side (drift checks find_spec first: "not installed" without it)
     "stuntset.drift.runners._claude": "claude",
+    # drift's claude-session column (reached only after the same find_spec check)
+    "stuntset.drift.claude_session": "claude",
     # the MCP double serves through the SDK (specs and journals need none of it)
     "stuntset.doubles.mcp._sdk": "mcp",
     "stuntset.doubles.mcp.stdio": "mcp",
