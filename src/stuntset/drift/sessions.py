@@ -4,11 +4,11 @@
 A scenario is played as a session where its turns line up with the session's queries on both
 sides — the real ``claude`` makes one model request per query, the fake plays one agent turn
 per query — so what the later queries bring is compared, not hidden behind a difference the
-``claude`` column already shows:
+``claude`` column already shows. Each played scenario exercises one thing a session does:
 
-``happy_path``, ``long_stream``, ``slow``
-    the scenario, then a follow-up query in the same session (``FOLLOW_UP``; the script gets
-    a turn that answers it);
+``happy_path``
+    a follow-up query in the same session (``FOLLOW_UP``; the script gets a turn that answers
+    it), after the first query's response;
 ``multi_turn``
     its three turns, one query each;
 ``stuck``
@@ -17,11 +17,12 @@ per query — so what the later queries bring is compared, not hidden behind a d
 ``spawn_missing``
     ``connect()`` itself fails.
 
-Not played (``not played`` in the table): the tool, approval and question scenarios — their
-first query already differs, for the catalog's reasons, as in the ``claude`` column, and a
-second query would only be compared behind that — and the model-API faults: the real
-``claude`` retries a broken model request, a retry takes the next query's turn, and the
-queries no longer line up with the script's turns.
+Not played (``not played`` in the table): ``long_stream`` and ``slow`` (one answer streamed
+long or late: nothing a second query adds to the ``claude`` column's run), the tool, approval
+and question scenarios (their first query already differs, for the catalog's reasons, as in
+the ``claude`` column, and a second query would only be compared behind that) and the
+model-API faults (the real ``claude`` retries a broken model request, a retry takes the next
+query's turn, and the queries no longer line up with the script's turns).
 """
 
 from __future__ import annotations
@@ -40,11 +41,9 @@ _ANSWER: list[Text | Usage] = [Text("Still here: the same session, the next answ
 #: The scenarios played as a session, and how many queries each sends (see the module docs).
 SESSION_SCENARIOS = {
     "happy_path": "follow-up",
-    "long_stream": "follow-up",
     "multi_turn": "each turn",
     "spawn_missing": "one",
     "stuck": "follow-up",
-    "slow": "follow-up",
 }
 
 
