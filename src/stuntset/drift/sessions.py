@@ -11,6 +11,9 @@ per query — so what the later queries bring is compared, not hidden behind a d
     it), after the first query's response;
 ``multi_turn``
     its three turns, one query each;
+``rate_limited``
+    a query the CLI itself retries (a 429, then the answer: both retry, as the real one does),
+    then a follow-up query;
 ``stuck``
     the first query stalls and is interrupted (``client.interrupt()``); the follow-up query
     in the same session then completes;
@@ -20,9 +23,10 @@ per query — so what the later queries bring is compared, not hidden behind a d
 Not played (``not played`` in the table): ``long_stream`` and ``slow`` (one answer streamed
 long or late: nothing a second query adds to the ``claude`` column's run), the tool, approval
 and question scenarios (their first query already differs, for the catalog's reasons, as in
-the ``claude`` column, and a second query would only be compared behind that) and the
-model-API faults (the real ``claude`` retries a broken model request, a retry takes the next
-query's turn, and the queries no longer line up with the script's turns).
+the ``claude`` column, and a second query would only be compared behind that) and the other
+model-API faults (the CLI retries a broken model request that the one-turn script does not
+answer again; a follow-up's turn would answer the retry, and the queries would no longer
+line up with the script's turns).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ _ANSWER: list[Text | Usage] = [Text("Still here: the same session, the next answ
 #: The scenarios played as a session, and how many queries each sends (see the module docs).
 SESSION_SCENARIOS = {
     "happy_path": "follow-up",
+    "rate_limited": "follow-up",
     "multi_turn": "each turn",
     "spawn_missing": "one",
     "stuck": "follow-up",
