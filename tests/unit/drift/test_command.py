@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from stuntset.cli import main
 from stuntset.drift.command import run
+from stuntset.drift.runners import CLIS
 from stuntset.drift.table import print_drift
 from stuntset.errors import UsageError
 
@@ -31,3 +33,9 @@ def test_markdown_and_json_of_an_empty_run(tmp_path: Path) -> None:
     assert code == 0
     assert said == ["| scenario |  |\n|---|\n"]  # no cells, no columns
     assert '"cells": []' in report.read_text()
+
+
+def test_the_command_offers_every_column() -> None:
+    command = main.commands["drift"]
+    [option] = [p for p in command.params if p.name == "clis"]
+    assert tuple(option.type.choices) == CLIS  # type: ignore[attr-defined]
