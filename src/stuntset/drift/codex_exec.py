@@ -312,12 +312,12 @@ class ExecRun:
         assert process is not None
         with anyio.move_on_after(self._provider.close_timeout):
             await process.wait()
-        if self._killed is not None:
-            self._end(RunKilled, reason=self._killed)
-        elif self._held is not None:
+        if self._held is not None:  # the turn ended before any interrupt could
             cls, fields = self._held
             self._emit(cls, **fields)
             self._over = True
+        elif self._killed is not None:
+            self._end(RunKilled, reason=self._killed)
         else:
             code = process.returncode
             tail = _last_line(self._stderr)
@@ -432,8 +432,9 @@ class ExecRun:
         )
 
     async def interrupt(self, reason: str = "interrupted") -> None:
-        """Stop the process: the run ends with ``run.killed`` (a no-op once it has ended)."""
-        if self.finished or self._over or self._killed is not None:
+        """Stop the process: the run ends with ``run.killed`` (a no-op once the turn has
+        ended, even if the process has not exited yet)."""
+        if self.finished or self._over or self._held is not None or self._killed is not None:
             return
         self._killed = reason
         _stop(self._process)
@@ -443,7 +444,7 @@ class ExecRun:
         process = self._process
         if process is not None:
             if process.returncode is None:
-                if self._killed is None and not self._over:
+                if self._killed is None and not self._over and self._held is None:
                     self._killed = "closed"
                 _stop(process)
             with anyio.CancelScope(shield=True):

@@ -193,6 +193,19 @@ async def test_a_line_after_the_turn_ended_breaks_it(tmp_path: Path) -> None:
     assert _crash(events).message.startswith("a line after the turn ended")
 
 
+async def test_an_interrupt_after_the_turn_ended_changes_nothing(tmp_path: Path) -> None:
+    done = {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 2}}
+    provider = _replayed(tmp_path, [THREAD, done])
+    run = provider.start("hello")
+    kinds = []
+    async for event in run:
+        kinds.append(event.type)
+        if event.type == "usage":  # the turn is over; the process may not have exited
+            await run.interrupt()
+    await provider.aclose()
+    assert kinds == ["run.started", "usage", "run.completed"]
+
+
 async def test_a_tool_item_completed_that_never_started_breaks_the_turn(tmp_path: Path) -> None:
     item = {
         "id": "item_1",
