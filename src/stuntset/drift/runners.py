@@ -176,8 +176,11 @@ def make_fake(cli: str, script: Script, where: Path) -> AgentProvider:
     cwd = where / "cwd"
     cwd.mkdir(parents=True, exist_ok=True)
     installed = install_cli(program, script, bin_dir=where / "bin", time_scale=_TIME_SCALE[program])
-    if program == "claude":
-        return _claude(installed.path, cwd)
+    if program == "claude":  # a home of its own, as the real one: no user-level hooks
+        home = where / "home"
+        return _claude(
+            installed.path, cwd, {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+        )
     env = {"CODEX_HOME": str(where / "codex-home")}
     return (
         _exec(installed.path, cwd, env) if cli == "codex-exec" else _codex(installed.path, cwd, env)
