@@ -53,7 +53,8 @@ KINDS: dict[str, dict[str, str]] = {
         "constant": "AGENT_WIRE FAULT_KINDS STEP_KINDS",
         "type alias": "Step TurnFunction",
         "class": "ApprovalRequest AuthExpired Delay Exit Garbage HttpError InputRequest "
-        "MalformedJson Match OutOfOrder Overloaded PlayedTurn RateLimit Reasoning Script "
+        "MalformedJson Match OutOfOrder Overloaded PlayedTurn RateLimit RateLimitCredits "
+        "RateLimitWindow RateLimits Reasoning Script "
         "ScriptPlayer SpawnFailure Stall StreamCut Text ToolCall ToolResult Turn TurnRequest "
         "Usage Wire",
         "function": "dumps_script kind_of load_script loads_script split_text turn",

@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 
     from stuntset.doubles.cli._runtime import Runtime
 
-__all__ = ["KNOWN_METHODS", "run_app_server"]
+__all__ = ["KNOWN_METHODS", "retry_limits", "run_app_server"]
 
 _USAGE = "Usage: codex app-server [OPTIONS] [COMMAND]"
 _OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
@@ -88,6 +88,54 @@ Options:
 
 (stuntset fake codex: only --listen stdio:// is simulated)
 """
+
+
+#: codex's retries of a failed model request, unless its provider's config sets them (it caps
+#: both at 100).
+DEFAULT_REQUEST_RETRIES = 4
+DEFAULT_STREAM_RETRIES = 5
+_MAX_RETRIES = 100
+
+
+def _number_after(text: str, name: str) -> int | None:
+    """The integer ``name = N`` sets inside an inline TOML table (``{a = 1, name = 2}``)."""
+    at = text.find(name)
+    while at >= 0:
+        before = text[:at].rstrip()
+        rest = text[at + len(name) :].lstrip()
+        if (not before or before[-1] in "{,") and rest.startswith("="):
+            digits = rest[1:].lstrip()
+            end = 0
+            while end < len(digits) and digits[end].isdigit():
+                end += 1
+            return int(digits[:end]) if end else None
+        at = text.find(name, at + 1)
+    return None
+
+
+def retry_limits(configs: list[str]) -> tuple[int, int]:
+    """``request_max_retries`` and ``stream_max_retries`` from ``-c`` options that set them
+    for a model provider (``model_providers.<id>.request_max_retries=1``, or inside an inline
+    table ``model_providers.<id>={…, request_max_retries=1}``); codex's defaults otherwise.
+    A ``config.toml`` is not read."""
+    found = {
+        "request_max_retries": DEFAULT_REQUEST_RETRIES,
+        "stream_max_retries": DEFAULT_STREAM_RETRIES,
+    }
+    for entry in configs:
+        key, _, value = str(entry).partition("=")
+        key = key.strip()
+        if not key.startswith("model_providers."):
+            continue
+        for name in found:
+            if key.endswith("." + name):
+                value = value.strip()
+                number = int(value) if value.isdigit() else None
+            else:
+                number = _number_after(value, name)
+            if number is not None:
+                found[name] = min(number, _MAX_RETRIES)
+    return found["request_max_retries"], found["stream_max_retries"]
 
 
 class _Queued:
@@ -130,6 +178,9 @@ class Server:
         self.waiting: set[Any] = set()
         self.next_request = 0
         self.clock = Clock()
+        #: codex's ``request_max_retries`` and ``stream_max_retries`` (its defaults, unless
+        #: ``-c`` options set them).
+        self.retries = (DEFAULT_REQUEST_RETRIES, DEFAULT_STREAM_RETRIES)
 
     # --- output ---------------------------------------------------------------------------
 
@@ -438,12 +489,13 @@ class Server:
         return None
 
     def steer(self, turn_id: str, items: list[Any]) -> None:
-        """Input for a running turn: shown as its user message item once the request that
-        brought it is answered (the real server's order); a queued turn takes it with its
-        own input."""
+        """Input for a running turn: it ends the model response in progress (or, that one
+        having called tools, waits for its end), then shows as a user message item and the
+        next scripted turn answers the follow-up request (``Turn.play_turn``); a queued turn
+        takes it with its own input."""
         active = self.active
         if active is not None and active.id == turn_id:
-            self.after.append(lambda: active.user_message(items))
+            active.steers.append(list(items))
             return
         for queued in self.queue:
             if queued.turn_id == turn_id:
@@ -543,4 +595,6 @@ def run_app_server(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
     startup_delay = rt.plan.get("startup_delay") or 0.0
     if startup_delay:
         rt.sleep(startup_delay, scaled=False)
-    Server(rt).serve()
+    server = Server(rt)
+    server.retries = retry_limits([*top.get("config", []), *options.get("config", [])])
+    server.serve()
