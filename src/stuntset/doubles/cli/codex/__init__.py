@@ -122,7 +122,6 @@ __all__ = [
     "VERSION",
     "CodexProgram",
     "classify_tool",
-    "rate_limit_snapshot",
 ]
 
 #: The Codex CLI version the double reports (the one ``openai-codex`` 0.163.0 pins).
