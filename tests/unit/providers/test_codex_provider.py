@@ -197,8 +197,8 @@ async def test_an_overload_past_codexs_retries_crashes_the_run_as_overloaded(
     ``overloaded``. With codex's defaults the catalog's single 503 is retried and the run
     completes with the next turn."""
     retries = (
-        "model_providers.openai.request_max_retries=0",
-        "model_providers.openai.stream_max_retries=0",
+        "model_providers.stuntset.request_max_retries=0",
+        "model_providers.stuntset.stream_max_retries=0",
     )
     events = await play(Clis(tmp_path, config_overrides=retries)(scenarios.build("overloaded")))
     crashed = events[-1]

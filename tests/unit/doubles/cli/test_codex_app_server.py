@@ -437,6 +437,63 @@ def test_turn_start_on_a_busy_thread_steers_into_the_running_turn(tmp_path: Path
     cli.assert_all_used()
 
 
+def test_a_steer_while_tools_run_waits_for_them_and_the_responses_end(tmp_path: Path) -> None:
+    """Observed (a real command running when the steer came): the response that called the
+    tool is not dropped; its tool finishes, its usage and rate limits follow, then the input
+    shows and the next scripted turn answers the follow-up request (the rest of the steered
+    turn is never played: the follow-up request ends with the user's input, not the tool
+    result, so the model double answers it from the next turn too)."""
+    script = Script.of(
+        [
+            ToolCall("bash", {"command": "make"}),
+            ApprovalRequest(),
+            Usage(5, 1),  # the tool call's response (a usage after the result is the next one's)
+            ToolResult("built"),
+            Text("never shown"),
+        ],
+        [Text("Steered"), Usage(7, 2)],
+    )
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
+    session = _Session(cli.path, decision=None)  # the approval is answered below
+    session.request("1", "initialize", INITIALIZE["params"])
+    params = {"approvalPolicy": "on-request", "approvalsReviewer": "user"}
+    thread_id = session.request("2", "thread/start", params)["result"]["thread"]["id"]
+    turn = session.request("3", "turn/start", _turn_start("3", thread_id)["params"])
+    turn_id = turn["result"]["turn"]["id"]
+    asked = session.until(lambda m: m.get("method") == "item/commandExecution/requestApproval")
+    steer = {"threadId": thread_id, "expectedTurnId": turn_id, "input": "and then this"}
+    assert session.request("s", "turn/steer", steer)["result"] == {"turnId": turn_id}
+    mark = len(session.seen)
+    session.send({"id": asked["id"], "result": {"decision": "accept"}})
+    session.until(lambda m: m.get("method") == "turn/completed")
+    session.close()
+    after = [m for m in session.seen[mark:] if "method" in m]
+    assert [(m["method"], m["params"].get("item", {}).get("type")) for m in after] == [
+        ("serverRequest/resolved", None),
+        ("item/commandExecution/outputDelta", None),
+        ("item/completed", "commandExecution"),
+        ("thread/tokenUsage/updated", None),
+        ("account/rateLimits/updated", None),
+        ("item/started", "userMessage"),
+        ("item/completed", "userMessage"),
+        ("item/started", "agentMessage"),
+        ("item/agentMessage/delta", None),
+        ("item/completed", "agentMessage"),
+        ("thread/tokenUsage/updated", None),
+        ("account/rateLimits/updated", None),
+        ("thread/readState/changed", None),
+        ("thread/status/changed", None),
+        ("turn/completed", None),
+    ]
+    usage = [m["params"]["tokenUsage"] for m in after if m["method"] == "thread/tokenUsage/updated"]
+    assert [(u["last"]["inputTokens"], u["total"]["inputTokens"]) for u in usage] == [
+        (5, 5),
+        (7, 12),
+    ]
+    assert after[6]["params"]["item"]["content"][0]["text"] == "and then this"
+    assert after[-1]["params"]["turn"]["status"] == "completed"
+
+
 def test_known_methods_cover_what_the_sdk_calls() -> None:
     sdk_methods = {
         "initialize",
@@ -515,7 +572,8 @@ def real_schema(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class _Session:
-    """A raw JSON-RPC client that answers server requests and records every message."""
+    """A raw JSON-RPC client that answers server requests (unless ``decision`` is None) and
+    records every message."""
 
     def __init__(self, path: Path, decision: Any = "accept", args: tuple[str, ...] = ()) -> None:
         self.proc = subprocess.Popen(
@@ -544,7 +602,7 @@ class _Session:
         for line in self.proc.stdout:
             message = json.loads(line)
             self.seen.append(message)
-            if "id" in message and "method" in message:
+            if "id" in message and "method" in message and self.decision is not None:
                 answer = (
                     {"answers": {}}
                     if "UserInput" in message["method"]
@@ -603,8 +661,8 @@ def test_every_message_validates_against_the_real_protocol_schema(
     )
     cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
     retries = (
-        "model_providers.openai.request_max_retries=0",
-        "model_providers.openai.stream_max_retries=1",
+        "model_providers.stuntset.request_max_retries=0",
+        "model_providers.stuntset.stream_max_retries=1",
     )
     session = _Session(cli.path, args=tuple(a for r in retries for a in ("-c", r)))
     session.request("1", "initialize", INITIALIZE["params"])
