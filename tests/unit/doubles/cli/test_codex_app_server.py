@@ -461,7 +461,8 @@ def test_a_steer_while_tools_run_waits_for_them_and_the_responses_end(tmp_path: 
     turn = session.request("3", "turn/start", _turn_start("3", thread_id)["params"])
     turn_id = turn["result"]["turn"]["id"]
     asked = session.until(lambda m: m.get("method") == "item/commandExecution/requestApproval")
-    steer = {"threadId": thread_id, "expectedTurnId": turn_id, "input": "and then this"}
+    text = [{"type": "text", "text": "and then this"}]
+    steer = {"threadId": thread_id, "expectedTurnId": turn_id, "input": text}
     assert session.request("s", "turn/steer", steer)["result"] == {"turnId": turn_id}
     mark = len(session.seen)
     session.send({"id": asked["id"], "result": {"decision": "accept"}})
