@@ -953,6 +953,12 @@ def test_interrupt_and_steer_name_the_turn_they_expected(tmp_path: Path) -> None
     wrong = f"expected active turn id t-x but found {turn_id}"
     assert session.request("i1", "turn/interrupt", idle)["error"]["message"] == wrong
     assert session.request("s1", "turn/steer", idle)["error"]["message"] == wrong
+    # the input's shape is checked first, even before the thread (observed)
+    bad = {**idle, "threadId": "nope", "input": "x"}
+    assert session.request("s2", "turn/steer", bad)["error"] == {
+        "code": -32600,
+        "message": 'Invalid request: invalid type: string "x", expected a sequence',
+    }
     right = {"threadId": thread_id, "turnId": turn_id}
     assert session.request("i2", "turn/interrupt", right) == {"id": "i2", "result": {}}
     done = session.until(lambda m: m.get("method") == "turn/completed")

@@ -514,15 +514,16 @@ class Server:
         return {}
 
     def turn_steer(self, params: dict[str, Any]) -> dict[str, Any]:
+        items = require(params, "input")
+        check_input(items)  # before the thread is looked for (observed)
         self.find_thread(params)
         expected = require(params, "expectedTurnId")
-        items = require(params, "input")
         active = self.active
         if active is None or active.ended:
             raise invalid("no active turn to steer")
         if expected != active.id:
             raise invalid(f"expected active turn id {expected} but found {active.id}")
-        self.steer(active.id, items if isinstance(items, list) else [])
+        self.steer(active.id, items)
         return {"turnId": active.id}
 
     def model_list(self, params: dict[str, Any]) -> dict[str, Any]:
