@@ -12,6 +12,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
+from stuntset.doubles.cli.codex._process.app_server import retry_limits
 from stuntset.doubles.cli.codex._process.requests import KNOWN_METHODS
 from stuntset.script import (
     ApprovalRequest,
@@ -493,6 +494,19 @@ def test_a_steer_while_tools_run_waits_for_them_and_the_responses_end(tmp_path: 
     ]
     assert after[6]["params"]["item"]["content"][0]["text"] == "and then this"
     assert after[-1]["params"]["turn"]["status"] == "completed"
+
+
+def test_retry_limits_come_from_provider_config_options() -> None:
+    assert retry_limits([]) == (4, 5)  # codex's defaults
+    assert retry_limits(["model_providers.p.request_max_retries=1"]) == (1, 5)
+    assert retry_limits(["model_providers.p.stream_max_retries = 0", "model=x"]) == (4, 0)
+    inline = 'model_providers.fake={name="fake",request_max_retries=0, stream_max_retries = 2}'
+    assert retry_limits([inline]) == (0, 2)
+    assert retry_limits(["model_providers.p.request_max_retries=500"]) == (100, 5)  # capped
+    # only a provider's settings count; a name inside a string is not a setting
+    assert retry_limits(
+        ["request_max_retries=0", 'model_providers.p={name="stream_max_retries=0"}']
+    ) == (4, 5)
 
 
 def test_known_methods_cover_what_the_sdk_calls() -> None:
