@@ -171,8 +171,6 @@ class Server:
         self.settings: dict[str, dict[str, Any]] = {}
         #: Started turns waiting to play.
         self.queue: list[_Queued] = []
-        #: What to do once the request being handled is answered.
-        self.after: list[Any] = []
         self.active: Turn | None = None
         self.responses: dict[Any, dict[str, Any]] = {}
         self.waiting: set[Any] = set()
@@ -279,12 +277,9 @@ class Server:
                     )
                 result = handler(self, params)
         except RpcError as error:
-            self.after.clear()
             self.error(request_id, error.code, error.message, error.data)
             return
         self.respond(request_id, result)
-        while self.after:
-            self.after.pop(0)()
         if method == "thread/start":
             self.notify("thread/started", {"thread": self.thread_object(result["thread"]["id"])})
 
