@@ -17,13 +17,17 @@ generated models):
   ``account/read``.
 * ``turn/start`` → ``{"turn": {… "status": "inProgress"}}``, then ``thread/status/changed``
   (active), ``turn/started``, the user message item, the scripted items with their deltas,
-  ``thread/tokenUsage/updated`` and ``account/rateLimits/updated``,
-  ``thread/readState/changed`` (a durable thread), ``thread/status/changed`` (idle) and
-  ``turn/completed`` (``completed`` | ``failed`` with ``turn.error`` | ``interrupted``).
-  Refused (``-32600``/``-32602``, see ``turn_start``) where the real one refuses it; on a
-  thread whose turn runs, the input is steered into that turn.
+  after each model response ``thread/tokenUsage/updated`` and ``account/rateLimits/updated``
+  (the turn's scripted rate limits), ``thread/readState/changed`` (a durable thread that
+  showed an item), ``thread/status/changed`` (idle) and ``turn/completed`` (``completed`` |
+  ``failed`` with ``turn.error`` | ``interrupted``). A 5xx is retried as codex retries it
+  (``retry_limits``), each retry answered by the next scripted turn. Refused
+  (``-32600``/``-32602``, see ``turn_start``) where the real one refuses it; on a thread
+  whose turn runs, the input is steered into that turn.
 * ``turn/interrupt`` (the active turn; another id: "expected active turn id X but found Y")
-  answers ``{}`` and ends the turn as ``interrupted``; ``turn/steer`` is accepted.
+  answers ``{}`` and ends the turn as ``interrupted``; ``turn/steer`` drops the model response
+  streaming (or waits for the tools of one that called them), shows the input and plays the
+  next scripted turn as the follow-up request (``app_turn``).
 * Approvals are server-initiated requests answered by the client:
   ``item/commandExecution/requestApproval`` / ``item/fileChange/requestApproval`` (with the
   thread's approval policy ``never`` they are declined unasked; with the ``auto_review``
