@@ -53,7 +53,8 @@ KINDS: dict[str, dict[str, str]] = {
         "constant": "AGENT_WIRE FAULT_KINDS STEP_KINDS",
         "type alias": "Step TurnFunction",
         "class": "ApprovalRequest AuthExpired Delay Exit Garbage HttpError InputRequest "
-        "MalformedJson Match OutOfOrder Overloaded PlayedTurn RateLimit Reasoning Script "
+        "MalformedJson Match OutOfOrder Overloaded PlayedTurn RateLimit RateLimitCredits "
+        "RateLimitWindow RateLimits Reasoning Script "
         "ScriptPlayer SpawnFailure Stall StreamCut Text ToolCall ToolResult Turn TurnRequest "
         "Usage Wire",
         "function": "dumps_script kind_of load_script loads_script split_text turn",
@@ -269,6 +270,11 @@ assert load_script(tmp / "s.json").turns[1].steps == (Text("bye"),)
 played = ScriptPlayer(script).next_turn(TurnRequest(input_text="hi"))
 assert isinstance(played, PlayedTurn) and played.index == 0
 assert isinstance(Wire(name="w", renders=frozenset({"text"})), Wire)
+from stuntset.script import RateLimitCredits, RateLimits, RateLimitWindow
+limits = RateLimits(primary=RateLimitWindow(used_percent=42.5, window_minutes=300),
+                    credits=RateLimitCredits(has_credits=True, balance="12.50"))
+limited = Script.of([Text("hi")], rate_limits=limits)
+assert limited.rate_limits_of(limited.turns[0]) is limits
 """,
     "providers and driving": """
 import anyio

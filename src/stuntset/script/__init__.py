@@ -11,11 +11,14 @@ Build one in Python::
     )
 
 or load one from a TOML/JSON file with ``load_script``. A double declares its ``Wire``;
-``wire.check(script)`` rejects steps it cannot render, at load time.
+``wire.check(script)`` rejects steps it cannot render, at load time. ``RateLimits`` (per
+turn, or for the whole script) is what the API reports about the account's quota with each
+response.
 """
 
 from typing import TYPE_CHECKING
 
+from stuntset.script._limits import RateLimitCredits, RateLimits, RateLimitWindow
 from stuntset.script._model import Match, Script, Turn, TurnFunction, TurnRequest, turn
 from stuntset.script._player import PlayedTurn, ScriptPlayer
 from stuntset.script._steps import (
@@ -79,6 +82,9 @@ __all__ = [
     "Overloaded",
     "PlayedTurn",
     "RateLimit",
+    "RateLimitCredits",
+    "RateLimitWindow",
+    "RateLimits",
     "Reasoning",
     "Script",
     "ScriptPlayer",

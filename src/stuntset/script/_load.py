@@ -14,6 +14,10 @@
       { text = "It is sunny.", chunks = 3 },
       { usage = { input_tokens = 12, output_tokens = 5 } },
     ]
+    rate_limits = { primary = { used_percent = 42, window_minutes = 300 } }   # optional
+
+A ``[rate_limits]`` table at the top sets them for every turn without its own
+(``RateLimits``: ``primary`` and ``secondary`` windows, ``credits``).
 
 A step is a table with a ``kind`` and its fields, or the shorthand ``{ <kind> = <value> }``
 where the value is the fields table or the step's main field (``text``, ``seconds``…).
@@ -32,6 +36,7 @@ from typing import Any, Literal
 import msgspec
 
 from stuntset.errors import ScriptError
+from stuntset.script._limits import RateLimitCredits, RateLimits, RateLimitWindow
 from stuntset.script._model import Match, Script, Turn
 from stuntset.script._steps import STEP_CLASSES, STEP_KINDS, Step
 from stuntset.script._wire import Wire
@@ -63,6 +68,7 @@ class _TurnFile(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     match: Match | None = None
     times: int = 1
     name: str | None = None
+    rate_limits: RateLimits | None = None
 
 
 class _ScriptFile(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -70,6 +76,16 @@ class _ScriptFile(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True
     seed: int = 0
     name: str | None = None
     format: str | None = None
+    rate_limits: RateLimits | None = None
+
+
+#: The fields of each table under ``rate_limits``, for "did you mean" on an unknown field.
+_LIMIT_FIELDS = {
+    "rate_limits": RateLimits,
+    "rate_limits.primary": RateLimitWindow,
+    "rate_limits.secondary": RateLimitWindow,
+    "rate_limits.credits": RateLimitCredits,
+}
 
 
 # Resolve the file structs' annotations now, while this module is in sys.modules: msgspec
@@ -154,7 +170,11 @@ def _normalize(data: Any, source: str) -> Any:
     return data
 
 
-def _known_fields(data: Any, turn: int | None, step: int | None) -> list[str]:
+def _known_fields(
+    data: Any, turn: int | None, step: int | None, field: str | None = None
+) -> list[str]:
+    if step is None and field in _LIMIT_FIELDS:
+        return list(_LIMIT_FIELDS[field].__struct_fields__)
     if turn is None:
         return list(_ScriptFile.__struct_fields__)
     if step is None:
@@ -187,7 +207,7 @@ def _validation_error(error: msgspec.ValidationError, source: str, data: Any) ->
     elif "unknown field" in text:
         unknown = re.search(r"unknown field `([^`]*)`", text)
         if unknown:
-            known = _known_fields(data, turn, step)
+            known = _known_fields(data, turn, step, field)
             text = f"unknown field {unknown.group(1)!r}{_did_you_mean(unknown.group(1), known)}"
             if known:
                 text += f"; fields here: {', '.join(known)}"
@@ -255,9 +275,22 @@ def _build(data: Any, source: str, wire: Wire | None) -> Script:
     except msgspec.ValidationError as error:
         raise _validation_error(error, source, data) from None
     turns = tuple(
-        Turn(steps=tuple(t.steps), match=t.match, times=t.times, name=t.name) for t in parsed.turns
+        Turn(
+            steps=tuple(t.steps),
+            match=t.match,
+            times=t.times,
+            name=t.name,
+            rate_limits=t.rate_limits,
+        )
+        for t in parsed.turns
     )
-    script = Script(turns=turns, seed=parsed.seed, name=parsed.name, source=source)
+    script = Script(
+        turns=turns,
+        seed=parsed.seed,
+        name=parsed.name,
+        source=source,
+        rate_limits=parsed.rate_limits,
+    )
     return wire.check(script) if wire is not None else script
 
 
@@ -326,10 +359,17 @@ def dumps_script(script: Script) -> str:
         )
     data = _ScriptFile(
         turns=[
-            _TurnFile(steps=list(t.steps), match=t.match, times=t.times, name=t.name)
+            _TurnFile(
+                steps=list(t.steps),
+                match=t.match,
+                times=t.times,
+                name=t.name,
+                rate_limits=t.rate_limits,
+            )
             for t in script.turns
         ],
         seed=script.seed,
         name=script.name,
+        rate_limits=script.rate_limits,
     )
     return msgspec.json.encode(data).decode()

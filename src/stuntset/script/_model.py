@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 import msgspec
 
 from stuntset.errors import ScriptError
+from stuntset.script._limits import RateLimits
 from stuntset.script._steps import (
     ApprovalRequest,
     SpawnFailure,
@@ -67,7 +68,9 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True):
     """One turn: a model response (on model wires, one per tool round trip) or an agent turn.
 
     ``match`` and ``predicate`` restrict which request the turn answers (default: any, in
-    order); ``times`` lets one turn answer that many requests.
+    order); ``times`` lets one turn answer that many requests. ``rate_limits`` is what the
+    API reports about the account's quota with each of the turn's responses (the script's
+    ``rate_limits`` when not given).
     """
 
     steps: tuple[Step, ...]
@@ -75,6 +78,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True):
     predicate: Callable[[TurnRequest], bool] | None = None
     times: int = 1
     name: str | None = None
+    rate_limits: RateLimits | None = None
 
     def accepts(self, request: TurnRequest) -> bool:
         if self.match is not None and not self.match.matches(request):
@@ -116,9 +120,17 @@ def turn(
     predicate: Callable[[TurnRequest], bool] | None = None,
     times: int = 1,
     name: str | None = None,
+    rate_limits: RateLimits | None = None,
 ) -> Turn:
     """Build a turn from steps: ``turn(Text("hi"), Usage(3, 1))``."""
-    return Turn(steps=tuple(steps), match=match, predicate=predicate, times=times, name=name)
+    return Turn(
+        steps=tuple(steps),
+        match=match,
+        predicate=predicate,
+        times=times,
+        name=name,
+        rate_limits=rate_limits,
+    )
 
 
 def _as_turn(item: Turn | Sequence[Step] | Step) -> Turn:
@@ -137,6 +149,12 @@ def validate_turn(t: Turn, *, source: str, index: int) -> None:
         )
     if t.times < 1:
         raise ScriptError(f"times must be at least 1, got {t.times!r}", source=source, turn=index)
+    if t.rate_limits is not None and not isinstance(t.rate_limits, RateLimits):
+        raise ScriptError(
+            f"rate_limits must be a stuntset.script.RateLimits, got {t.rate_limits!r}",
+            source=source,
+            turn=index,
+        )
     open_calls = 0
     for position, step in enumerate(t.steps):
         if not isinstance(step, StepBase):
@@ -189,7 +207,8 @@ class Script(msgspec.Struct, frozen=True, kw_only=True):
     function is asked when no scripted turn is left).
 
     ``seed`` makes whatever a double invents (ids, signatures) deterministic. ``source`` names
-    where the script came from in error messages.
+    where the script came from in error messages. ``rate_limits`` is what the API reports
+    about the account's quota with every response of a turn that has none of its own.
     """
 
     turns: tuple[Turn, ...] = ()
@@ -197,8 +216,14 @@ class Script(msgspec.Struct, frozen=True, kw_only=True):
     seed: int = 0
     name: str | None = None
     source: str = "<python>"
+    rate_limits: RateLimits | None = None
 
     def __post_init__(self) -> None:
+        if self.rate_limits is not None and not isinstance(self.rate_limits, RateLimits):
+            raise ScriptError(
+                f"rate_limits must be a stuntset.script.RateLimits, got {self.rate_limits!r}",
+                source=self.source,
+            )
         for index, t in enumerate(self.turns):
             validate_turn(t, source=self.source, index=index)
 
@@ -208,19 +233,27 @@ class Script(msgspec.Struct, frozen=True, kw_only=True):
         *turns: Turn | Sequence[Step] | Step,
         seed: int = 0,
         name: str | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> Script:
         """A script from turns; a bare list of steps (or one step) is a turn.
 
         ``Script.of([Text("hi")], [ToolCall("ls"), ToolResult("a.txt"), Text("done")])``
         """
-        return cls(turns=tuple(_as_turn(t) for t in turns), seed=seed, name=name)
+        return cls(
+            turns=tuple(_as_turn(t) for t in turns), seed=seed, name=name, rate_limits=rate_limits
+        )
 
     @classmethod
     def from_function(
-        cls, function: TurnFunction, *, seed: int = 0, name: str | None = None
+        cls,
+        function: TurnFunction,
+        *,
+        seed: int = 0,
+        name: str | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> Script:
         """A script whose every turn is made by ``function(request)``."""
-        return cls(function=function, seed=seed, name=name)
+        return cls(function=function, seed=seed, name=name, rate_limits=rate_limits)
 
     def then(self, *turns: Turn | Sequence[Step] | Step) -> Script:
         """This script with more turns appended."""
@@ -236,6 +269,11 @@ class Script(msgspec.Struct, frozen=True, kw_only=True):
 
     def label(self) -> str:
         return self.name or self.source
+
+    def rate_limits_of(self, t: Turn) -> RateLimits | None:
+        """What the API reports about the quota with ``t``'s responses: its own rate limits,
+        else the script's."""
+        return t.rate_limits if t.rate_limits is not None else self.rate_limits
 
     def steps(self) -> list[Step]:
         """Every step of every scripted turn, in order."""

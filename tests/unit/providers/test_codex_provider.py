@@ -174,7 +174,6 @@ async def test_a_question_is_an_input_request_and_the_answer_reaches_codex(clis:
         ("spawn_missing", "spawn_failed", False),
         ("auth_expired_mid_run", "auth", False),
         ("rate_limited", "rate_limited", True),
-        ("overloaded", "overloaded", True),
         ("malformed_json", "protocol", False),
         ("garbage_bytes", "protocol", False),
         ("crash_mid_turn", "exited", False),
@@ -188,6 +187,26 @@ async def test_failures_become_classified_crashes(
     crashed = events[-1]
     assert isinstance(crashed, RunCrashed), crashed
     assert (crashed.kind, crashed.retryable) == (kind, retryable)
+
+
+async def test_an_overload_past_codexs_retries_crashes_the_run_as_overloaded(
+    tmp_path: Path,
+) -> None:
+    """Codex retries a 503 (``request_max_retries``, then ``stream_max_retries``); with both
+    set to 0 by ``-c`` the first one fails the turn, which the adapter reads as
+    ``overloaded``. With codex's defaults the catalog's single 503 is retried and the run
+    completes with the next turn."""
+    retries = (
+        "model_providers.stuntset.request_max_retries=0",
+        "model_providers.stuntset.stream_max_retries=0",
+    )
+    events = await play(Clis(tmp_path, config_overrides=retries)(scenarios.build("overloaded")))
+    crashed = events[-1]
+    assert isinstance(crashed, RunCrashed), crashed
+    assert (crashed.kind, crashed.retryable) == ("overloaded", True)
+    events = await play(Clis(tmp_path / "defaults")(scenarios.build("overloaded")))
+    assert isinstance(events[-1], RunCompleted)
+    assert texts(events) == ["Back in service. Here is the answer."]
 
 
 def test_turn_errors_are_classified_by_codex_error_info() -> None:

@@ -27,7 +27,7 @@ import msgspec
 from stuntset.clock import Clock
 from stuntset.errors import ScriptExhausted, StuntsetError, UnusedTurns, UsageError
 from stuntset.ids import IdGenerator
-from stuntset.script import Script, ScriptPlayer, Step, Turn, TurnRequest
+from stuntset.script import RateLimits, Script, ScriptPlayer, Step, Turn, TurnRequest
 from stuntset.seams import current_clock, current_ids
 
 from ._common import (
@@ -46,7 +46,7 @@ from .anthropic import AnthropicCodec
 from .gemini import GEMINI_ID_PREFIX, gemini_codec
 from .journal import Journal, JournalEntry
 from .openai_chat import ChatCodec
-from .openai_responses import ResponsesCodec
+from .openai_responses import ResponsesCodec, rate_limit_headers
 from .wires import check_script
 
 __all__ = ["ModelDouble", "Route", "route"]
@@ -98,6 +98,7 @@ class _Pending:
     index: int
     label: str
     segments: deque[tuple[Step, ...]]
+    limits: RateLimits | None = None
 
 
 class ModelDouble:
@@ -285,7 +286,7 @@ class ModelDouble:
         try:
             # with ``cycle`` the player starts the turns over when none is left; a request no
             # turn matches even then is unanswered
-            index, segment = self._segment_for(request)
+            index, segment, limits = self._segment_for(request)
         except ScriptExhausted as error:
             with self._lock:
                 self._unanswered.append(str(error))
@@ -319,15 +320,30 @@ class ModelDouble:
                     codec, plan, streaming, ctx, _ID_PREFIX.get(codec, GEMINI_ID_PREFIX)
                 )
                 templates[key] = template
-            return template.fill(self.ids, created), index
-        ctx = self._context(
-            model,
-            self.ids.new(_ID_PREFIX.get(codec, GEMINI_ID_PREFIX)),
-            self.ids.new("req"),
-            created,
-            include_usage,
+            reply = template.fill(self.ids, created)
+        else:
+            ctx = self._context(
+                model,
+                self.ids.new(_ID_PREFIX.get(codec, GEMINI_ID_PREFIX)),
+                self.ids.new("req"),
+                created,
+                include_usage,
+            )
+            reply = render(codec, plan, streaming, ctx)
+        if limits is not None and codec is RESPONSES:
+            self._add_rate_limits(reply, limits)
+        return reply, index
+
+    def _add_rate_limits(self, reply: Reply, limits: RateLimits) -> None:
+        """The turn's rate limits as the headers Codex reads (every reply with a status)."""
+        if reply.status is None:
+            return
+        headers: list[tuple[str, str]] = memoized(
+            self._memo, "rate_limit_headers", limits, functools.partial(rate_limit_headers, limits)
         )
-        return render(codec, plan, streaming, ctx), index
+        reply.headers = [*reply.headers, *headers]
+        if reply.encoded is not None:
+            reply.encoded = [*reply.encoded, *((k.encode(), v.encode()) for k, v in headers)]
 
     def _context(
         self, model: str, response_id: str, request_id: str, created: int, include_usage: bool
@@ -355,23 +371,27 @@ class ModelDouble:
         segments: list[tuple[Step, ...]] = memoized(self._memo, "segments", turn, turn.segments)
         return segments
 
-    def _segment_for(self, request: TurnRequest) -> tuple[int, tuple[Step, ...]]:
+    def _segment_for(self, request: TurnRequest) -> tuple[int, tuple[Step, ...], RateLimits | None]:
+        """The turn index, the segment answering ``request`` and the turn's rate limits."""
         with self._lock:
             if request.tool_results and self._pending:
                 pending = self._pending[0]
                 segment = pending.segments.popleft()
                 if not pending.segments:
                     self._pending.popleft()
-                return pending.index, segment
+                return pending.index, segment, pending.limits
         played = self.player.next_turn(request)
         turn = played.turn
+        limits = turn.rate_limits
+        if limits is None:
+            limits = self.script.rate_limits
         hit = self._memo.get(("segments", id(turn)))  # ``_segments``, inlined: per request
         segments = hit[1] if hit is not None and hit[0] is turn else self._segments(turn)
         if len(segments) > 1:
             with self._lock:
                 label = played.turn.describe()
-                self._pending.append(_Pending(played.index, label, deque(segments[1:])))
-        return played.index, segments[0]
+                self._pending.append(_Pending(played.index, label, deque(segments[1:]), limits))
+        return played.index, segments[0], limits
 
     def _scenario(self, name: str) -> ModelDouble:
         with self._lock:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any, ClassVar
 
-from stuntset.script import Reasoning, Text, ToolCall, TurnRequest
+from stuntset.script import RateLimits, RateLimitWindow, Reasoning, Text, ToolCall, TurnRequest
 
 from ._common import (
     BadRequest,
@@ -34,7 +34,7 @@ from ._common import (
 from ._reply import Action
 from .openai_chat import openai_error_body
 
-__all__ = ["ResponsesCodec"]
+__all__ = ["ResponsesCodec", "rate_limit_headers"]
 
 from .wires import OPENAI_RESPONSES
 
@@ -48,6 +48,37 @@ def _usage(plan: Plan) -> dict[str, Any]:
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": usage.input_tokens + usage.output_tokens,
     }
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _window_headers(name: str, window: RateLimitWindow) -> list[tuple[str, str]]:
+    headers = [(f"x-codex-{name}-used-percent", _number(window.used_percent))]
+    if window.window_minutes is not None:
+        headers.append((f"x-codex-{name}-window-minutes", str(window.window_minutes)))
+    if window.resets_at is not None:
+        headers.append((f"x-codex-{name}-reset-at", str(window.resets_at)))
+    return headers
+
+
+def rate_limit_headers(limits: RateLimits) -> list[tuple[str, str]]:
+    """The response headers Codex reads its account's rate limits from (codex-rs
+    ``codex-api/src/rate_limits.rs``; what codex-cli 0.163.0 showed for them is in
+    docs/protocol-reference.md)."""
+    headers: list[tuple[str, str]] = []
+    if limits.primary is not None:
+        headers += _window_headers("primary", limits.primary)
+    if limits.secondary is not None:
+        headers += _window_headers("secondary", limits.secondary)
+    credits = limits.credits
+    if credits is not None:
+        headers.append(("x-codex-credits-has-credits", "true" if credits.has_credits else "false"))
+        headers.append(("x-codex-credits-unlimited", "true" if credits.unlimited else "false"))
+        if credits.balance is not None:
+            headers.append(("x-codex-credits-balance", credits.balance))
+    return headers
 
 
 def _failure_code(status: int) -> str:

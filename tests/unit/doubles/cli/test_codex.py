@@ -12,13 +12,16 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import PROGRAMS, install_cli
-from stuntset.doubles.cli.codex import CODEX, classify_tool
+from stuntset.doubles.cli.codex import CODEX, classify_tool, rate_limit_snapshot
 from stuntset.errors import ScriptError
 from stuntset.script import (
     ApprovalRequest,
     HttpError,
     Overloaded,
     RateLimit,
+    RateLimitCredits,
+    RateLimits,
+    RateLimitWindow,
     Script,
     Text,
     ToolCall,
@@ -83,10 +86,75 @@ def test_api_errors_are_worded_as_codex_words_them() -> None:
         "url: https://api.openai.com/v1/responses, request id: req-"
     )
     assert ops[1][2] == {"httpConnectionFailed": {"httpStatusCode": 503}}
-    assert ops[2][1].startswith("unexpected status 500 Internal Server Error: Internal Server")
+    # a 500 is "high demand" whatever its body (observed, codex-cli 0.163.0)
+    assert ops[2][1:3] == (
+        "We\u2019re currently experiencing high demand, which may cause temporary errors.",
+        "internalServerError",
+    )
     assert ops[3][1].startswith("unexpected status 400 Bad Request: bad, url: ")
     assert len({op[1] for op in ops}) == 4
     assert CODEX.compile(script) == CODEX.compile(script)  # request ids are seeded
+
+
+def test_a_5xx_first_in_its_response_is_retried_as_codex_retries_it() -> None:
+    """Codex retries 5xx statuses (not a 429 or a 4xx); the "Reconnecting..." notice says
+    ``responseStreamDisconnected`` with the status (null for a 500, whose details are the
+    "high demand" text). A 5xx after content is an in-band failure: not retried here."""
+    script = Script.of(
+        [Overloaded()],
+        [HttpError(500)],
+        [HttpError(502)],
+        [RateLimit()],
+        [HttpError(404)],
+        [Text("partial"), Overloaded()],
+        [ToolCall("bash", {"command": "ls"}), ToolResult("a"), HttpError(504)],
+    )
+    retry = [turn["retry"] for turn in CODEX.compile(script)["turns"]]
+    assert retry[0] == {
+        "info": {"responseStreamDisconnected": {"httpStatusCode": 503}},
+        "details": None,
+    }
+    assert retry[1] == {
+        "info": {"responseStreamDisconnected": {"httpStatusCode": None}},
+        "details": "We\u2019re currently experiencing high demand, which may cause temporary errors.",
+    }
+    assert retry[2]["info"] == {"responseStreamDisconnected": {"httpStatusCode": 502}}
+    assert retry[3:6] == [None, None, None]
+    assert retry[6]["info"] == {"responseStreamDisconnected": {"httpStatusCode": 504}}
+
+
+def test_rate_limits_become_what_codex_shows_for_their_headers() -> None:
+    """Observed, codex-cli 0.163.0 over the Responses double: percentages rounded half away
+    from zero (42.5 → 43, 42.4 → 42), a window with 0 % and nothing else dropped, credits
+    as given; a turn's own rate limits win over the script's; none: every field null."""
+    script = Script.of(
+        Turn(
+            steps=(Text("a"),),
+            rate_limits=RateLimits(
+                primary=RateLimitWindow(used_percent=42.5, window_minutes=300, resets_at=17),
+                secondary=RateLimitWindow(used_percent=0),
+                credits=RateLimitCredits(has_credits=True, unlimited=False, balance="1.5"),
+            ),
+        ),
+        [Text("b")],
+        rate_limits=RateLimits(primary=RateLimitWindow(used_percent=42.4)),
+    )
+    shown = [turn["rate_limits"] for turn in CODEX.compile(script)["turns"]]
+    assert shown[0]["primary"] == {"usedPercent": 43, "windowDurationMins": 300, "resetsAt": 17}
+    assert shown[0]["secondary"] is None
+    assert shown[0]["credits"] == {"hasCredits": True, "unlimited": False, "balance": "1.5"}
+    assert shown[1]["primary"] == {"usedPercent": 42, "windowDurationMins": None, "resetsAt": None}
+    assert list(shown[1]) == [
+        "limitId", "limitName", "normalModelSlug", "primary", "secondary", "credits",
+        "individualLimit", "spendControlReached", "planType", "rateLimitReachedType",
+    ]  # fmt: skip
+    assert rate_limit_snapshot(None)["primary"] is None
+    assert (
+        rate_limit_snapshot(RateLimits(primary=RateLimitWindow(used_percent=99.5)))["primary"][
+            "usedPercent"
+        ]
+        == 100
+    )
 
 
 def test_registered_with_install_cli(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
+from stuntset.doubles.cli.codex._process.app_server import retry_limits
 from stuntset.doubles.cli.codex._process.requests import KNOWN_METHODS
 from stuntset.script import (
     ApprovalRequest,
@@ -19,12 +20,16 @@ from stuntset.script import (
     HttpError,
     InputRequest,
     RateLimit,
+    RateLimitCredits,
+    RateLimits,
+    RateLimitWindow,
     Reasoning,
     Script,
     Stall,
     Text,
     ToolCall,
     ToolResult,
+    Turn,
     Usage,
 )
 
@@ -389,38 +394,119 @@ def test_a_scripted_refusal_answers_turn_start(tmp_path: Path) -> None:
 
 def test_turn_start_on_a_busy_thread_steers_into_the_running_turn(tmp_path: Path) -> None:
     """The real 0.163.0 server refuses nothing here: a ``turn/start`` while the thread's turn
-    runs answers with that turn (same id, ``startedAt`` null) and the input shows up as a
-    ``userMessage`` item of it, after the answer (observed; the schema says ``turnTrigger``
+    runs answers with that turn (same id, ``startedAt`` null) and steers the input into it,
+    as ``turn/steer`` does: the stalled response's message is completed, the rate limits
+    follow, the input shows as a ``userMessage`` item and the next scripted turn answers the
+    follow-up request; the turn then completes (observed; the schema says ``turnTrigger``
     is "ignored when this request steers an already-active turn")."""
-    cli = install_cli(
-        "codex", Script.of([Text("waiting"), Stall()]), bin_dir=tmp_path / "bin", time_scale=0
-    )
+    script = Script.of([Text("waiting"), Stall()], [Text("and more"), Usage(3, 2)])
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
     session = _Session(cli.path)
     session.request("1", "initialize", INITIALIZE["params"])
     thread_id = session.request("2", "thread/start", {})["result"]["thread"]["id"]
     first = session.request("3", "turn/start", _turn_start("3", thread_id)["params"])
     turn_id = first["result"]["turn"]["id"]
     session.until(lambda m: m.get("method") == "item/agentMessage/delta")
+    mark = len(session.seen)
     second = session.request("4", "turn/start", _turn_start("4", thread_id, "and this")["params"])
     assert second["result"]["turn"]["id"] == turn_id
     assert second["result"]["turn"]["startedAt"] is None
-    steered = session.until(lambda m: m.get("method") == "item/completed")
-    assert steered["params"]["turnId"] == turn_id
-    assert steered["params"]["item"]["type"] == "userMessage"
-    assert steered["params"]["item"]["content"][0]["text"] == "and this"
-    session.send(
-        {
-            "id": "5",
-            "method": "turn/interrupt",
-            "params": {"threadId": thread_id, "turnId": turn_id},
-        }
-    )
     done = session.until(lambda m: m.get("method") == "turn/completed")
     session.close()
-    assert done["params"]["turn"]["status"] == "interrupted"
+    after = [m for m in session.seen[mark:] if "method" in m]
+    assert [(m["method"], m["params"].get("item", {}).get("type")) for m in after] == [
+        ("item/completed", "agentMessage"),
+        ("account/rateLimits/updated", None),
+        ("item/started", "userMessage"),
+        ("item/completed", "userMessage"),
+        ("item/started", "agentMessage"),
+        ("item/agentMessage/delta", None),
+        ("item/agentMessage/delta", None),
+        ("item/completed", "agentMessage"),
+        ("thread/tokenUsage/updated", None),
+        ("account/rateLimits/updated", None),
+        ("thread/readState/changed", None),
+        ("thread/status/changed", None),
+        ("turn/completed", None),
+    ]
+    assert after[0]["params"]["item"]["text"] == "waiting"
+    assert after[3]["params"]["item"]["content"][0]["text"] == "and this"
+    assert done["params"]["turn"]["status"] == "completed"
     assert [
         m["params"]["turn"]["id"] for m in session.seen if m.get("method") == "turn/started"
     ] == [turn_id]
+    cli.assert_all_used()
+
+
+def test_a_steer_while_tools_run_waits_for_them_and_the_responses_end(tmp_path: Path) -> None:
+    """Observed (a real command running when the steer came): the response that called the
+    tool is not dropped; its tool finishes, its usage and rate limits follow, then the input
+    shows and the next scripted turn answers the follow-up request (the rest of the steered
+    turn is never played: the follow-up request ends with the user's input, not the tool
+    result, so the model double answers it from the next turn too)."""
+    script = Script.of(
+        [
+            ToolCall("bash", {"command": "make"}),
+            ApprovalRequest(),
+            Usage(5, 1),  # the tool call's response (a usage after the result is the next one's)
+            ToolResult("built"),
+            Text("never shown"),
+        ],
+        [Text("Steered"), Usage(7, 2)],
+    )
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
+    session = _Session(cli.path, decision=None)  # the approval is answered below
+    session.request("1", "initialize", INITIALIZE["params"])
+    params = {"approvalPolicy": "on-request", "approvalsReviewer": "user"}
+    thread_id = session.request("2", "thread/start", params)["result"]["thread"]["id"]
+    turn = session.request("3", "turn/start", _turn_start("3", thread_id)["params"])
+    turn_id = turn["result"]["turn"]["id"]
+    asked = session.until(lambda m: m.get("method") == "item/commandExecution/requestApproval")
+    text = [{"type": "text", "text": "and then this"}]
+    steer = {"threadId": thread_id, "expectedTurnId": turn_id, "input": text}
+    assert session.request("s", "turn/steer", steer)["result"] == {"turnId": turn_id}
+    mark = len(session.seen)
+    session.send({"id": asked["id"], "result": {"decision": "accept"}})
+    session.until(lambda m: m.get("method") == "turn/completed")
+    session.close()
+    after = [m for m in session.seen[mark:] if "method" in m]
+    assert [(m["method"], m["params"].get("item", {}).get("type")) for m in after] == [
+        ("serverRequest/resolved", None),
+        ("item/commandExecution/outputDelta", None),
+        ("item/completed", "commandExecution"),
+        ("thread/tokenUsage/updated", None),
+        ("account/rateLimits/updated", None),
+        ("item/started", "userMessage"),
+        ("item/completed", "userMessage"),
+        ("item/started", "agentMessage"),
+        ("item/agentMessage/delta", None),
+        ("item/completed", "agentMessage"),
+        ("thread/tokenUsage/updated", None),
+        ("account/rateLimits/updated", None),
+        ("thread/readState/changed", None),
+        ("thread/status/changed", None),
+        ("turn/completed", None),
+    ]
+    usage = [m["params"]["tokenUsage"] for m in after if m["method"] == "thread/tokenUsage/updated"]
+    assert [(u["last"]["inputTokens"], u["total"]["inputTokens"]) for u in usage] == [
+        (5, 5),
+        (7, 12),
+    ]
+    assert after[6]["params"]["item"]["content"][0]["text"] == "and then this"
+    assert after[-1]["params"]["turn"]["status"] == "completed"
+
+
+def test_retry_limits_come_from_provider_config_options() -> None:
+    assert retry_limits([]) == (4, 5)  # codex's defaults
+    assert retry_limits(["model_providers.p.request_max_retries=1"]) == (1, 5)
+    assert retry_limits(["model_providers.p.stream_max_retries = 0", "model=x"]) == (4, 0)
+    inline = 'model_providers.fake={name="fake",request_max_retries=0, stream_max_retries = 2}'
+    assert retry_limits([inline]) == (0, 2)
+    assert retry_limits(["model_providers.p.request_max_retries=500"]) == (100, 5)  # capped
+    # only a provider's settings count; a name inside a string is not a setting
+    assert retry_limits(
+        ["request_max_retries=0", 'model_providers.p={name="stream_max_retries=0"}']
+    ) == (4, 5)
 
 
 def test_known_methods_cover_what_the_sdk_calls() -> None:
@@ -501,11 +587,15 @@ def real_schema(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class _Session:
-    """A raw JSON-RPC client that answers server requests and records every message."""
+    """A raw JSON-RPC client that answers server requests (unless ``decision`` is None) and
+    records every message."""
 
-    def __init__(self, path: Path, decision: Any = "accept") -> None:
+    def __init__(self, path: Path, decision: Any = "accept", args: tuple[str, ...] = ()) -> None:
         self.proc = subprocess.Popen(
-            [str(path), "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            [str(path), *args, "app-server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.seen: list[dict[str, Any]] = []
         self.methods: dict[Any, str] = {}
@@ -527,7 +617,7 @@ class _Session:
         for line in self.proc.stdout:
             message = json.loads(line)
             self.seen.append(message)
-            if "id" in message and "method" in message:
+            if "id" in message and "method" in message and self.decision is not None:
                 answer = (
                     {"answers": {}}
                     if "UserInput" in message["method"]
@@ -551,42 +641,63 @@ def test_every_message_validates_against_the_real_protocol_schema(
     tmp_path: Path, real_schema: Path
 ) -> None:
     jsonschema = pytest.importorskip("jsonschema")
+    limits = RateLimits(
+        primary=RateLimitWindow(used_percent=42.5, window_minutes=300, resets_at=1767240000),
+        secondary=RateLimitWindow(used_percent=7),
+        credits=RateLimitCredits(has_credits=True, balance="12.50"),
+    )
     script = Script.of(
-        [
-            Reasoning("thinking it over"),
-            ToolCall("bash", {"command": "ls"}),
-            ApprovalRequest(),
-            ToolResult("a.txt"),
-            ToolCall("write_file", {"path": "a.md"}),
-            ApprovalRequest(),
-            ToolResult("ok"),
-            ToolCall("lookup", {"q": "x"}),
-            ToolResult("found"),
-            ToolCall("web_search", {"query": "y"}),
-            ToolResult("results"),
-            ToolCall("update_plan", {"plan": [{"step": "a", "status": "pending"}]}),
-            ToolResult(""),
-            InputRequest("which branch?"),
-            Text("done"),
-            Usage(3, 4),
-        ],
+        Turn(
+            rate_limits=limits,
+            steps=(
+                Reasoning("thinking it over"),
+                ToolCall("bash", {"command": "ls"}),
+                ApprovalRequest(),
+                ToolResult("a.txt"),
+                ToolCall("write_file", {"path": "a.md"}),
+                ApprovalRequest(),
+                ToolResult("ok"),
+                ToolCall("lookup", {"q": "x"}),
+                ToolResult("found"),
+                ToolCall("web_search", {"query": "y"}),
+                ToolResult("results"),
+                ToolCall("update_plan", {"plan": [{"step": "a", "status": "pending"}]}),
+                ToolResult(""),
+                InputRequest("which branch?"),
+                Text("done"),
+                Usage(3, 4),
+            ),
+        ),
         [RateLimit()],
+        [HttpError(502)],  # retried: "Reconnecting... 1/1" (request retries are 0 here)
+        [Text("back")],
         [Text("waiting"), Stall()],
+        [Text("steered"), Stall()],  # the follow-up request after turn/steer
     )
     cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
-    session = _Session(cli.path)
+    retries = (
+        "model_providers.stuntset.request_max_retries=0",
+        "model_providers.stuntset.stream_max_retries=1",
+    )
+    session = _Session(cli.path, args=tuple(a for r in retries for a in ("-c", r)))
     session.request("1", "initialize", INITIALIZE["params"])
     session.send({"method": "initialized"})
     params = {"approvalPolicy": "on-request", "approvalsReviewer": "user", "cwd": str(tmp_path)}
     thread_id = session.request("2", "thread/start", params)["result"]["thread"]["id"]
-    for number in range(3):
+    for number in range(4):
         text = [{"type": "text", "text": f"turn {number}"}]
         turn = session.request(f"t{number}", "turn/start", {"threadId": thread_id, "input": text})
         turn_id = turn["result"]["turn"]["id"]
-        if number == 2:
+        if number == 3:
             session.until(lambda m: m.get("method") == "item/agentMessage/delta")
             session.request(
                 "s", "turn/steer", {"threadId": thread_id, "expectedTurnId": turn_id, "input": text}
+            )
+            session.until(
+                lambda m: (
+                    m.get("method") == "item/agentMessage/delta"
+                    and m["params"]["delta"] == "steered"
+                )
             )
             session.send(
                 {
@@ -642,7 +753,20 @@ def test_every_message_validates_against_the_real_protocol_schema(
     statuses = [
         m["params"]["turn"]["status"] for m in session.seen if m.get("method") == "turn/completed"
     ]
-    assert statuses == ["completed", "failed", "interrupted"]
+    assert statuses == ["completed", "failed", "completed", "interrupted"]
+    shown = [
+        m["params"]["rateLimits"]
+        for m in session.seen
+        if m.get("method") == "account/rateLimits/updated"
+    ]
+    assert shown[0]["primary"] == {
+        "usedPercent": 43,
+        "windowDurationMins": 300,
+        "resetsAt": 1767240000,
+    }
+    retried = [m["params"] for m in session.seen if m.get("method") == "error"][1]
+    assert (retried["error"]["message"], retried["willRetry"]) == ("Reconnecting... 1/1", True)
+    cli.assert_all_used()
 
 
 _APPROVED_TOOLS = Script.of(
@@ -843,6 +967,12 @@ def test_interrupt_and_steer_name_the_turn_they_expected(tmp_path: Path) -> None
     wrong = f"expected active turn id t-x but found {turn_id}"
     assert session.request("i1", "turn/interrupt", idle)["error"]["message"] == wrong
     assert session.request("s1", "turn/steer", idle)["error"]["message"] == wrong
+    # the input's shape is checked first, even before the thread (observed)
+    bad = {**idle, "threadId": "nope", "input": "x"}
+    assert session.request("s2", "turn/steer", bad)["error"] == {
+        "code": -32600,
+        "message": 'Invalid request: invalid type: string "x", expected a sequence',
+    }
     right = {"threadId": thread_id, "turnId": turn_id}
     assert session.request("i2", "turn/interrupt", right) == {"id": "i2", "result": {}}
     done = session.until(lambda m: m.get("method") == "turn/completed")

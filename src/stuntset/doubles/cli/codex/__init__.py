@@ -36,7 +36,12 @@ delay             a real pause, times ``time_scale``
 http_error, rate_limit, overloaded, auth_expired
                   what the CLI shows once its own retries are spent: exec ``error`` then
                   ``turn.failed``, exit 1; app-server ``error`` then ``turn/completed`` with
-                  status ``failed`` and ``turn.error`` (``codexErrorInfo`` as Codex classifies it)
+                  status ``failed`` and ``turn.error`` (``codexErrorInfo`` as Codex classifies
+                  it). app-server retries a 5xx that is its response's first thing as codex
+                  does: the next scripted turn answers each retry (``request_max_retries``,
+                  default 4, silently; then ``stream_max_retries``, default 5, each announced
+                  by an ``error`` "Reconnecting... n/m" with ``willRetry``; both read from
+                  ``-c model_providers.<id>.…`` options)
 http_error with an app-server ``error_type`` (first step of its turn only)
                   the server refuses the turn: ``invalid_request`` (-32600), ``invalid_params``
                   (-32602), ``method_not_found`` (-32601), ``internal_error`` (-32603) or
@@ -53,6 +58,13 @@ exit              stderr, then the process exits with the code, mid-turn
 spawn_failure     (first turn only) no executable at all: the client's not-found error
 ================  ===========================================================================
 
+A turn's (or the script's) ``rate_limits`` are what app-server's ``account/rateLimits/updated``
+carries after each of the turn's model responses (as codex shows the Responses API's
+``x-codex-*`` headers; none given: every field null). ``turn/steer`` on a running turn ends
+the model response in progress (or waits for its tools), shows the input as a
+``userMessage`` and plays the next scripted turn as the follow-up model request of the same
+turn, as the real server over the model double.
+
 What runs where:
 
 * test process (imports ``stuntset`` freely): this module (the wire, the plan compiler,
@@ -67,6 +79,7 @@ What runs where:
 from __future__ import annotations
 
 import hashlib
+import math
 import shlex
 from typing import Any
 
@@ -84,6 +97,8 @@ from stuntset.script import (
     OutOfOrder,
     Overloaded,
     RateLimit,
+    RateLimits,
+    RateLimitWindow,
     Reasoning,
     Script,
     SpawnFailure,
@@ -93,6 +108,7 @@ from stuntset.script import (
     Text,
     ToolCall,
     ToolResult,
+    Turn,
     Usage,
     Wire,
 )
@@ -203,6 +219,8 @@ def _status_text(status: int) -> str:
 
 #: Where the errors say the request went (the real CLI names its provider's URL).
 RESPONSES_URL = "https://api.openai.com/v1/responses"
+#: What codex-cli 0.163.0 says for an HTTP 500 from the model API, whatever its body.
+HIGH_DEMAND = "We\u2019re currently experiencing high demand, which may cause temporary errors."
 
 
 def _api_error(status: int, message: str | None, request_id: str) -> tuple[Any, ...]:
@@ -214,6 +232,8 @@ def _api_error(status: int, message: str | None, request_id: str) -> tuple[Any, 
             f"exceeded retry limit, last status: {_status_text(status)}, request id: {request_id}"
         )
         return ("api_error", text, {"responseTooManyFailedAttempts": {"httpStatusCode": 429}}, None)
+    if status == 500:
+        return ("api_error", HIGH_DEMAND, "internalServerError", None)
     body = message or _status_text(status).partition(" ")[2]
     text = (
         f"unexpected status {_status_text(status)}: {body}, url: {RESPONSES_URL}, "
@@ -279,6 +299,70 @@ def _op(step: Step, request_id: str) -> tuple[Any, ...] | None:
         return ("exit", step.code, step.stderr)
     assert isinstance(step, SpawnFailure), step
     return None
+
+
+def _retry(turn: Turn) -> dict[str, Any] | None:
+    """How codex retries the turn's closing fault, when it does: a 5xx status (what the model
+    double sends when the fault is the first thing of its response; after content it is an
+    in-band failure) — the ``codexErrorInfo`` and details of its "Reconnecting..." notice."""
+    fault = turn.steps[-1] if turn.steps else None
+    if isinstance(fault, Overloaded):
+        status = 503
+    elif isinstance(fault, HttpError) and fault.status >= 500 and fault.error_type not in REFUSALS:
+        status = fault.status
+    else:
+        return None
+    if any(isinstance(step, Text | Reasoning | ToolCall) for step in turn.segments()[-1]):
+        return None
+    return {
+        "info": {
+            "responseStreamDisconnected": {"httpStatusCode": None if status == 500 else status}
+        },
+        "details": HIGH_DEMAND if status == 500 else None,
+    }
+
+
+def _round_percent(value: float) -> int:
+    """A percentage as codex shows it: rounded half away from zero (Rust's ``f64::round``)."""
+    whole = math.floor(value)
+    return int(whole) + (1 if value - whole >= 0.5 else 0)
+
+
+def _window(window: RateLimitWindow | None) -> dict[str, Any] | None:
+    # codex drops a window that says nothing (0 % used, no length, no reset time)
+    if window is None or (
+        window.used_percent == 0 and window.window_minutes is None and window.resets_at is None
+    ):
+        return None
+    return {
+        "usedPercent": _round_percent(window.used_percent),
+        "windowDurationMins": window.window_minutes,
+        "resetsAt": window.resets_at,
+    }
+
+
+def rate_limit_snapshot(limits: RateLimits | None) -> dict[str, Any]:
+    """``account/rateLimits/updated``'s ``rateLimits`` as codex-cli 0.163.0 shows the
+    Responses API's ``x-codex-*`` headers for ``limits`` (``None``: no such headers)."""
+    credits = limits.credits if limits is not None else None
+    return {
+        "limitId": "codex",
+        "limitName": None,
+        "normalModelSlug": None,
+        "primary": _window(limits.primary if limits is not None else None),
+        "secondary": _window(limits.secondary if limits is not None else None),
+        "credits": None
+        if credits is None
+        else {
+            "hasCredits": credits.has_credits,
+            "unlimited": credits.unlimited,
+            "balance": credits.balance,
+        },
+        "individualLimit": None,
+        "spendControlReached": None,
+        "planType": None,
+        "rateLimitReachedType": None,
+    }
 
 
 def _request_id(seed: int, turn: int, position: int) -> str:
@@ -348,6 +432,8 @@ class CodexProgram:
                     },
                     "describe": turn.describe(),
                     "ops": ops,
+                    "rate_limits": rate_limit_snapshot(script.rate_limits_of(turn)),
+                    "retry": _retry(turn),
                 }
             )
         return {"version": VERSION, "model": DEFAULT_MODEL, "turns": turns}

@@ -17,13 +17,17 @@ generated models):
   ``account/read``.
 * ``turn/start`` → ``{"turn": {… "status": "inProgress"}}``, then ``thread/status/changed``
   (active), ``turn/started``, the user message item, the scripted items with their deltas,
-  ``thread/tokenUsage/updated`` and ``account/rateLimits/updated``,
-  ``thread/readState/changed`` (a durable thread), ``thread/status/changed`` (idle) and
-  ``turn/completed`` (``completed`` | ``failed`` with ``turn.error`` | ``interrupted``).
-  Refused (``-32600``/``-32602``, see ``turn_start``) where the real one refuses it; on a
-  thread whose turn runs, the input is steered into that turn.
+  after each model response ``thread/tokenUsage/updated`` and ``account/rateLimits/updated``
+  (the turn's scripted rate limits), ``thread/readState/changed`` (a durable thread that
+  showed an item), ``thread/status/changed`` (idle) and ``turn/completed`` (``completed`` |
+  ``failed`` with ``turn.error`` | ``interrupted``). A 5xx is retried as codex retries it
+  (``retry_limits``), each retry answered by the next scripted turn. Refused
+  (``-32600``/``-32602``, see ``turn_start``) where the real one refuses it; on a thread
+  whose turn runs, the input is steered into that turn.
 * ``turn/interrupt`` (the active turn; another id: "expected active turn id X but found Y")
-  answers ``{}`` and ends the turn as ``interrupted``; ``turn/steer`` is accepted.
+  answers ``{}`` and ends the turn as ``interrupted``; ``turn/steer`` drops the model response
+  streaming (or waits for the tools of one that called them), shows the input and plays the
+  next scripted turn as the follow-up request (``app_turn``).
 * Approvals are server-initiated requests answered by the client:
   ``item/commandExecution/requestApproval`` / ``item/fileChange/requestApproval`` (with the
   thread's approval policy ``never`` they are declined unasked; with the ``auto_review``
@@ -69,7 +73,7 @@ if TYPE_CHECKING:
 
     from stuntset.doubles.cli._runtime import Runtime
 
-__all__ = ["KNOWN_METHODS", "run_app_server"]
+__all__ = ["KNOWN_METHODS", "retry_limits", "run_app_server"]
 
 _USAGE = "Usage: codex app-server [OPTIONS] [COMMAND]"
 _OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
@@ -88,6 +92,54 @@ Options:
 
 (stuntset fake codex: only --listen stdio:// is simulated)
 """
+
+
+#: codex's retries of a failed model request, unless its provider's config sets them (it caps
+#: both at 100).
+DEFAULT_REQUEST_RETRIES = 4
+DEFAULT_STREAM_RETRIES = 5
+_MAX_RETRIES = 100
+
+
+def _number_after(text: str, name: str) -> int | None:
+    """The integer ``name = N`` sets inside an inline TOML table (``{a = 1, name = 2}``)."""
+    at = text.find(name)
+    while at >= 0:
+        before = text[:at].rstrip()
+        rest = text[at + len(name) :].lstrip()
+        if (not before or before[-1] in "{,") and rest.startswith("="):
+            digits = rest[1:].lstrip()
+            end = 0
+            while end < len(digits) and digits[end].isdigit():
+                end += 1
+            return int(digits[:end]) if end else None
+        at = text.find(name, at + 1)
+    return None
+
+
+def retry_limits(configs: list[str]) -> tuple[int, int]:
+    """``request_max_retries`` and ``stream_max_retries`` from ``-c`` options that set them
+    for a model provider (``model_providers.<id>.request_max_retries=1``, or inside an inline
+    table ``model_providers.<id>={…, request_max_retries=1}``); codex's defaults otherwise.
+    A ``config.toml`` is not read."""
+    found = {
+        "request_max_retries": DEFAULT_REQUEST_RETRIES,
+        "stream_max_retries": DEFAULT_STREAM_RETRIES,
+    }
+    for entry in configs:
+        key, _, value = str(entry).partition("=")
+        key = key.strip()
+        if not key.startswith("model_providers."):
+            continue
+        for name in found:
+            if key.endswith("." + name):
+                value = value.strip()
+                number = int(value) if value.isdigit() else None
+            else:
+                number = _number_after(value, name)
+            if number is not None:
+                found[name] = min(number, _MAX_RETRIES)
+    return found["request_max_retries"], found["stream_max_retries"]
 
 
 class _Queued:
@@ -123,13 +175,14 @@ class Server:
         self.settings: dict[str, dict[str, Any]] = {}
         #: Started turns waiting to play.
         self.queue: list[_Queued] = []
-        #: What to do once the request being handled is answered.
-        self.after: list[Any] = []
         self.active: Turn | None = None
         self.responses: dict[Any, dict[str, Any]] = {}
         self.waiting: set[Any] = set()
         self.next_request = 0
         self.clock = Clock()
+        #: codex's ``request_max_retries`` and ``stream_max_retries`` (its defaults, unless
+        #: ``-c`` options set them).
+        self.retries = (DEFAULT_REQUEST_RETRIES, DEFAULT_STREAM_RETRIES)
 
     # --- output ---------------------------------------------------------------------------
 
@@ -228,12 +281,9 @@ class Server:
                     )
                 result = handler(self, params)
         except RpcError as error:
-            self.after.clear()
             self.error(request_id, error.code, error.message, error.data)
             return
         self.respond(request_id, result)
-        while self.after:
-            self.after.pop(0)()
         if method == "thread/start":
             self.notify("thread/started", {"thread": self.thread_object(result["thread"]["id"])})
 
@@ -438,12 +488,13 @@ class Server:
         return None
 
     def steer(self, turn_id: str, items: list[Any]) -> None:
-        """Input for a running turn: shown as its user message item once the request that
-        brought it is answered (the real server's order); a queued turn takes it with its
-        own input."""
+        """Input for a running turn: it ends the model response in progress (or, that one
+        having called tools, waits for its end), then shows as a user message item and the
+        next scripted turn answers the follow-up request (``Turn.play_turn``); a queued turn
+        takes it with its own input."""
         active = self.active
         if active is not None and active.id == turn_id:
-            self.after.append(lambda: active.user_message(items))
+            active.steers.append(list(items))
             return
         for queued in self.queue:
             if queued.turn_id == turn_id:
@@ -462,15 +513,16 @@ class Server:
         return {}
 
     def turn_steer(self, params: dict[str, Any]) -> dict[str, Any]:
+        items = require(params, "input")
+        check_input(items)  # before the thread is looked for (observed)
         self.find_thread(params)
         expected = require(params, "expectedTurnId")
-        items = require(params, "input")
         active = self.active
         if active is None or active.ended:
             raise invalid("no active turn to steer")
         if expected != active.id:
             raise invalid(f"expected active turn id {expected} but found {active.id}")
-        self.steer(active.id, items if isinstance(items, list) else [])
+        self.steer(active.id, items)
         return {"turnId": active.id}
 
     def model_list(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -543,4 +595,6 @@ def run_app_server(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
     startup_delay = rt.plan.get("startup_delay") or 0.0
     if startup_delay:
         rt.sleep(startup_delay, scaled=False)
-    Server(rt).serve()
+    server = Server(rt)
+    server.retries = retry_limits([*top.get("config", []), *options.get("config", [])])
+    server.serve()

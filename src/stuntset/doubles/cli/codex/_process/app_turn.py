@@ -4,13 +4,21 @@ Runs in the fake process (built-ins only, see ``_runtime``), driven by ``_proces
 ``Server`` (its JSON-RPC loop, clock, ids, threads and server → client requests). Order and
 shapes as codex-cli 0.163.0 writes them: ``thread/status/changed`` (active), ``turn/started``,
 the user message item, each scripted item (``item/started``, its deltas, ``item/completed``),
-``thread/tokenUsage/updated``, ``account/rateLimits/updated``, ``thread/readState/changed``,
-``thread/status/changed`` (idle; ``systemError`` after a failure), ``turn/completed``.
+after each model response ``thread/tokenUsage/updated`` and ``account/rateLimits/updated``,
+then ``thread/readState/changed``, ``thread/status/changed`` (idle; ``systemError`` after a
+failure), ``turn/completed``.
+
+A scripted turn is one or more model responses (cut at its tool results, as the model double
+cuts it). Besides its own, an app-server turn may play more scripted turns, each as one more
+model request of the same turn: the retries of a 5xx (``request_max_retries`` silently, then
+``stream_max_retries`` announced by "Reconnecting... n/m"), and the follow-up request after
+``turn/steer``.
 """
 
 from __future__ import annotations
 
-from stuntset.doubles.cli.codex._process.common import text_of
+from stuntset.doubles.cli.codex._process.common import choose_turn, text_of
+from stuntset.doubles.cli.codex._process.requests import input_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,6 +52,20 @@ class Interrupted(Exception):
 
 class _Ended(Exception):
     """The turn has ended without its terminal notification (a fault)."""
+
+
+class _Steered(Exception):
+    """Input was steered into the turn: the model response in progress is dropped (or, its
+    tools done, has ended) and the next scripted turn answers the follow-up request."""
+
+
+class _Retry(Exception):
+    """A 5xx the real codex retries: the next scripted turn answers the retried request."""
+
+
+#: The first retry's backoff (codex: 200 ms, doubling per attempt); the fake's clock advances
+#: by it, nothing waits.
+_BACKOFF_MS = 200
 
 
 def turn_object(
@@ -91,6 +113,9 @@ class Turn:
         self.thread = queued.thread
         self.id = turn_id = queued.turn_id
         self.prompt = queued.prompt
+        #: The latest user input the model requests of this turn carry (the prompt, then
+        #: the last input steered in): what the next scripted turn is chosen by.
+        self.request_prompt = queued.prompt
         self.input_items = queued.items
         self.chosen = queued.chosen
         self.choice_error = queued.error
@@ -105,6 +130,24 @@ class Turn:
         self.waiting: list[str] = []
         self.last_call: str | None = None
         self.usage = [0, 0, 0, 0]
+        #: What ``account/rateLimits/updated`` carries for the scripted turn playing.
+        self.limits: dict[str, Any] = _RATE_LIMITS
+        #: How codex retries the scripted turn's closing 5xx (None: it does not).
+        self.retry: dict[str, Any] | None = None
+        #: Failed requests retried silently, and announced retries, of the current request.
+        self.request_retries = 0
+        self.stream_retries = 0
+        #: A model response is in progress (not yet ended, dropped or failed).
+        self.in_response = False
+        #: It has called tools: a steer waits for their results, then the response's end.
+        self.tools_called = False
+        #: Its tool results were played: it ends at the next op that is not one.
+        self.after_results = False
+        #: Input steered into the turn, not yet sent to the model.
+        self.steers: list[list[Any]] = []
+        #: An item other than the user's was shown (a completed or interrupted turn without
+        #: one sends no ``thread/readState/changed``).
+        self.any_item = False
 
     # --- framing --------------------------------------------------------------------------
 
@@ -114,9 +157,18 @@ class Turn:
         self.server.notify(method, payload)
         if self.interrupted:
             raise Interrupted
+        self.check_steer()
+
+    def check_steer(self) -> None:
+        """``_Steered`` when input was steered into a model response that is still streaming
+        (one that has called tools finishes them first)."""
+        if self.steers and self.in_response and not self.tools_called:
+            raise _Steered
 
     def item(self, method: str, item: dict[str, Any]) -> None:
         stamp = "startedAtMs" if method == "item/started" else "completedAtMs"
+        if method == "item/started":
+            self.any_item = True
         self.notify(method, item=item, **{stamp: self.server.clock.ms})
 
     def resolved(self, request_id: int) -> None:
@@ -167,8 +219,8 @@ class Turn:
             if chosen is None:
                 self.rt.stderr(f"stuntset: {error}\n")
                 self.fail(str(error), "other", None)
-            for op in chosen["ops"] if chosen is not None else ():
-                self.op(op)
+            while chosen is not None:
+                chosen = self.play_turn(chosen)
             self.finish("completed", None)
         except Interrupted:
             self.interrupted = False
@@ -178,8 +230,83 @@ class Turn:
         finally:
             server.threads.save(thread)
 
+    def play_turn(self, chosen: dict[str, Any]) -> dict[str, Any] | None:
+        """Play one scripted turn's ops as model responses; the next scripted turn to play
+        in this app-server turn (a retry's, or the follow-up after a steer), or None."""
+        self.limits = chosen.get("rate_limits") or _RATE_LIMITS
+        self.retry = chosen.get("retry")
+        self.start_response()
+        try:
+            for op in chosen["ops"]:
+                self.op(op)
+            self.end_response()
+        except _Steered:
+            self.drop_response()
+        except _Retry:
+            return self.next_turn(self.request_prompt)
+        if not self.steers:
+            return None
+        steers, self.steers = self.steers, []
+        for items in steers:
+            self.user_message(items)
+        self.request_prompt = input_text(steers[-1])
+        return self.next_turn(self.request_prompt)
+
+    def next_turn(self, prompt: str) -> dict[str, Any] | None:
+        """The scripted turn answering the next model request of this turn (chosen as the
+        model double chooses: by the request's latest user input); none left fails it."""
+        chosen, error = choose_turn(self.rt, prompt, self.thread["model"])
+        if chosen is None:
+            self.rt.stderr(f"stuntset: {error}\n")
+            self.fail(str(error), "other", None)
+        return chosen
+
+    # --- model responses ------------------------------------------------------------------
+
+    def start_response(self) -> None:
+        self.in_response = True
+        self.tools_called = False
+        self.after_results = False
+
+    def end_response(self) -> None:
+        """A model response completed: its usage and the account's rate limits, as the real
+        server sends them after each response (once its tools have run)."""
+        if not self.in_response:
+            return
+        self.in_response = False
+        self.request_retries = self.stream_retries = 0
+        last = list(self.usage)
+        self.add_usage()
+        usage = {
+            "total": _usage_breakdown(self.thread["usage"]),
+            "last": _usage_breakdown(last),
+            "modelContextWindow": _CONTEXT_WINDOW,
+        }
+        params = {"threadId": self.thread["id"], "turnId": self.id, "tokenUsage": usage}
+        self.server.notify("thread/tokenUsage/updated", params)
+        self.server.notify("account/rateLimits/updated", {"rateLimits": dict(self.limits)})
+        if self.interrupted:
+            raise Interrupted
+
+    def drop_response(self) -> None:
+        """A model response cut short (interrupted, or steered before it called a tool): it
+        never reported usage; the account's rate limits came with its head (observed)."""
+        if not self.in_response:
+            return
+        self.in_response = False
+        self.usage = [0, 0, 0, 0]
+        self.server.notify("account/rateLimits/updated", {"rateLimits": dict(self.limits)})
+
+    # --- ops ------------------------------------------------------------------------------
+
     def op(self, op: tuple[Any, ...]) -> None:
         kind = op[0]
+        if self.after_results and kind != "result":
+            # the tool results went back: that response has ended, this op is the next one's
+            self.end_response()
+            if self.steers:
+                raise _Steered
+            self.start_response()
         if kind == "text":
             _, text, deltas, interval = op
             item = {
@@ -189,32 +316,46 @@ class Turn:
                 "phase": None,
                 "memoryCitation": None,
             }
-            self.item("item/started", item)
-            for number, delta in enumerate(deltas):
-                if number and interval:
-                    self.wait(interval)
-                self.notify("item/agentMessage/delta", itemId=item["id"], delta=delta)
+            shown = []
+            try:
+                self.item("item/started", item)
+                for number, delta in enumerate(deltas):
+                    if number and interval:
+                        self.wait(interval)
+                    shown.append(delta)
+                    self.notify("item/agentMessage/delta", itemId=item["id"], delta=delta)
+            except (Interrupted, _Steered):
+                # the message so far is completed (observed: interrupt and steer alike)
+                self.item_at_once({**item, "text": "".join(shown)})
+                raise
             done = {**item, "text": text}
-            self.item("item/completed", done)
             self.summary.append(done)
+            self.item("item/completed", done)
         elif kind == "reasoning":
             _, text, deltas, interval = op
             item = {"type": "reasoning", "id": "rs_" + self.item_ids.hex(24)}
-            self.item("item/started", {**item, "summary": [], "content": []})
-            self.notify("item/reasoning/summaryPartAdded", itemId=item["id"], summaryIndex=0)
-            for number, delta in enumerate(deltas):
-                if number and interval:
-                    self.wait(interval)
-                self.notify(
-                    "item/reasoning/summaryTextDelta",
-                    itemId=item["id"],
-                    delta=delta,
-                    summaryIndex=0,
-                )
+            shown = []
+            try:
+                self.item("item/started", {**item, "summary": [], "content": []})
+                self.notify("item/reasoning/summaryPartAdded", itemId=item["id"], summaryIndex=0)
+                for number, delta in enumerate(deltas):
+                    if number and interval:
+                        self.wait(interval)
+                    shown.append(delta)
+                    self.notify(
+                        "item/reasoning/summaryTextDelta",
+                        itemId=item["id"],
+                        delta=delta,
+                        summaryIndex=0,
+                    )
+            except (Interrupted, _Steered):
+                self.item_at_once({**item, "summary": ["".join(shown)], "content": []})
+                raise
             self.item("item/completed", {**item, "summary": [text], "content": []})
         elif kind == "tool":
             self.start_tool(op)
         elif kind == "result":
+            self.after_results = True
             _, output, is_error, call_id = op
             target = call_id or (self.waiting[0] if self.waiting else None)
             if target is not None and target in self.calls:
@@ -231,10 +372,20 @@ class Turn:
         else:
             self.fault(op)
 
+    def item_at_once(self, item: dict[str, Any]) -> None:
+        """``item/completed`` for an item cut short, written as is (the turn is already
+        ending: nothing more is read from stdin before it)."""
+        params = {"item": item, "threadId": self.thread["id"], "turnId": self.id}
+        params["completedAtMs"] = self.server.clock.ms
+        self.rt.send(
+            {"method": "item/completed", "params": params, "emittedAtMs": self.server.clock.tick()}
+        )
+
     def wait(self, seconds: float | None) -> None:
         """Wait ``seconds`` (``None``: for ever) of scaled time, handling stdin;
-        ``Interrupted`` on an interrupt. After stdin EOF nothing can interrupt: the wait just
-        runs out (for ever: until the process is killed)."""
+        ``Interrupted`` on an interrupt, ``_Steered`` on a steer into a streaming response.
+        After stdin EOF nothing can interrupt: the wait just runs out (for ever: until the
+        process is killed)."""
         import time
 
         rt = self.rt
@@ -244,6 +395,7 @@ class Turn:
         while True:
             if self.interrupted:
                 raise Interrupted
+            self.check_steer()
             left = None if end is None else end - time.monotonic()
             if left is not None and left <= 0:
                 return
@@ -255,6 +407,7 @@ class Turn:
 
     def start_tool(self, op: tuple[Any, ...]) -> None:
         _, call_id, kind, _name, tool_input, details = op
+        self.tools_called = True
         key = call_id or f"call-{len(self.calls) + 1}"
         item_id = "call_" + self.item_ids.hex(24)
         if kind == "command":
@@ -464,26 +617,22 @@ class Turn:
 
     def finish(self, status: str, error: dict[str, Any] | None) -> None:
         """The real server's closing order (codex-cli 0.163.0, observed by ``stuntset
-        drift``): usage when known (always for a completed turn), the account's rate limits
-        (also for an interrupted turn; for a failed one only after some usage), the thread's
-        read state (a completed or interrupted turn), ``thread/status/changed`` — idle, or
-        ``systemError`` for a failure, then its ``error`` notification and the read state —
-        then ``turn/completed``."""
+        drift``): the last model response's end — usage and the account's rate limits (a
+        completed turn's was sent as it ended; an interrupted one's rate limits only; a
+        failed one's both only when it reported usage) — the thread's read state (a
+        completed or interrupted turn that showed an item), ``thread/status/changed`` —
+        idle, or ``systemError`` for a failure, then its ``error`` notification and the read
+        state — then ``turn/completed``."""
         server = self.server
         self.ended = True
-        answered = any(self.usage)  # a model response of this turn reported its usage
-        if status == "completed" or answered:
-            last = list(self.usage)
-            self.add_usage()
-            usage = {
-                "total": _usage_breakdown(self.thread["usage"]),
-                "last": _usage_breakdown(last),
-                "modelContextWindow": _CONTEXT_WINDOW,
-            }
-            self.notify("thread/tokenUsage/updated", tokenUsage=usage)
-        if status != "failed" or answered:  # an interrupted turn's too (observed)
-            server.notify("account/rateLimits/updated", {"rateLimits": dict(_RATE_LIMITS)})
-        if error is None:
+        if status == "completed":
+            self.end_response()
+        elif status == "interrupted":
+            self.drop_response()
+        elif any(self.usage):  # the failing response had reported its usage
+            self.end_response()
+        self.in_response = False
+        if error is None and self.any_item:
             self.read_state()
         # a failed turn leaves the thread in systemError, not idle (observed, 0.163.0)
         after = {"type": "idle"} if error is None else {"type": "systemError"}
@@ -540,11 +689,43 @@ class Turn:
         self.finish("failed", error)
         raise _Ended
 
+    def retried(self, message: str) -> bool:
+        """Whether codex retries the request that just failed with a 5xx: silently while
+        ``request_max_retries`` last, then announcing each of ``stream_max_retries`` with an
+        ``error`` "Reconnecting... n/m" (``willRetry``). The fake's clock moves on by codex's
+        backoff; nothing waits."""
+        assert self.retry is not None
+        requests, streams = self.server.retries
+        if self.request_retries < requests:
+            self.request_retries += 1
+            attempt = self.request_retries
+        elif self.stream_retries < streams:
+            self.stream_retries += 1
+            self.request_retries = 0
+            attempt = self.stream_retries
+            error = {
+                "message": f"Reconnecting... {attempt}/{streams}",
+                "codexErrorInfo": self.retry["info"],
+                "additionalDetails": self.retry["details"] or message,
+                "misalignment": None,
+            }
+            params = {"error": error, "willRetry": True}
+            params.update(threadId=self.thread["id"], turnId=self.id)
+            self.server.notify("error", params)
+        else:
+            return False
+        self.in_response = False
+        self.usage = [0, 0, 0, 0]
+        self.server.clock.advance(_BACKOFF_MS * 2 ** (attempt - 1) / 1000)
+        return True
+
     def fault(self, op: tuple[Any, ...]) -> None:
         rt = self.rt
         kind = op[0]
         if kind == "api_error":
             _, message, info, details = op
+            if self.retry is not None and self.retried(message):
+                raise _Retry
             self.fail(message, info, details)
         if kind == "cut":
             turn = turn_object(
