@@ -12,7 +12,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
-from stuntset.doubles.cli.codex._process.app_server import retry_limits
+from stuntset.doubles.cli.codex._process.common import retry_limits
 from stuntset.doubles.cli.codex._process.requests import KNOWN_METHODS
 from stuntset.script import (
     ApprovalRequest,

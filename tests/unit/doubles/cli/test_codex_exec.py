@@ -13,7 +13,17 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
-from stuntset.script import HttpError, Script, Stall, Text, ToolCall, ToolResult, Usage
+from stuntset.script import (
+    HttpError,
+    Overloaded,
+    Script,
+    Stall,
+    Text,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
 
 EXEC = ("exec", "--json", "--skip-git-repo-check")
 
@@ -286,3 +296,137 @@ def test_a_refused_turn(tmp_path: Path) -> None:
     assert [e["type"] for e in events(done)] == ["thread.started"]
     assert done.stderr.endswith("Error: turn/start: turn/start failed: no (code -32600)\n")
     cli.assert_all_used()
+
+
+#: One silent request retry, one announced attempt (what ``stuntset drift`` gives the real
+#: binary): a 503 then the answer is retried silently; two show "Reconnecting... 1/1".
+ONE_AND_ONE = (
+    "-c",
+    "model_providers.stuntset.request_max_retries=1",
+    "-c",
+    "model_providers.stuntset.stream_max_retries=1",
+)
+SERVICE = "unexpected status 503 Service Unavailable: Overloaded, url: "
+USAGE = {
+    "input_tokens": 12,
+    "cached_input_tokens": 0,
+    "cache_write_input_tokens": 0,
+    "output_tokens": 9,
+    "reasoning_output_tokens": 0,
+}
+
+
+def overloaded(failures: int, answer: str = "Back in service.") -> Script:
+    return Script.of(
+        Turn(steps=(Overloaded(),), times=failures), [Text(answer), Usage(12, 9)], seed=3
+    )
+
+
+def without_ids(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The lines with the thread id and the request ids the error texts quote left out."""
+    shown = []
+    for line in lines:
+        line = dict(line)
+        if "thread_id" in line:
+            line["thread_id"] = "…"
+        if "message" in line:
+            line["message"] = line["message"].split(", url: ")[0]
+        shown.append(line)
+    return shown
+
+
+def test_a_503_is_retried_and_the_next_turn_answers(tmp_path: Path) -> None:
+    """As the real codex exec does over the model double (docs/protocol-reference.md): the
+    first 503 is retried silently, the next one with a "Reconnecting... 1/1 (<why>)" error
+    line, and the turn completes with the answer of the next scripted turn, exit 0."""
+    cli = install(tmp_path, overloaded(1))
+    done = run(cli, *ONE_AND_ONE, *EXEC)
+    assert done.returncode == 0
+    assert without_ids(events(done)) == [
+        {"type": "thread.started", "thread_id": "…"},
+        {"type": "turn.started"},
+        {
+            "type": "item.completed",
+            "item": {"id": "item_0", "type": "agent_message", "text": "Back in service."},
+        },
+        {"type": "turn.completed", "usage": USAGE},
+    ]
+    cli.assert_all_used()
+
+    cli = install(tmp_path, overloaded(2))
+    done = run(cli, *ONE_AND_ONE, *EXEC)
+    assert done.returncode == 0
+    lines = events(done)
+    assert lines[2]["message"].startswith(f"Reconnecting... 1/1 ({SERVICE}")
+    assert lines[2]["message"].endswith(")")
+    assert without_ids(lines)[2:] == [
+        {
+            "type": "error",
+            "message": "Reconnecting... 1/1 (unexpected status 503 Service Unavailable: Overloaded",
+        },
+        {
+            "type": "item.completed",
+            "item": {"id": "item_0", "type": "agent_message", "text": "Back in service."},
+        },
+        {"type": "turn.completed", "usage": USAGE},
+    ]
+    cli.assert_all_used()
+
+
+def test_when_the_retries_are_spent_the_turn_fails_with_the_last_error(tmp_path: Path) -> None:
+    """Four 503s use up one silent retry, one announced attempt and its silent retry: the
+    last one's error fails the turn, exit 1; the answer is never asked for."""
+    cli = install(tmp_path, overloaded(4, "never"))
+    done = run(cli, *ONE_AND_ONE, *EXEC)
+    assert done.returncode == 1
+    lines = events(done)
+    assert [line["type"] for line in lines] == [
+        "thread.started",
+        "turn.started",
+        "error",
+        "error",
+        "turn.failed",
+    ]
+    assert lines[2]["message"].startswith(f"Reconnecting... 1/1 ({SERVICE}")
+    assert lines[3]["message"].startswith(SERVICE)
+    assert lines[4] == {"type": "turn.failed", "error": {"message": lines[3]["message"]}}
+    assert [index for index, _ in cli.unused_turns()] == [1]  # all four 503s were asked
+
+
+def test_a_500_is_retried_as_high_demand(tmp_path: Path) -> None:
+    """codex words a 500 "high demand", in the notice and in the final error alike."""
+    demand = "We\u2019re currently experiencing high demand, which may cause temporary errors."
+    script = Script.of(Turn(steps=(HttpError(500),), times=3), [Text("never")])
+    cli = install(tmp_path, script)
+    options = ("-c", "model_providers.p={request_max_retries = 0, stream_max_retries = 2}")
+    done = run(cli, *options, *EXEC)
+    assert done.returncode == 1
+    assert events(done)[2:] == [
+        {"type": "error", "message": f"Reconnecting... 1/2 ({demand})"},
+        {"type": "error", "message": f"Reconnecting... 2/2 ({demand})"},
+        {"type": "error", "message": demand},
+        {"type": "turn.failed", "error": {"message": demand}},
+    ]
+
+
+def test_by_default_four_503s_are_retried_silently(tmp_path: Path) -> None:
+    """codex's defaults: four silent request retries before the first announced attempt."""
+    cli = install(tmp_path, overloaded(4))
+    done = run(cli, *EXEC)
+    assert done.returncode == 0
+    assert [line["type"] for line in events(done)] == [
+        "thread.started",
+        "turn.started",
+        "item.completed",
+        "turn.completed",
+    ]
+    cli.assert_all_used()
+
+
+def test_a_429_and_a_5xx_after_content_are_not_retried(tmp_path: Path) -> None:
+    script = Script.of([Text("partial"), Overloaded()], [Text("never")])
+    cli = install(tmp_path, script)
+    done = run(cli, *EXEC)
+    assert done.returncode == 1
+    assert [line["type"] for line in events(done)][-2:] == ["error", "turn.failed"]
+    assert [index for index, _ in cli.unused_turns()] == [1]

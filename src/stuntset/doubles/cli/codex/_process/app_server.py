@@ -45,12 +45,15 @@ from stuntset.doubles.cli.codex._process.app_turn import Interrupted, Turn, turn
 from stuntset.doubles.cli.codex._process.common import (
     BASE_TIME,
     COMMON_OPTIONS,
+    DEFAULT_REQUEST_RETRIES,
+    DEFAULT_STREAM_RETRIES,
     ArgumentError,
     Clock,
     Threads,
     choose_turn,
     input_refusal,
     parse_options,
+    retry_limits,
     scripted_refusal,
 )
 from stuntset.doubles.cli.codex._process.requests import (
@@ -73,7 +76,7 @@ if TYPE_CHECKING:
 
     from stuntset.doubles.cli._runtime import Runtime
 
-__all__ = ["KNOWN_METHODS", "retry_limits", "run_app_server"]
+__all__ = ["KNOWN_METHODS", "run_app_server"]
 
 _USAGE = "Usage: codex app-server [OPTIONS] [COMMAND]"
 _OPTIONS: dict[str, tuple[str, bool, str, tuple[str, ...]]] = {
@@ -92,54 +95,6 @@ Options:
 
 (stuntset fake codex: only --listen stdio:// is simulated)
 """
-
-
-#: codex's retries of a failed model request, unless its provider's config sets them (it caps
-#: both at 100).
-DEFAULT_REQUEST_RETRIES = 4
-DEFAULT_STREAM_RETRIES = 5
-_MAX_RETRIES = 100
-
-
-def _number_after(text: str, name: str) -> int | None:
-    """The integer ``name = N`` sets inside an inline TOML table (``{a = 1, name = 2}``)."""
-    at = text.find(name)
-    while at >= 0:
-        before = text[:at].rstrip()
-        rest = text[at + len(name) :].lstrip()
-        if (not before or before[-1] in "{,") and rest.startswith("="):
-            digits = rest[1:].lstrip()
-            end = 0
-            while end < len(digits) and digits[end].isdigit():
-                end += 1
-            return int(digits[:end]) if end else None
-        at = text.find(name, at + 1)
-    return None
-
-
-def retry_limits(configs: list[str]) -> tuple[int, int]:
-    """``request_max_retries`` and ``stream_max_retries`` from ``-c`` options that set them
-    for a model provider (``model_providers.<id>.request_max_retries=1``, or inside an inline
-    table ``model_providers.<id>={…, request_max_retries=1}``); codex's defaults otherwise.
-    A ``config.toml`` is not read."""
-    found = {
-        "request_max_retries": DEFAULT_REQUEST_RETRIES,
-        "stream_max_retries": DEFAULT_STREAM_RETRIES,
-    }
-    for entry in configs:
-        key, _, value = str(entry).partition("=")
-        key = key.strip()
-        if not key.startswith("model_providers."):
-            continue
-        for name in found:
-            if key.endswith("." + name):
-                value = value.strip()
-                number = int(value) if value.isdigit() else None
-            else:
-                number = _number_after(value, name)
-            if number is not None:
-                found[name] = min(number, _MAX_RETRIES)
-    return found["request_max_retries"], found["stream_max_retries"]
 
 
 class _Queued:

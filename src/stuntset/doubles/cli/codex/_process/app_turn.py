@@ -17,7 +17,7 @@ model request of the same turn: the retries of a 5xx (``request_max_retries`` si
 
 from __future__ import annotations
 
-from stuntset.doubles.cli.codex._process.common import choose_turn, text_of
+from stuntset.doubles.cli.codex._process.common import Retries, choose_turn, text_of
 from stuntset.doubles.cli.codex._process.requests import input_text
 
 TYPE_CHECKING = False
@@ -61,11 +61,6 @@ class _Steered(Exception):
 
 class _Retry(Exception):
     """A 5xx the real codex retries: the next scripted turn answers the retried request."""
-
-
-#: The first retry's backoff (codex: 200 ms, doubling per attempt); the fake's clock advances
-#: by it, nothing waits.
-_BACKOFF_MS = 200
 
 
 def turn_object(
@@ -134,9 +129,8 @@ class Turn:
         self.limits: dict[str, Any] = _RATE_LIMITS
         #: How codex retries the scripted turn's closing 5xx (None: it does not).
         self.retry: dict[str, Any] | None = None
-        #: Failed requests retried silently, and announced retries, of the current request.
-        self.request_retries = 0
-        self.stream_retries = 0
+        #: How far codex has got retrying the current model request.
+        self.retries = Retries(server.retries)
         #: A model response is in progress (not yet ended, dropped or failed).
         self.in_response = False
         #: It has called tools: a steer waits for their results, then the response's end.
@@ -274,7 +268,7 @@ class Turn:
         if not self.in_response:
             return
         self.in_response = False
-        self.request_retries = self.stream_retries = 0
+        self.retries.reset()
         last = list(self.usage)
         self.add_usage()
         usage = {
@@ -690,21 +684,17 @@ class Turn:
         raise _Ended
 
     def retried(self, message: str) -> bool:
-        """Whether codex retries the request that just failed with a 5xx: silently while
-        ``request_max_retries`` last, then announcing each of ``stream_max_retries`` with an
-        ``error`` "Reconnecting... n/m" (``willRetry``). The fake's clock moves on by codex's
-        backoff; nothing waits."""
+        """Whether codex retries the request that just failed with a 5xx (``Retries``); an
+        announced retry is an ``error`` notification "Reconnecting... n/m" (``willRetry``).
+        The fake's clock moves on by codex's backoff; nothing waits."""
         assert self.retry is not None
-        requests, streams = self.server.retries
-        if self.request_retries < requests:
-            self.request_retries += 1
-            attempt = self.request_retries
-        elif self.stream_retries < streams:
-            self.stream_retries += 1
-            self.request_retries = 0
-            attempt = self.stream_retries
+        retry = self.retries.next()
+        if retry is None:
+            return False
+        backoff, notice = retry
+        if notice is not None:
             error = {
-                "message": f"Reconnecting... {attempt}/{streams}",
+                "message": notice,
                 "codexErrorInfo": self.retry["info"],
                 "additionalDetails": self.retry["details"] or message,
                 "misalignment": None,
@@ -712,11 +702,9 @@ class Turn:
             params = {"error": error, "willRetry": True}
             params.update(threadId=self.thread["id"], turnId=self.id)
             self.server.notify("error", params)
-        else:
-            return False
         self.in_response = False
         self.usage = [0, 0, 0, 0]
-        self.server.clock.advance(_BACKOFF_MS * 2 ** (attempt - 1) / 1000)
+        self.server.clock.advance(backoff)
         return True
 
     def fault(self, op: tuple[Any, ...]) -> None:

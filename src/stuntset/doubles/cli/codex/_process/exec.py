@@ -16,7 +16,11 @@ Runs in the fake process (built-ins only, see ``_runtime``). What codex-cli 0.16
   resumed run reports the same ``thread_id``; item ids restart at ``item_0``.
 * stdout carries only JSONL: ``thread.started``, ``turn.started``, ``item.*``, then
   ``turn.completed`` (usage: the thread's running total) and exit 0, or ``error`` +
-  ``turn.failed`` and exit 1. Without ``--json`` the last agent message goes to stdout and
+  ``turn.failed`` and exit 1.
+* A 5xx from the model API is retried as the app-server retries it (``common.Retries``):
+  ``request_max_retries`` times silently, then each of ``stream_max_retries`` attempts
+  announced by an ``error`` line ``Reconnecting... n/m (<why>)``; the next scripted turn
+  answers each retry, and once they are spent the turn fails with the last error. Without ``--json`` the last agent message goes to stdout and
   progress to stderr. ``-o FILE`` gets the last agent message.
 * Unknown flags and bad values: clap's error text on stderr, exit 2.
 """
@@ -29,11 +33,13 @@ from stuntset.doubles.cli.codex._process.common import (
     COMMON_OPTIONS,
     ArgumentError,
     Clock,
+    Retries,
     Threads,
     choose_turn,
     input_refusal,
     parse_options,
     refusal_text,
+    retry_limits,
     scripted_refusal,
     text_of,
 )
@@ -115,6 +121,10 @@ class _Done(Exception):
     """The turn has ended (its terminal line, if any, is written)."""
 
 
+class _Retry(Exception):
+    """A 5xx the real codex retries: the next scripted turn answers the retried request."""
+
+
 def _in_git_repo(directory: str) -> bool:
     path = directory.rstrip("/") or "/"
     while True:
@@ -149,6 +159,10 @@ class ExecRun:
         self.last_message: str | None = None
         self.thread: dict[str, Any] = {}
         self.clock = Clock()
+        #: How codex retries the scripted turn's closing 5xx (None: it does not), and how far
+        #: it has got retrying the current model request.
+        self.retry: dict[str, Any] | None = None
+        self.retries = Retries(retry_limits(options.get("config") or []))
 
     # --- output ---------------------------------------------------------------------------
 
@@ -191,8 +205,8 @@ class ExecRun:
             if turn is None:
                 rt.stderr(f"stuntset: {error}\n")
                 self.fail(str(error))
-            for op in turn["ops"] if turn is not None else ():
-                self.op(op)
+            while turn is not None:
+                turn = self.play_turn(turn, prompt)
             self.complete()
         except _Done:
             pass
@@ -208,6 +222,38 @@ class ExecRun:
             posix.close(fd)
         if not self.json and self.last_message is not None and rt.exit_code == 0:
             rt.write_bytes((self.last_message + "\n").encode())
+
+    def play_turn(self, turn: dict[str, Any], prompt: str) -> dict[str, Any] | None:
+        """Play one scripted turn's ops; the scripted turn answering the retry of its closing
+        5xx (chosen as the model double chooses, by the prompt), or None when it is done."""
+        self.retry = turn.get("retry")
+        before = list(self.thread["usage"])
+        try:
+            for op in turn["ops"]:
+                self.op(op)
+        except _Retry:
+            self.thread["usage"] = before  # the failed response reported nothing
+            chosen, error = choose_turn(self.rt, prompt, self.model)
+            if chosen is None:
+                self.rt.stderr(f"stuntset: {error}\n")
+                self.fail(str(error))
+            return chosen
+        return None
+
+    def retried(self, message: str) -> bool:
+        """Whether codex retries the request that just failed with a 5xx (``Retries``): an
+        announced retry is an ``error`` line ``Reconnecting... n/m (<why>)``. The fake's
+        clock moves on by codex's backoff; nothing waits."""
+        assert self.retry is not None
+        retry = self.retries.next()
+        if retry is None:
+            return False
+        backoff, notice = retry
+        if notice is not None:
+            why = self.retry["details"] or message
+            self.emit({"type": "error", "message": f"{notice} ({why})"})
+        self.clock.advance(backoff)
+        return True
 
     def op(self, op: tuple[Any, ...]) -> None:
         kind = op[0]
@@ -226,6 +272,7 @@ class ExecRun:
         elif kind == "tool":
             self.start_tool(op)
         elif kind == "result":
+            self.retries.reset()  # the tool results go back: that model response completed
             _, output, is_error, call_id = op
             target = call_id or (self.waiting[0] if self.waiting else None)
             if target is not None and target in self.open:
@@ -352,6 +399,8 @@ class ExecRun:
         kind = op[0]
         if kind == "api_error":
             _, message, _info, _details = op
+            if self.retry is not None and self.retried(message):
+                raise _Retry
             self.fail(message)
         rt.exit_code = 1
         if kind == "cut":
