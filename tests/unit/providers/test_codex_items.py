@@ -55,3 +55,21 @@ def test_an_interrupted_turn_reports_its_usage_then_the_kill_reason() -> None:
         (Usage, {"input_tokens": 7, "output_tokens": 2}),
         (RunKilled, {"reason": "user stop"}),
     ]
+
+
+def usage_of(last: tuple[int, int], total: tuple[int, int]) -> dict[str, Any]:
+    def breakdown(tokens: tuple[int, int]) -> dict[str, int]:
+        return {"inputTokens": tokens[0], "outputTokens": tokens[1]}
+
+    return {"tokenUsage": {"last": breakdown(last), "total": breakdown(total)}}
+
+
+def test_a_turn_of_several_model_responses_reports_the_sum_of_their_usage() -> None:
+    """Codex reports each model response's tokens (``last``) as it ends; ``total`` is the
+    thread's, earlier turns included (here a resumed thread's 100 input tokens before this
+    turn, which a new process never saw reported)."""
+    items, out = translator()
+    items.handle("thread/tokenUsage/updated", usage_of((10, 2), (110, 22)))  # a tool call
+    items.handle("thread/tokenUsage/updated", usage_of((20, 5), (130, 27)))  # the answer
+    assert items.handle("turn/completed", {"turn": {"status": "completed"}})
+    assert out[0] == (Usage, {"input_tokens": 30, "output_tokens": 7})

@@ -23,8 +23,9 @@ openai-codex (app-server v2)                   normalized
                                                deny → ``decline``)
 ``item/tool/requestUserInput``                 ``input.requested`` → ``respond(text)`` →
                                                ``input.resolved``
-``thread/tokenUsage/updated``                  ``usage`` (the turn's own tokens, ``last``;
-                                               none reported: no usage event)
+``thread/tokenUsage/updated``                  ``usage``: the turn's own tokens, the sum of
+                                               each model response's ``last`` (``total`` is
+                                               the thread's); none reported: no usage event
 ``turn/completed``                             ``run.completed``; ``interrupted`` →
                                                ``run.killed``; ``failed`` → ``run.crashed``
                                                with its kind from ``codexErrorInfo``

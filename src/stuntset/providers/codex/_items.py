@@ -36,6 +36,8 @@ class Translator:
         self._killed = killed
         self._texts: dict[str, tuple[str, str]] = {}  # item id → ("text"/"reasoning", so far)
         self._tools_open: set[str] = set()
+        #: The turn's own tokens: the sum of each model response's ``last`` (None: none
+        #: reported).
         self._usage: tuple[int, int] | None = None
 
     def handle(self, method: str, params: dict[str, Any]) -> bool:
@@ -49,12 +51,23 @@ class Translator:
         elif method == "item/completed":
             self._item_completed(params.get("item") or {})
         elif method == "thread/tokenUsage/updated":
-            last = (params.get("tokenUsage") or {}).get("last") or {}
-            self._usage = (int(last.get("inputTokens") or 0), int(last.get("outputTokens") or 0))
+            self._add_usage(params)
         elif method == "turn/completed":
             self._completed(params.get("turn") or {})
             return True
         return False
+
+    def _add_usage(self, params: dict[str, Any]) -> None:
+        """Codex sends ``thread/tokenUsage/updated`` after each model response of the turn
+        (a tool round trip, a retry, a steer's follow-up make several): ``last`` is that
+        response's tokens, ``total`` the thread's running total — which counts earlier turns
+        too, also those of a thread resumed from another process, where no total before the
+        turn is known. So the turn's own usage is the sum of its ``last`` values."""
+        last = (params.get("tokenUsage") or {}).get("last") or {}
+        tokens_in = int(last.get("inputTokens") or 0)
+        tokens_out = int(last.get("outputTokens") or 0)
+        so_far_in, so_far_out = self._usage or (0, 0)
+        self._usage = (so_far_in + tokens_in, so_far_out + tokens_out)
 
     def _delta(self, kind: str, params: dict[str, Any]) -> None:
         item_id = str(params.get("itemId") or "")
