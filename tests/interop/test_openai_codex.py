@@ -641,8 +641,6 @@ class ExecThread:
 EXEC_EXPECTED: dict[str, list[Any]] = {
     **{name: outcomes for name, outcomes in EXPECTED.items() if name != "out_of_order"},
     "long_stream": [" ".join(f"word{i}" for i in range(400))],
-    # the fake exec does not retry a 503 yet (app-server does): the next run gets the answer
-    "overloaded": [(RuntimeError, "Overloaded"), "Back in service. Here is the answer."],
     # the TS SDK keeps reading after turn.completed: the late message becomes the answer
     "out_of_order": ["a message after the turn ended"],
     "stream_cut": [(RuntimeError, "Failed to parse item")],

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from stuntset.doubles.cli.codex._process.app_server import Server, _Queued
 
-__all__ = ["Interrupted", "Turn", "turn_object"]
+__all__ = ["Interrupted", "Turn", "agent_message", "turn_object"]
 
 _CONTEXT_WINDOW = 258400
 
@@ -87,6 +87,19 @@ def turn_object(
     }
 
 
+def agent_message(item_id: str, text: str) -> dict[str, Any]:
+    """An ``agentMessage`` item, with every field codex-cli 0.163.0 sends (observed)."""
+    return {
+        "type": "agentMessage",
+        "id": item_id,
+        "text": text,
+        "phase": None,
+        "memoryCitation": None,
+        "delivery": None,
+        "questions": None,
+    }
+
+
 def _usage_breakdown(values: list[int]) -> dict[str, int]:
     input_tokens, cached, output_tokens, reasoning = values
     return {
@@ -120,7 +133,9 @@ class Turn:
         self.interrupted = False
         self.item_ids = server.rt.ids(f"items/{turn_id}")
         self.started_at = server.clock.seconds()
-        self.summary: list[dict[str, Any]] = []
+        #: The turn's completed agent messages (``thread/read`` keeps them all;
+        #: ``turn/completed`` lists the last).
+        self.messages: list[dict[str, Any]] = []
         self.calls: dict[str, dict[str, Any]] = {}
         self.waiting: list[str] = []
         self.last_call: str | None = None
@@ -303,13 +318,7 @@ class Turn:
             self.start_response()
         if kind == "text":
             _, text, deltas, interval = op
-            item = {
-                "type": "agentMessage",
-                "id": "msg_" + self.item_ids.hex(24),
-                "text": "",
-                "phase": None,
-                "memoryCitation": None,
-            }
+            item = agent_message("msg_" + self.item_ids.hex(24), "")
             shown = []
             try:
                 self.item("item/started", item)
@@ -323,7 +332,7 @@ class Turn:
                 self.item_at_once({**item, "text": "".join(shown)})
                 raise
             done = {**item, "text": text}
-            self.summary.append(done)
+            self.messages.append(done)
             self.item("item/completed", done)
         elif kind == "reasoning":
             _, text, deltas, interval = op
@@ -643,22 +652,26 @@ class Turn:
             )
             self.read_state()
         failed = status == "failed"
+        items, view = self.summary(status)
         turn = turn_object(
-            self.id,
-            [] if failed else self.summary,
-            status,
-            error,
-            self.started_at,
-            server.clock.seconds(),
-            "notLoaded" if failed else "summary",
+            self.id, items, status, error, self.started_at, server.clock.seconds(), view
         )
         self.thread.setdefault("history", []).append(
-            {**turn, "items": self.summary, "itemsView": "full"}
+            {**turn, "items": self.messages, "itemsView": "full"}
         )
         # saved before the client can see the turn end (and close, killing this process)
         server.threads.save(self.thread)
         server.notify("turn/completed", {"threadId": self.thread["id"], "turn": turn})
         self.rt.exit_code = 1 if failed else 0
+
+    def summary(self, status: str) -> tuple[list[dict[str, Any]], str]:
+        """``turn/completed``'s ``items`` and ``itemsView``, as the real server sends them
+        (observed, 0.163.0): a completed turn lists its last agent message (``summary``),
+        whichever model response it came from; a turn without one, an interrupted or a
+        failed turn lists nothing (``notLoaded``)."""
+        if status == "completed" and self.messages:
+            return [self.messages[-1]], "summary"
+        return [], "notLoaded"
 
     def read_state(self) -> None:
         """``thread/readState/changed`` as a turn of a durable thread ends: its first unread
@@ -716,9 +729,8 @@ class Turn:
                 raise _Retry
             self.fail(message, info, details)
         if kind == "cut":
-            turn = turn_object(
-                self.id, self.summary, "completed", None, self.started_at, None, "summary"
-            )
+            items, view = self.summary("completed")
+            turn = turn_object(self.id, items, "completed", None, self.started_at, None, view)
             line = (
                 rt.dumps(
                     {
@@ -741,13 +753,7 @@ class Turn:
         elif kind == "out_of_order":
             self.notify("item/agentMessage/delta", itemId="msg_NEVERSTARTED", delta="orphan delta")
             self.finish("completed", None)
-            late = {
-                "type": "agentMessage",
-                "id": "msg_" + self.item_ids.hex(24),
-                "text": "a message after the turn ended",
-                "phase": None,
-                "memoryCitation": None,
-            }
+            late = agent_message("msg_" + self.item_ids.hex(24), "a message after the turn ended")
             self.item("item/completed", late)
         elif kind == "stall":
             self.wait(None)
