@@ -375,13 +375,20 @@ def pytest_configure_fake_codex(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def fake_codex(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
+def fake_codex(
+    request: pytest.FixtureRequest, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
     """A fake ``codex`` executable in ``tmp_path / "bin"``, from the ``fake_codex`` marker or a
     call ``fake_codex(script, **options)``; ``.path`` for ``CodexConfig(codex_bin=…)``,
     ``.env()`` for PATH, ``.invocations``. At teardown, fails on unused or exhausted turns,
-    then removes it."""
+    then removes it.
+
+    Like the real CLI, the fake reads ``$CODEX_HOME/config.toml`` (``~/.codex`` by default);
+    so that the developer's own cannot change a test, ``CODEX_HOME`` is set to an empty
+    ``tmp_path / "codex-home"`` for the test (set it again in the test to use one)."""
     from stuntset.doubles.cli._pytest import CliFixture
 
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     fixture = CliFixture("codex", tmp_path / "bin", request.node.nodeid, request.path.parent)
     marker = request.node.get_closest_marker("fake_codex")
     try:

@@ -109,10 +109,13 @@ def play(
 
 
 def fake_config(cli_path: Path, where: Path, overrides: tuple[str, ...] = ()) -> CodexConfig:
+    """The fake with the same ``CODEX_HOME/config.toml`` as the real binary gets (the fake
+    reads its provider's retry settings; it calls no model API)."""
+    env = codex_home(where / "codex-home", "http://127.0.0.1:9/openai/v1")
     return CodexConfig(
         codex_bin=str(cli_path),
         cwd=str(where),
-        env={"CODEX_HOME": str(where / "codex-home")},
+        env={"CODEX_HOME": env["CODEX_HOME"]},
         config_overrides=overrides,
     )
 

@@ -55,8 +55,8 @@ OVERLOADED = Script.of(
     rate_limits=LIMITS,
 )
 #: No silent request retry, two announced ones: each 503 shows as "Reconnecting... n/2". (The
-#: real binary's provider is the custom ``stuntset`` of its config.toml: codex refuses any
-#: setting of the built-in ``openai`` provider; the fake reads any provider's.)
+#: provider in use is the custom ``stuntset`` of the config.toml both sides get: codex refuses
+#: any setting of the built-in ``openai`` provider, and the fake as well.)
 RETRIES = (
     "model_providers.stuntset.request_max_retries=0",
     "model_providers.stuntset.stream_max_retries=2",

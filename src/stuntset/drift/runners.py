@@ -181,7 +181,9 @@ def make_fake(cli: str, script: Script, where: Path) -> AgentProvider:
         return _claude(
             installed.path, cwd, {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
         )
-    env = {"CODEX_HOME": str(where / "codex-home")}
+    # the same config.toml as the real binary's (the fake reads its retry settings; it calls
+    # no model API, so the URL is never used)
+    env = codex_home(where / "codex-home", "http://127.0.0.1:9/openai/v1")
     return (
         _exec(installed.path, cwd, env) if cli == "codex-exec" else _codex(installed.path, cwd, env)
     )

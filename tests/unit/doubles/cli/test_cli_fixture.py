@@ -98,6 +98,39 @@ def test_the_developers_own_claude_settings_do_not_reach_the_fake(
     assert fired.read_text() == "x\n"
 
 
+def test_the_developers_own_codex_config_does_not_reach_the_fake(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake reads ``~/.codex/config.toml`` as the real CLI does (here one it refuses: a
+    table for the built-in ``openai`` provider); the fixture points CODEX_HOME at an empty
+    folder, so only a test that sets it again gets it."""
+    home = pytester.path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text("[model_providers.openai]\nname = 'x'\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    pytester.makepyfile(
+        f"""
+        import subprocess
+        import pytest
+
+        ARGS = ["exec", "--json", "--skip-git-repo-check", "hi"]
+
+        @pytest.mark.fake_codex("happy_path")
+        def test_isolated(fake_codex):
+            subprocess.run([str(fake_codex.path), *ARGS], check=True, capture_output=True)
+
+        @pytest.mark.fake_codex("happy_path", allow_unused_turns=True)
+        def test_opted_in(fake_codex, monkeypatch):
+            monkeypatch.setenv("CODEX_HOME", {str(home / ".codex")!r})
+            done = subprocess.run([str(fake_codex.path), *ARGS], capture_output=True, text=True)
+            assert done.returncode == 1
+            assert "reserved built-in provider IDs: `openai`" in done.stderr
+        """
+    )
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=2)
+
+
 def test_a_marker_with_options_but_no_script_is_refused_naming_the_test(
     pytester: pytest.Pytester,
 ) -> None:

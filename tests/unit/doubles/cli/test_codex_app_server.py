@@ -4,6 +4,7 @@ server's answers to bad input, as the real 0.163.0 server gives them."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,6 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
-from stuntset.doubles.cli.codex._process.common import retry_limits
 from stuntset.doubles.cli.codex._process.requests import KNOWN_METHODS
 from stuntset.script import (
     ApprovalRequest,
@@ -56,7 +56,8 @@ def talk(
 def converse(
     cli: InstalledCli, lines: list[Any], *args: str
 ) -> tuple[list[dict[str, Any]], str, int]:
-    """One invocation of an installed fake (its threads persist to the next)."""
+    """One invocation of an installed fake (its threads persist to the next), its
+    ``CODEX_HOME`` an empty folder beside it (no machine's config.toml)."""
     text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
     done = subprocess.run(
         [str(cli.path), *(args or ("app-server", "--listen", "stdio://"))],
@@ -64,6 +65,7 @@ def converse(
         capture_output=True,
         text=True,
         timeout=10,
+        env={**os.environ, "CODEX_HOME": str(cli.path.parent.parent / "codex-home")},
     )
     return [json.loads(line) for line in done.stdout.splitlines()], done.stderr, done.returncode
 
@@ -496,17 +498,87 @@ def test_a_steer_while_tools_run_waits_for_them_and_the_responses_end(tmp_path: 
     assert after[-1]["params"]["turn"]["status"] == "completed"
 
 
-def test_retry_limits_come_from_provider_config_options() -> None:
-    assert retry_limits([]) == (4, 5)  # codex's defaults
-    assert retry_limits(["model_providers.p.request_max_retries=1"]) == (1, 5)
-    assert retry_limits(["model_providers.p.stream_max_retries = 0", "model=x"]) == (4, 0)
-    inline = 'model_providers.fake={name="fake",request_max_retries=0, stream_max_retries = 2}'
-    assert retry_limits([inline]) == (0, 2)
-    assert retry_limits(["model_providers.p.request_max_retries=500"]) == (100, 5)  # capped
-    # only a provider's settings count; a name inside a string is not a setting
-    assert retry_limits(
-        ["request_max_retries=0", 'model_providers.p={name="stream_max_retries=0"}']
-    ) == (4, 5)
+RESERVED_TEXT = (
+    "model_providers contains reserved built-in provider IDs: `openai`. Built-in providers "
+    "cannot be overridden. Rename your custom provider (for example, `openai-custom`)."
+)
+
+
+def test_a_built_in_providers_table_from_an_option_stops_the_server(tmp_path: Path) -> None:
+    """Observed: ``-c model_providers.openai.…`` ends ``codex app-server`` at once, exit 1."""
+    out, stderr, code = talk(
+        tmp_path,
+        [INITIALIZE],
+        None,
+        "-c",
+        "model_providers.openai.request_max_retries=1",
+        "app-server",
+    )
+    assert (out, code) == ([], 1)
+    assert stderr == f"Error: {RESERVED_TEXT}\nin `model_providers`\n\n"
+
+
+def test_a_config_toml_codex_refuses_is_reported_and_ignored(tmp_path: Path) -> None:
+    """Observed: the server logs it, answers ``initialize``, then sends ``configWarning``
+    "Invalid configuration; using defaults." pointing at the ``model_providers`` key, and goes
+    on without the file (here: codex's default retries, so one 503 is retried silently)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        'model_provider = "openai"\n[model_providers.openai]\nrequest_max_retries = 0\n'
+    )
+    cli = install_cli(
+        "codex", Script.of([HttpError(503)], [Text("back")]), bin_dir=tmp_path / "bin", time_scale=0
+    )
+    start = {"id": "2", "method": "thread/start", "params": {}}
+    session = _Session(cli.path, env={"CODEX_HOME": str(home)})
+    session.request("1", "initialize", INITIALIZE["params"])
+    thread_id = session.request("2", "thread/start", start["params"])["result"]["thread"]["id"]
+    text = [{"type": "text", "text": "hi"}]
+    session.request("3", "turn/start", {"threadId": thread_id, "input": text})
+    session.until(lambda m: m.get("method") == "turn/completed")
+    session.close()
+    assert session.seen[1] == {
+        "method": "configWarning",
+        "params": {
+            "summary": "Invalid configuration; using defaults.",
+            "details": f"{home}/config.toml:2:2: {RESERVED_TEXT}",
+            "path": f"{home}/config.toml",
+            "range": {"start": {"line": 2, "column": 2}, "end": {"line": 2, "column": 16}},
+        },
+        "emittedAtMs": session.seen[1]["emittedAtMs"],
+    }
+    assert session.seen[-1]["params"]["turn"]["status"] == "completed"
+    assert [m for m in session.seen if m.get("method") == "error"] == []
+    cli.assert_all_used()
+
+
+def test_the_retries_come_from_the_provider_in_use(tmp_path: Path) -> None:
+    """config.toml's provider, ``-c`` options over it: one announced retry, no silent one."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        'model_provider = "mine"\n[model_providers.mine]\nname = "mine"\n'
+        "request_max_retries = 3\nstream_max_retries = 1\n"
+    )
+    script = Script.of([HttpError(502)], [Text("back")])
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
+    session = _Session(
+        cli.path,
+        args=("-c", "model_providers.mine.request_max_retries=0"),
+        env={"CODEX_HOME": str(home)},
+    )
+    session.request("1", "initialize", INITIALIZE["params"])
+    thread_id = session.request("2", "thread/start", {})["result"]["thread"]["id"]
+    text = [{"type": "text", "text": "hi"}]
+    session.request("3", "turn/start", {"threadId": thread_id, "input": text})
+    session.until(lambda m: m.get("method") == "turn/completed")
+    session.close()
+    errors = [m["params"] for m in session.seen if m.get("method") == "error"]
+    assert [(e["error"]["message"], e["willRetry"]) for e in errors] == [
+        ("Reconnecting... 1/1", True)
+    ]
+    cli.assert_all_used()
 
 
 def test_known_methods_cover_what_the_sdk_calls() -> None:
@@ -590,12 +662,21 @@ class _Session:
     """A raw JSON-RPC client that answers server requests (unless ``decision`` is None) and
     records every message."""
 
-    def __init__(self, path: Path, decision: Any = "accept", args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        path: Path,
+        decision: Any = "accept",
+        args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+    ) -> None:
+        # CODEX_HOME: an empty folder beside the fake unless given (no machine's config.toml)
+        home = {"CODEX_HOME": str(path.parent.parent / "codex-home")}
         self.proc = subprocess.Popen(
             [str(path), *args, "app-server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env={**os.environ, **home, **(env or {})},
         )
         self.seen: list[dict[str, Any]] = []
         self.methods: dict[Any, str] = {}
@@ -676,6 +757,7 @@ def test_every_message_validates_against_the_real_protocol_schema(
     )
     cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
     retries = (
+        'model_provider="stuntset"',
         "model_providers.stuntset.request_max_retries=0",
         "model_providers.stuntset.stream_max_retries=1",
     )

@@ -4,6 +4,7 @@ prompts, exit codes and the CLI's error texts."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -34,8 +35,15 @@ def install(tmp_path: Path, script: Script | str, **options: Any) -> InstalledCl
 
 
 def run(
-    cli: InstalledCli, *args: str, stdin: str = "hi", cwd: Path | None = None
+    cli: InstalledCli,
+    *args: str,
+    stdin: str = "hi",
+    cwd: Path | None = None,
+    home: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Run the fake with ``home`` as its ``CODEX_HOME`` (default: an empty folder beside it,
+    so no ``~/.codex/config.toml`` of the machine's counts)."""
+    codex_home = home or cli.path.parent.parent / "codex-home"
     return subprocess.run(
         [str(cli.path), *args],
         input=stdin,
@@ -43,6 +51,7 @@ def run(
         text=True,
         timeout=10,
         cwd=cwd,
+        env={**os.environ, "CODEX_HOME": str(codex_home)},
     )
 
 
@@ -302,6 +311,8 @@ def test_a_refused_turn(tmp_path: Path) -> None:
 #: binary): a 503 then the answer is retried silently; two show "Reconnecting... 1/1".
 ONE_AND_ONE = (
     "-c",
+    'model_provider="stuntset"',
+    "-c",
     "model_providers.stuntset.request_max_retries=1",
     "-c",
     "model_providers.stuntset.stream_max_retries=1",
@@ -398,7 +409,12 @@ def test_a_500_is_retried_as_high_demand(tmp_path: Path) -> None:
     demand = "We\u2019re currently experiencing high demand, which may cause temporary errors."
     script = Script.of(Turn(steps=(HttpError(500),), times=3), [Text("never")])
     cli = install(tmp_path, script)
-    options = ("-c", "model_providers.p={request_max_retries = 0, stream_max_retries = 2}")
+    options = (
+        "-c",
+        'model_provider="p"',
+        "-c",
+        "model_providers.p={request_max_retries = 0, stream_max_retries = 2}",
+    )
     done = run(cli, *options, *EXEC)
     assert done.returncode == 1
     assert events(done)[2:] == [
@@ -430,3 +446,100 @@ def test_a_429_and_a_5xx_after_content_are_not_retried(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert [line["type"] for line in events(done)][-2:] == ["error", "turn.failed"]
     assert [index for index, _ in cli.unused_turns()] == [1]
+
+
+def config_toml(home: Path, text: str) -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(text)
+    return home
+
+
+#: The ``config.toml`` ``stuntset drift`` writes for the real binary (its URL is not used).
+DRIFT_CONFIG = """model = "gpt-5"
+model_provider = "stuntset"
+[model_providers.stuntset]
+name = "stuntset"
+base_url = "http://127.0.0.1:9/openai/v1"
+wire_api = "responses"
+env_key = "OPENAI_API_KEY"
+request_max_retries = 1   # a comment
+stream_max_retries = 1
+"""
+
+
+def test_the_retries_come_from_config_toml_under_the_options(tmp_path: Path) -> None:
+    """As codex reads them: the provider in use (``model_provider``) in CODEX_HOME's
+    config.toml, ``-c`` options over it; another provider's settings do not count."""
+    home = config_toml(tmp_path / "home", DRIFT_CONFIG)
+    cli = install(tmp_path, overloaded(2))
+    done = run(cli, *EXEC, home=home)
+    assert [line["type"] for line in events(done)][2:] == [
+        "error",
+        "item.completed",
+        "turn.completed",
+    ]
+    assert events(done)[2]["message"].startswith("Reconnecting... 1/1 (")
+
+    cli = install(tmp_path, overloaded(2))
+    more = ("-c", "model_providers.stuntset.request_max_retries=2")
+    done = run(cli, *more, *EXEC, home=home)  # two silent retries now
+    assert [line["type"] for line in events(done)][2:] == ["item.completed", "turn.completed"]
+
+    cli = install(tmp_path, overloaded(2))
+    other = ("-c", "model_providers.other={request_max_retries = 0, stream_max_retries = 0}")
+    done = run(cli, *other, *EXEC, home=home)  # not the provider in use: no change
+    assert events(done)[2]["message"].startswith("Reconnecting... 1/1 (")
+
+    cli = install(tmp_path, overloaded(2))
+    done = run(cli, *EXEC, "--ignore-user-config", home=home)  # codex's defaults: 4 silent
+    assert [line["type"] for line in events(done)][2:] == ["item.completed", "turn.completed"]
+
+
+def test_a_profile_chooses_the_provider(tmp_path: Path) -> None:
+    home = config_toml(
+        tmp_path / "home",
+        DRIFT_CONFIG.replace('model_provider = "stuntset"\n', 'profile = "work"\n')
+        + '[profiles.work]\nmodel_provider = "stuntset"\n',
+    )
+    cli = install(tmp_path, overloaded(2))
+    done = run(cli, *EXEC, home=home)
+    assert events(done)[2]["message"].startswith("Reconnecting... 1/1 (")
+    cli = install(tmp_path, overloaded(2))
+    done = run(cli, *EXEC, "--profile", "none", home=home)  # no such profile: the default
+    assert [line["type"] for line in events(done)][2:] == ["item.completed", "turn.completed"]
+
+
+RESERVED = (
+    "Error loading config.toml: model_providers contains reserved built-in provider IDs: "
+    "`ollama`, `openai`. Built-in providers cannot be overridden. Rename your custom provider "
+    "(for example, `openai-custom`).\nin `model_providers`\n\n"
+)
+
+
+def test_a_built_in_providers_table_is_refused(tmp_path: Path) -> None:
+    """codex refuses a ``model_providers`` table for a built-in id, in config.toml or from
+    ``-c``: nothing on stdout, its text on stderr (observed word for word), exit 1."""
+    cli = install(tmp_path, "happy_path")
+    home = config_toml(
+        tmp_path / "home",
+        '[model_providers.openai]\nrequest_max_retries = 1\n[model_providers.ollama]\nname = "x"\n',
+    )
+    done = run(cli, *EXEC, home=home)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == RESERVED
+    options = ("-c", "model_providers.openai.request_max_retries=1")
+    options += ("-c", "model_providers.ollama={}")
+    done = run(cli, *options, *EXEC)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", RESERVED)
+    assert cli.unused_turns()  # refused before the prompt was read
+
+
+def test_a_config_toml_that_does_not_parse_is_refused(tmp_path: Path) -> None:
+    cli = install(tmp_path, "happy_path")
+    home = config_toml(tmp_path / "home", 'model = "gpt-5"\noops = [\n')
+    done = run(cli, *EXEC, home=home)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"Error loading config.toml:\n{home}/config.toml:2:9: unclosed array, expected `]`\n"
+        "  |\n2 | oops = [\n  |         ^\n"
+    )

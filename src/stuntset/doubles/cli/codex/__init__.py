@@ -379,6 +379,7 @@ class CodexProgram:
     warm: tuple[str, ...] = (
         "stuntset.doubles.cli._runtime",
         "stuntset.doubles.cli.codex._process.common",
+        "stuntset.doubles.cli.codex._process.config",
         "stuntset.doubles.cli.codex._process.run",
         "stuntset.doubles.cli.codex._process.exec",
         "stuntset.doubles.cli.codex._process.requests",

@@ -21,7 +21,7 @@ generated models):
   (the turn's scripted rate limits), ``thread/readState/changed`` (a durable thread that
   showed an item), ``thread/status/changed`` (idle) and ``turn/completed`` (``completed`` |
   ``failed`` with ``turn.error`` | ``interrupted``). A 5xx is retried as codex retries it
-  (``retry_limits``), each retry answered by the next scripted turn. Refused
+  (the provider's settings: ``config``), each retry answered by the next scripted turn. Refused
   (``-32600``/``-32602``, see ``turn_start``) where the real one refuses it; on a thread
   whose turn runs, the input is steered into that turn.
 * ``turn/interrupt`` (the active turn; another id: "expected active turn id X but found Y")
@@ -45,16 +45,19 @@ from stuntset.doubles.cli.codex._process.app_turn import Interrupted, Turn, turn
 from stuntset.doubles.cli.codex._process.common import (
     BASE_TIME,
     COMMON_OPTIONS,
-    DEFAULT_REQUEST_RETRIES,
-    DEFAULT_STREAM_RETRIES,
     ArgumentError,
     Clock,
     Threads,
     choose_turn,
     input_refusal,
     parse_options,
-    retry_limits,
     scripted_refusal,
+)
+from stuntset.doubles.cli.codex._process.config import (
+    DEFAULT_REQUEST_RETRIES,
+    DEFAULT_STREAM_RETRIES,
+    Settings,
+    load,
 )
 from stuntset.doubles.cli.codex._process.requests import (
     KNOWN,
@@ -136,8 +139,10 @@ class Server:
         self.next_request = 0
         self.clock = Clock()
         #: codex's ``request_max_retries`` and ``stream_max_retries`` (its defaults, unless
-        #: ``-c`` options set them).
+        #: the configuration sets them for the model provider in use).
         self.retries = (DEFAULT_REQUEST_RETRIES, DEFAULT_STREAM_RETRIES)
+        #: ``configWarning`` params to send after ``initialize`` (a config.toml codex ignores).
+        self.config_warning: dict[str, Any] | None = None
 
     # --- output ---------------------------------------------------------------------------
 
@@ -239,6 +244,8 @@ class Server:
             self.error(request_id, error.code, error.message, error.data)
             return
         self.respond(request_id, result)
+        if method == "initialize" and self.config_warning is not None:
+            self.notify("configWarning", self.config_warning)
         if method == "thread/start":
             self.notify("thread/started", {"thread": self.thread_object(result["thread"]["id"])})
 
@@ -550,6 +557,34 @@ def run_app_server(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
     startup_delay = rt.plan.get("startup_delay") or 0.0
     if startup_delay:
         rt.sleep(startup_delay, scaled=False)
+    settings = load(
+        rt.env, [*top.get("config", []), *options.get("config", [])], profile=top.get("profile")
+    )
+    if settings.option_problem is not None:
+        rt.stderr(f"Error: {settings.option_problem}")
+        rt.exit(1)
     server = Server(rt)
-    server.retries = retry_limits([*top.get("config", []), *options.get("config", [])])
+    server.retries = settings.retries
+    server.config_warning = _config_warning(rt, settings)
     server.serve()
+
+
+def _config_warning(rt: Runtime, settings: Settings) -> dict[str, Any] | None:
+    """A config.toml codex cannot use: it logs it, goes on without it and tells the client
+    after ``initialize`` (observed, 0.163.0: ``configWarning`` "Invalid configuration; using
+    defaults.", the place and the range of what is wrong)."""
+    if settings.file_problem is None:
+        return None
+    message, line, column, size = settings.file_problem
+    summary = "Invalid configuration; using defaults."
+    details = f"{settings.path}:{line}:{column}: {message}"
+    rt.stderr(f"ERROR codex_app_server: {summary} {details}\n")
+    return {
+        "summary": summary,
+        "details": details,
+        "path": settings.path,
+        "range": {
+            "start": {"line": line, "column": column},
+            "end": {"line": line, "column": column + size - 1},
+        },
+    }

@@ -1,8 +1,8 @@
 """What both modes of the fake ``codex`` share: the option parser (clap's error texts), the
 double's threads (kept in the shared state beside the double, so ``exec resume`` and
 ``thread/resume`` find what earlier invocations made), turn selection, refusals, codex's
-retries of a failed model request (``Retries``, ``retry_limits``) and the deterministic clock
-(ids and timestamps come from the script's seed, never the real clock).
+retries of a failed model request (``Retries``; ``config`` reads their settings) and the
+deterministic clock (ids and timestamps come from the script's seed, never the real clock).
 
 Runs in the fake process (built-ins only, see ``_runtime``); ``run`` parses the top level of
 the command line and hands over to ``exec`` or ``app_server``, which import this module.
@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASE_TIME",
-    "DEFAULT_REQUEST_RETRIES",
-    "DEFAULT_STREAM_RETRIES",
     "MAX_INPUT_CHARS",
     "ArgumentError",
     "Retries",
@@ -28,7 +26,6 @@ __all__ = [
     "input_refusal",
     "parse_options",
     "refusal_text",
-    "retry_limits",
     "scripted_refusal",
 ]
 
@@ -296,54 +293,9 @@ def text_of(output: Any) -> str:
 
 # --- codex's retries of a failed model request --------------------------------------------
 
-#: codex's retries of a failed model request, unless its provider's config sets them (it caps
-#: both at 100).
-DEFAULT_REQUEST_RETRIES = 4
-DEFAULT_STREAM_RETRIES = 5
-_MAX_RETRIES = 100
 #: The first retry's backoff (codex: 200 ms, doubling per attempt); the fake's clock advances
 #: by it, nothing waits.
 _BACKOFF_MS = 200
-
-
-def _number_after(text: str, name: str) -> int | None:
-    """The integer ``name = N`` sets inside an inline TOML table (``{a = 1, name = 2}``)."""
-    at = text.find(name)
-    while at >= 0:
-        before = text[:at].rstrip()
-        rest = text[at + len(name) :].lstrip()
-        if (not before or before[-1] in "{,") and rest.startswith("="):
-            digits = rest[1:].lstrip()
-            end = 0
-            while end < len(digits) and digits[end].isdigit():
-                end += 1
-            return int(digits[:end]) if end else None
-        at = text.find(name, at + 1)
-    return None
-
-
-def retry_limits(configs: list[str]) -> tuple[int, int]:
-    """``request_max_retries`` and ``stream_max_retries`` from ``-c`` options that set them
-    for a model provider (``model_providers.<id>.request_max_retries=1``, or inside an inline
-    table ``model_providers.<id>={…, request_max_retries=1}``); codex's defaults otherwise."""
-    found = {
-        "request_max_retries": DEFAULT_REQUEST_RETRIES,
-        "stream_max_retries": DEFAULT_STREAM_RETRIES,
-    }
-    for entry in configs:
-        key, _, value = str(entry).partition("=")
-        key = key.strip()
-        if not key.startswith("model_providers."):
-            continue
-        for name in found:
-            if key.endswith("." + name):
-                value = value.strip()
-                number = int(value) if value.isdigit() else None
-            else:
-                number = _number_after(value, name)
-            if number is not None:
-                found[name] = min(number, _MAX_RETRIES)
-    return found["request_max_retries"], found["stream_max_retries"]
 
 
 class Retries:

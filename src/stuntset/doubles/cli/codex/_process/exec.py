@@ -20,7 +20,11 @@ Runs in the fake process (built-ins only, see ``_runtime``). What codex-cli 0.16
 * A 5xx from the model API is retried as the app-server retries it (``common.Retries``):
   ``request_max_retries`` times silently, then each of ``stream_max_retries`` attempts
   announced by an ``error`` line ``Reconnecting... n/m (<why>)``; the next scripted turn
-  answers each retry, and once they are spent the turn fails with the last error. Without ``--json`` the last agent message goes to stdout and
+  answers each retry, and once they are spent the turn fails with the last error. The two
+  settings are the model provider's in ``config.toml`` and ``-c`` options (``config``); a
+  config.toml the fake cannot parse, or a table for a built-in provider id, is refused as
+  codex refuses it: "Error loading config.toml: …" on stderr, exit 1, before the prompt is
+  read. Without ``--json`` the last agent message goes to stdout and
   progress to stderr. ``-o FILE`` gets the last agent message.
 * Unknown flags and bad values: clap's error text on stderr, exit 2.
 """
@@ -39,7 +43,6 @@ from stuntset.doubles.cli.codex._process.common import (
     input_refusal,
     parse_options,
     refusal_text,
-    retry_limits,
     scripted_refusal,
     text_of,
 )
@@ -148,7 +151,7 @@ def _read_stdin() -> str:
 class ExecRun:
     """One ``codex exec`` invocation: options, the thread, and the turn's JSONL."""
 
-    def __init__(self, rt: Runtime, options: dict[str, Any]) -> None:
+    def __init__(self, rt: Runtime, options: dict[str, Any], retries: tuple[int, int]) -> None:
         self.rt = rt
         self.options = options
         self.json = bool(options.get("json"))
@@ -162,7 +165,7 @@ class ExecRun:
         #: How codex retries the scripted turn's closing 5xx (None: it does not), and how far
         #: it has got retrying the current model request.
         self.retry: dict[str, Any] | None = None
-        self.retries = Retries(retry_limits(options.get("config") or []))
+        self.retries = Retries(retries)
 
     # --- output ---------------------------------------------------------------------------
 
@@ -480,6 +483,20 @@ def run_exec(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
     startup_delay = rt.plan.get("startup_delay") or 0.0
     if startup_delay:
         rt.sleep(startup_delay, scaled=False)
+    from stuntset.doubles.cli.codex._process.config import load
+
+    settings = load(
+        rt.env,
+        options.get("config") or [],
+        profile=options.get("profile"),
+        user_config=not options.get("ignore_user_config"),
+    )
+    refusal = settings.exec_refusal
+    if refusal is None and settings.option_problem is not None:
+        refusal = f"Error loading config.toml: {settings.option_problem}"
+    if refusal is not None:  # before the prompt is read (observed)
+        rt.stderr(refusal)
+        rt.exit(1)
     thread_id: str | None = None
     if resume and not options.get("last"):
         thread_id = positionals.pop(0) if positionals else None
@@ -502,7 +519,7 @@ def run_exec(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
     if not prompt.strip():
         rt.stderr("No prompt provided via stdin.\n")
         rt.exit(1)
-    run = ExecRun(rt, options)
+    run = ExecRun(rt, options, settings.retries)
     threads = Threads(rt)
     thread = threads.get(thread_id) if resume else None
     if resume and thread is None and thread_id is not None:
