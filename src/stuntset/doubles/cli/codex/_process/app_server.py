@@ -45,19 +45,16 @@ from stuntset.doubles.cli.codex._process.app_turn import Interrupted, Turn, turn
 from stuntset.doubles.cli.codex._process.common import (
     BASE_TIME,
     COMMON_OPTIONS,
+    DEFAULT_REQUEST_RETRIES,
+    DEFAULT_STREAM_RETRIES,
     ArgumentError,
     Clock,
     Threads,
     choose_turn,
+    config_matters,
     input_refusal,
     parse_options,
     scripted_refusal,
-)
-from stuntset.doubles.cli.codex._process.config import (
-    DEFAULT_REQUEST_RETRIES,
-    DEFAULT_STREAM_RETRIES,
-    Settings,
-    load,
 )
 from stuntset.doubles.cli.codex._process.requests import (
     KNOWN,
@@ -78,6 +75,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from stuntset.doubles.cli._runtime import Runtime
+    from stuntset.doubles.cli.codex._process.config import Settings
 
 __all__ = ["KNOWN_METHODS", "run_app_server"]
 
@@ -557,15 +555,17 @@ def run_app_server(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
     startup_delay = rt.plan.get("startup_delay") or 0.0
     if startup_delay:
         rt.sleep(startup_delay, scaled=False)
-    settings = load(
-        rt.env, [*top.get("config", []), *options.get("config", [])], profile=top.get("profile")
-    )
-    if settings.option_problem is not None:
-        rt.stderr(f"Error: {settings.option_problem}")
-        rt.exit(1)
     server = Server(rt)
-    server.retries = settings.retries
-    server.config_warning = _config_warning(rt, settings)
+    configs = [*top.get("config", []), *options.get("config", [])]
+    if config_matters(rt.env, configs):
+        from stuntset.doubles.cli.codex._process.config import load
+
+        settings = load(rt.env, configs, profile=top.get("profile"))
+        if settings.option_problem is not None:
+            rt.stderr(f"Error: {settings.option_problem}")
+            rt.exit(1)
+        server.retries = settings.retries
+        server.config_warning = _config_warning(rt, settings)
     server.serve()
 
 

@@ -15,13 +15,17 @@ A file it cannot read is refused as the real CLI refuses a malformed one.
 
 from __future__ import annotations
 
+from stuntset.doubles.cli.codex._process.common import (
+    DEFAULT_REQUEST_RETRIES,
+    DEFAULT_STREAM_RETRIES,
+    config_path,
+)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "DEFAULT_REQUEST_RETRIES",
-    "DEFAULT_STREAM_RETRIES",
     "RESERVED",
     "ConfigError",
     "Settings",
@@ -29,10 +33,7 @@ __all__ = [
     "parse",
 ]
 
-#: codex's retries of a failed model request, unless its provider's config sets them (it caps
-#: both at 100).
-DEFAULT_REQUEST_RETRIES = 4
-DEFAULT_STREAM_RETRIES = 5
+#: codex caps both retry settings at 100.
 _MAX_RETRIES = 100
 
 #: Provider ids codex refuses a ``model_providers`` table for (observed: these four refused;
@@ -431,8 +432,7 @@ def load(
     provider in use is ``model_provider`` (a profile's, if one is chosen: ``--profile`` or
     ``profile``; ``openai`` by default); only its table's retry settings count (capped at
     100)."""
-    home = env.get("CODEX_HOME") or env.get("HOME", "") + "/.codex"
-    settings = Settings(home.rstrip("/") + "/config.toml")
+    settings = Settings(config_path(env))
     config: dict[str, Any] = {}
     text = _read(settings.path) if user_config else None
     if text is not None:

@@ -35,11 +35,14 @@ import posix
 
 from stuntset.doubles.cli.codex._process.common import (
     COMMON_OPTIONS,
+    DEFAULT_REQUEST_RETRIES,
+    DEFAULT_STREAM_RETRIES,
     ArgumentError,
     Clock,
     Retries,
     Threads,
     choose_turn,
+    config_matters,
     input_refusal,
     parse_options,
     refusal_text,
@@ -483,20 +486,20 @@ def run_exec(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
     startup_delay = rt.plan.get("startup_delay") or 0.0
     if startup_delay:
         rt.sleep(startup_delay, scaled=False)
-    from stuntset.doubles.cli.codex._process.config import load
+    retries = (DEFAULT_REQUEST_RETRIES, DEFAULT_STREAM_RETRIES)
+    configs = options.get("config") or []
+    user_config = not options.get("ignore_user_config")
+    if config_matters(rt.env, configs, user_config):
+        from stuntset.doubles.cli.codex._process.config import load
 
-    settings = load(
-        rt.env,
-        options.get("config") or [],
-        profile=options.get("profile"),
-        user_config=not options.get("ignore_user_config"),
-    )
-    refusal = settings.exec_refusal
-    if refusal is None and settings.option_problem is not None:
-        refusal = f"Error loading config.toml: {settings.option_problem}"
-    if refusal is not None:  # before the prompt is read (observed)
-        rt.stderr(refusal)
-        rt.exit(1)
+        settings = load(rt.env, configs, profile=options.get("profile"), user_config=user_config)
+        refusal = settings.exec_refusal
+        if refusal is None and settings.option_problem is not None:
+            refusal = f"Error loading config.toml: {settings.option_problem}"
+        if refusal is not None:  # before the prompt is read (observed)
+            rt.stderr(refusal)
+            rt.exit(1)
+        retries = settings.retries
     thread_id: str | None = None
     if resume and not options.get("last"):
         thread_id = positionals.pop(0) if positionals else None
@@ -519,7 +522,7 @@ def run_exec(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
     if not prompt.strip():
         rt.stderr("No prompt provided via stdin.\n")
         rt.exit(1)
-    run = ExecRun(rt, options, settings.retries)
+    run = ExecRun(rt, options, retries)
     threads = Threads(rt)
     thread = threads.get(thread_id) if resume else None
     if resume and thread is None and thread_id is not None:
