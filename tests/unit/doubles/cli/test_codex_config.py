@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from stuntset.doubles.cli.codex._process.common import config_matters
 from stuntset.doubles.cli.codex._process.config import ConfigError, load, parse
 
 DOCUMENT = '''# a comment
@@ -149,3 +150,16 @@ def test_built_in_provider_ids_are_refused(tmp_path: Path) -> None:
     assert "IDs: `amazon-bedrock`, `lmstudio`." in settings.option_problem
     for fine in ("oss", "azure", "openai-custom"):
         assert load({}, [f"model_providers.{fine}.name=x"]).option_problem is None
+
+
+def test_the_configuration_is_loaded_only_where_it_can_matter(tmp_path: Path) -> None:
+    """Without a config.toml and without ``-c`` options about providers or profiles codex's
+    defaults hold: the fake does not even import its TOML reader."""
+    env = {"CODEX_HOME": str(tmp_path)}
+    assert not config_matters(env, ['model="o3"', 'approval_policy="never"'])
+    assert config_matters(env, ["model_providers.x.request_max_retries=0"])
+    assert config_matters(env, ['model_provider="x"'])
+    assert config_matters(env, ['profile="work"'])
+    (tmp_path / "config.toml").write_text("")
+    assert config_matters(env, [])
+    assert not config_matters(env, [], user_config=False)  # exec --ignore-user-config

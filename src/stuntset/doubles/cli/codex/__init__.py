@@ -30,18 +30,20 @@ approval_request  app-server: ``item/commandExecution/requestApproval`` (a file 
                   the automatic reviewer. exec never asks: the tool runs
 input_request     app-server: ``item/tool/requestUserInput``, answered by the client; exec:
                   an ``error`` item (nobody can answer a non-interactive run)
-usage             ``turn.completed.usage`` / ``thread/tokenUsage/updated`` — the thread's
-                  running total, as the real CLI reports it
+usage             ``turn.completed.usage`` — the thread's running total, as the real CLI
+                  reports it / ``thread/tokenUsage/updated`` after each model response:
+                  ``last`` that response's tokens, ``total`` the thread's
 delay             a real pause, times ``time_scale``
 http_error, rate_limit, overloaded, auth_expired
                   what the CLI shows once its own retries are spent: exec ``error`` then
                   ``turn.failed``, exit 1; app-server ``error`` then ``turn/completed`` with
                   status ``failed`` and ``turn.error`` (``codexErrorInfo`` as Codex classifies
-                  it). app-server retries a 5xx that is its response's first thing as codex
+                  it). Both modes retry a 5xx that is its response's first thing as codex
                   does: the next scripted turn answers each retry (``request_max_retries``,
-                  default 4, silently; then ``stream_max_retries``, default 5, each announced
-                  by an ``error`` "Reconnecting... n/m" with ``willRetry``; both read from
-                  ``-c model_providers.<id>.…`` options)
+                  default 4, silently; then ``stream_max_retries``, default 5, each announced:
+                  exec an ``error`` line "Reconnecting... n/m (<why>)", app-server an ``error``
+                  "Reconnecting... n/m" with ``willRetry``; both settings the model provider's
+                  in use, from ``$CODEX_HOME/config.toml`` under ``-c`` options)
 http_error with an app-server ``error_type`` (first step of its turn only)
                   the server refuses the turn: ``invalid_request`` (-32600), ``invalid_params``
                   (-32602), ``method_not_found`` (-32601), ``internal_error`` (-32603) or
