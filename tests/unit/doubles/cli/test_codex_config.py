@@ -75,6 +75,8 @@ def test_it_reads_what_tomllib_reads() -> None:
         ("a = 'x\n", "invalid literal string, expected `'`", 1, 7),
         ('a = """x\n', 'invalid multiline string, expected `"""`', 2, 1),
         ('a = "\\q"\n', "invalid escape sequence", 1, 6),
+        ("a = " + "[" * 10_000 + "\n", "nested more than 100 deep", 1, 105),
+        ("a = " + "{b = " * 10_000 + "\n", "nested more than 100 deep", 1, 505),
     ],
 )
 def test_what_it_cannot_read_is_named_by_place(
@@ -87,8 +89,8 @@ def test_what_it_cannot_read_is_named_by_place(
         line,
         column,
     )
-    with pytest.raises(tomllib.TOMLDecodeError):
-        tomllib.loads(text)  # not TOML for tomllib either
+    with pytest.raises((tomllib.TOMLDecodeError, RecursionError)):
+        tomllib.loads(text)  # not TOML for tomllib either (which recurses without a limit)
 
 
 def home_with(tmp_path: Path, text: str) -> dict[str, str]:

@@ -62,6 +62,9 @@ class ConfigError(Exception):
 
 # --- TOML ----------------------------------------------------------------------------------
 
+#: Arrays and inline tables nest at most this deep (the reader recurses; a file nested deeper
+#: is refused rather than crashing the fake).
+_MAX_DEPTH = 100
 _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _ESCAPES = {
     "b": "\b",
@@ -86,6 +89,8 @@ class _Reader:
         self.where: dict[tuple[str, ...], tuple[int, int, int]] = {}
         #: The key path of the table the pairs being read go into.
         self.path: tuple[str, ...] = ()
+        #: Arrays and inline tables open around the value being read.
+        self.depth = 0
 
     def error(self, message: str, at: int | None = None) -> ConfigError:
         at = self.at if at is None else at
@@ -212,10 +217,14 @@ class _Reader:
             return self.basic_string()
         if char == "'":
             return self.literal_string()
-        if char == "[":
-            return self.array()
-        if char == "{":
-            return self.inline_table()
+        if char in "[{":
+            if self.depth >= _MAX_DEPTH:
+                raise self.error(f"nested more than {_MAX_DEPTH} deep")
+            self.depth += 1
+            try:
+                return self.array() if char == "[" else self.inline_table()
+            finally:
+                self.depth -= 1
         return self.scalar()
 
     def basic_string(self) -> str:
