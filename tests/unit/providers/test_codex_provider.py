@@ -193,10 +193,11 @@ async def test_an_overload_past_codexs_retries_crashes_the_run_as_overloaded(
     tmp_path: Path,
 ) -> None:
     """Codex retries a 503 (``request_max_retries``, then ``stream_max_retries``); with both
-    set to 0 by ``-c`` the first one fails the turn, which the adapter reads as
-    ``overloaded``. With codex's defaults the catalog's single 503 is retried and the run
-    completes with the next turn."""
+    set to 0 by ``-c`` for the provider in use the first one fails the turn, which the adapter
+    reads as ``overloaded``. With codex's defaults the catalog's single 503 is retried and the
+    run completes with the next turn."""
     retries = (
+        'model_provider="stuntset"',
         "model_providers.stuntset.request_max_retries=0",
         "model_providers.stuntset.stream_max_retries=0",
     )
