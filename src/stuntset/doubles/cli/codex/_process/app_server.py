@@ -19,9 +19,10 @@ generated models):
   (active), ``turn/started``, the user message item, the scripted items with their deltas,
   after each model response ``thread/tokenUsage/updated`` and ``account/rateLimits/updated``
   (the turn's scripted rate limits), ``thread/readState/changed`` (a durable thread that
-  showed an item), ``thread/status/changed`` (idle) and ``turn/completed`` (``completed`` |
-  ``failed`` with ``turn.error`` | ``interrupted``). A 5xx is retried as codex retries it
-  (the provider's settings: ``config``), each retry answered by the next scripted turn. Refused
+  showed an item), ``thread/status/changed`` (idle) and ``turn/completed`` (``completed``,
+  listing the turn's last agent message | ``failed`` with ``turn.error`` | ``interrupted``).
+  A 5xx is retried as codex retries it (the settings of the model provider in use, from
+  config.toml and ``-c``: ``config``), each retry answered by the next scripted turn. Refused
   (``-32600``/``-32602``, see ``turn_start``) where the real one refuses it; on a thread
   whose turn runs, the input is steered into that turn.
 * ``turn/interrupt`` (the active turn; another id: "expected active turn id X but found Y")
@@ -34,6 +35,9 @@ generated models):
   reviewer — the SDK's default ``ApprovalMode`` — the automatic reviewer approves them, shown
   as ``item/autoApprovalReview/started``/``completed``), then ``serverRequest/resolved``.
   ``item/tool/requestUserInput`` asks questions the same way.
+* A ``-c`` option setting a table for a built-in provider id ends the server at once (exit
+  1); a config.toml codex cannot use is reported (stderr, then ``configWarning`` after
+  ``initialize``) and left out.
 * Exit at stdin EOF, after the turn in progress.
 """
 
