@@ -5,6 +5,7 @@ approval and the decision shows) and input-honoured (it unblocks an input reques
 from __future__ import annotations
 
 from stuntset.checks._conformance_harness import Harness
+from stuntset.checks._conformance_play import Played
 from stuntset.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -13,9 +14,16 @@ from stuntset.events import (
     RunCompleted,
     ToolCompleted,
 )
+from stuntset.providers.base import AgentProvider
 from stuntset.script import Script
 
 __all__ = ["ApprovalAndInputChecks"]
+
+
+def _no_terminal(played: Played, timeout: float) -> str:
+    if played.ended:
+        return "after the answer its stream ended without a terminal event"
+    return f"no terminal event within {timeout} s of the answer"
 
 
 class ApprovalAndInputChecks(Harness):
@@ -41,6 +49,15 @@ class ApprovalAndInputChecks(Harness):
             )
         finally:
             await self.close(provider)
+        self._judge_approval(played, provider, scenario, decision)
+
+    def _judge_approval(
+        self, played: Played, provider: AgentProvider, scenario: str, decision: str
+    ) -> None:
+        # Judged in a call of its own, after the awaits: on CPython 3.11 a frame that a caught
+        # cancellation resumed is invisible to coverage until it returns (cpython#106749)
+        __tracebackhide__ = True
+        invariant = "approval-honoured"
         where = f"(decision {decision!r})"
         requests = [e for e in played.events if isinstance(e, ApprovalRequested)]
         if played.error is not None:
@@ -51,8 +68,7 @@ class ApprovalAndInputChecks(Harness):
             self.fail(
                 invariant,
                 scenario,
-                f"{where} respond() did not unblock the run: no terminal event within "
-                f"{self.timeout} s of the answer",
+                f"{where} respond() did not unblock the run: {_no_terminal(played, self.timeout)}",
                 played,
                 provider,
             )
@@ -101,7 +117,6 @@ class ApprovalAndInputChecks(Harness):
                 )
         if decision == "allow":
             self.result(invariant, scenario, played)
-        return
 
     async def check_input(self, script: Script, scenario: str) -> None:
         __tracebackhide__ = True
@@ -121,6 +136,13 @@ class ApprovalAndInputChecks(Harness):
             )
         finally:
             await self.close(provider)
+        self._judge_input(played, provider, scenario, text)
+
+    def _judge_input(
+        self, played: Played, provider: AgentProvider, scenario: str, text: str
+    ) -> None:
+        __tracebackhide__ = True
+        invariant = "input-honoured"
         requests = [e for e in played.events if isinstance(e, InputRequested)]
         if played.error is not None:
             self.fail(invariant, scenario, f"the run raised {played.error!r}", played, provider)
@@ -130,8 +152,7 @@ class ApprovalAndInputChecks(Harness):
             self.fail(
                 invariant,
                 scenario,
-                f"respond() did not unblock the run: no terminal event within {self.timeout} s "
-                f"of the answer",
+                f"respond() did not unblock the run: {_no_terminal(played, self.timeout)}",
                 played,
                 provider,
             )
@@ -150,4 +171,3 @@ class ApprovalAndInputChecks(Harness):
                     provider,
                 )
         self.result(invariant, scenario, played)
-        return

@@ -23,6 +23,7 @@ from stuntset.events import (
     RunCrashed,
     RunKilled,
     RunStarted,
+    ToolCompleted,
 )
 from stuntset.providers import Capabilities, ScriptedProvider
 from stuntset.script import Script
@@ -80,8 +81,10 @@ class _Drops(_Tampered):
 
     async def __anext__(self) -> Event:
         event = await super().__anext__()
-        while isinstance(event, self.dropped):
-            event = await super().__anext__()
+        if isinstance(event, self.dropped):
+            # and ends its stream: the run would wait for an answer nobody can give, which
+            # the check would only see at its timeout (real time)
+            raise StopAsyncIteration
         return event
 
 
@@ -90,7 +93,7 @@ class _DropsInput(_Drops):
 
 
 class SwallowsApprovals(BrokenProvider):
-    """Never shows its approval requests (the run waits for an answer nobody can give)."""
+    """Never shows its approval requests: its stream ends where one would come."""
 
     run_class = _Drops
 
@@ -99,6 +102,48 @@ class SwallowsInputRequests(BrokenProvider):
     """Never shows its input requests."""
 
     run_class = _DropsInput
+
+
+class _EndsOnAnswer(_Tampered):
+    answered = False
+
+    async def __anext__(self) -> Event:
+        if self.answered:
+            raise StopAsyncIteration
+        return await super().__anext__()
+
+    async def respond(self, request_id: str, decision: str) -> None:
+        self.answered = True
+
+
+class EndsOnTheAnswer(BrokenProvider):
+    """Takes the answer, then ends its stream without a terminal event."""
+
+    run_class = _EndsOnAnswer
+
+
+class _IgnoresAnswer(_Tampered):
+    async def respond(self, request_id: str, decision: str) -> None:
+        return None
+
+
+class IgnoresTheAnswer(BrokenProvider):
+    """Takes the answer and does nothing with it: the run waits on."""
+
+    run_class = _IgnoresAnswer
+
+
+class _FailsAllowedTool(_Tampered):
+    def bend(self, event: Event) -> Event:
+        if isinstance(event, ToolCompleted):
+            return msgspec.structs.replace(event, is_error=True, output="permission denied")
+        return event
+
+
+class FailsTheAllowedTool(BrokenProvider):
+    """Reports every tool call as failed, the allowed one too."""
+
+    run_class = _FailsAllowedTool
 
 
 class _ForeignSession(_Tampered):
@@ -286,8 +331,11 @@ FAILURES = [
     ("interrupt-terminates", InterruptAfterEndRaises, "happy_path", "it must be harmless"),
     ("approval-honoured", RaisesMidRun, "needs_approval", "the run raised RuntimeError('boom')"),
     ("approval-honoured", SwallowsApprovals, "needs_approval", "no approval.requested arrived"),
+    ("approval-honoured", EndsOnTheAnswer, "needs_approval", "its stream ended without a"),
+    ("approval-honoured", FailsTheAllowedTool, "needs_approval", "completed as an error"),
     ("input-honoured", RaisesMidRun, "input_request", "the run raised RuntimeError('boom')"),
     ("input-honoured", SwallowsInputRequests, "input_request", "no input.requested arrived"),
+    ("input-honoured", EndsOnTheAnswer, "input_request", "its stream ended without a"),
     ("resume-round-trips", StartsInAnotherSession, "multi_turn", "does not carry its session_id"),
     ("resume-round-trips", LosesItsSessionId, "multi_turn", "the provider's session_id is"),
     ("resume-round-trips", RefusesToResume, "multi_turn", "on a new provider raised"),
@@ -346,3 +394,14 @@ def test_the_paths_no_catalog_provider_takes_pass(
     assert [(r.invariant, r.status, r.reason) for r in report.results] == [
         (invariant, "passed", "")
     ]
+
+
+def test_a_run_the_answer_leaves_waiting_fails_at_the_checks_timeout() -> None:
+    # tests real time: the check's own timeout (0.3 s of real time) is what ends the wait
+    with pytest.raises(ConformanceFailure, match=r"no terminal event within 0\.3 s of the answer"):
+        check_provider_conformance(
+            IgnoresTheAnswer,
+            invariants=["input-honoured"],
+            scenarios=["input_request"],
+            **{**FAST, "timeout": 0.3},
+        )
