@@ -3,6 +3,7 @@ streaming; faults surface as each library's own transport errors; framing stress
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import anthropic
@@ -11,7 +12,10 @@ import httpx2
 import openai
 import pytest
 
+from stuntset._resources import STREAMS
+from stuntset.clock import SystemClock
 from stuntset.doubles.model import Framing, ModelDouble, transport
+from stuntset.errors import UnusedTurns
 from stuntset.script import Delay, Exit, Script, Stall, StreamCut, Text, ToolCall, Usage
 
 CHAT = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
@@ -151,3 +155,103 @@ def test_unknown_events_reach_raw_iterators_and_the_helpers_skip_them() -> None:
     assert raw_messages[1] == "stuntset_unknown"
     with claude.messages.stream(model="m", max_tokens=5, messages=messages) as message_events:
         assert [b.type for b in message_events.get_final_message().content] == ["text", "tool_use"]
+
+
+# --- real time, a closed double, what the transport object exposes -----------------------------
+
+
+def test_under_the_real_clock_a_closed_double_cuts_a_pause_short() -> None:
+    double = ModelDouble(Script.of([Text("a"), Delay(30.0), Text("b")]), clock=SystemClock())
+    double.close()  # the pause would take 30 s of real time: the closed double ends it at once
+    client = httpx2.Client(transport=transport(double=double))
+    with (
+        pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"),
+        client.stream("POST", "http://x/v1/chat/completions", json=CHAT) as response,
+    ):
+        response.read()
+
+
+@pytest.mark.anyio
+async def test_under_the_real_clock_an_async_read_of_a_closed_double_ends_at_once() -> None:
+    double = ModelDouble(Script.of([Text("a"), Delay(30.0), Text("b")]), clock=SystemClock())
+    double.close()
+    client = httpx2.AsyncClient(transport=transport(double=double))
+    with pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"):
+        async with client.stream("POST", "http://x/v1/chat/completions", json=CHAT) as response:
+            await response.aread()
+
+
+@pytest.mark.anyio
+async def test_under_the_real_clock_pauses_take_real_time_and_the_read_timeout_cuts_one() -> None:
+    # tests real time: two 0.03 s pauses, then a 30 s pause the client's 0.05 s read timeout cuts
+    script = Script.of([Text("one two three", interval=0.03), Delay(30.0), Text("late")])
+    double = ModelDouble(script, clock=SystemClock())
+    client = httpx2.AsyncClient(
+        transport=transport(double=double), timeout=httpx2.Timeout(5, read=0.05)
+    )
+    pieces: list[bytes] = []
+    started = time.monotonic()
+    with pytest.raises(httpx2.ReadTimeout):
+        async with client.stream("POST", "http://x/v1/chat/completions", json=CHAT) as response:
+            async for piece in response.aiter_bytes():
+                pieces.append(piece)
+    assert time.monotonic() - started >= 0.11  # 0.03 + 0.03 + the 0.05 s timeout
+    assert b"three" in b"".join(pieces)
+    assert b"late" not in b"".join(pieces)
+
+
+@pytest.mark.anyio
+async def test_a_read_cancelled_mid_stall_ends_the_stream_for_the_leak_check() -> None:
+    # A stall with no read timeout waits for the double to close, in real time whatever the
+    # clock; the caller's own deadline (0.05 s of real time) cancels the read instead.
+    import anyio
+
+    double = ModelDouble(Script.of([Text("a"), Stall()]))
+    client = httpx2.AsyncClient(transport=transport(double=double), timeout=None)
+    mark = STREAMS.watch()
+    try:
+        async with client.stream("POST", "http://x/v1/chat/completions", json=CHAT) as response:
+            assert STREAMS.since(mark) != []  # open while it is being read
+            with anyio.move_on_after(0.05) as deadline:
+                await response.aread()
+        assert deadline.cancelled_caught
+        assert STREAMS.since(mark) == []
+    finally:
+        STREAMS.unwatch(mark)
+        double.close()
+
+
+def test_headers_that_are_not_plain_ascii_or_are_repeated_reach_the_journal() -> None:
+    double = ModelDouble(Script.of([Text("a")], [Text("b")]))
+    client = httpx.Client(transport=transport(double=double))
+    client.post(
+        "http://x/v1/chat/completions",
+        json={**CHAT, "stream": False},
+        headers={"x-note": "café".encode()},
+    )
+    client.post(
+        "http://x/v1/chat/completions",
+        json={**CHAT, "stream": False},
+        headers=[("x-tag", "one"), ("x-tag", "two")],
+    )
+    first, second = double.requests
+    assert first.headers["x-note"] == "café"
+    assert second.headers["x-tag"] == "one, two"
+
+
+def test_the_transport_plays_requests_and_verifies_through_its_double() -> None:
+    double = ModelDouble(Script.of([Text("unused")]))
+    shared = transport(Script.of([Text("first")], [Text("second")]), double=double)
+    assert shared.double is double  # the script given replaced the double's
+    with httpx2.Client(transport=shared) as client:
+        body = {**CHAT, "stream": False}
+        reply = client.post("http://x/v1/chat/completions", json=body).json()
+        assert reply["choices"][0]["message"]["content"] == "first"
+        assert [entry.path for entry in shared.requests] == ["/v1/chat/completions"]
+        with pytest.raises(UnusedTurns):
+            shared.verify()
+        shared.verify(allow_unused_turns=True)
+        shared.play(Script.of([Text("replayed")]))
+        reply = client.post("http://x/v1/chat/completions", json=body).json()
+    assert reply["choices"][0]["message"]["content"] == "replayed"
+    shared.verify()
