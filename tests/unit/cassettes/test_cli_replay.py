@@ -287,6 +287,54 @@ def test_a_run_the_client_killed_waits_to_be_killed_again(install: Any, tmp_path
     cli.verify()
 
 
+def test_a_killed_run_whose_client_closes_stdin_instead_dies_by_that_signal_itself(
+    install: Any, tmp_path: Path
+) -> None:
+    cli = install(run_of([("out", 0.0, {"type": "system"})], status=-signal.SIGTERM))
+    process = Process(cli, "--json", cwd=tmp_path)
+    assert process.receive() == {"type": "system"}
+    process.send({"type": "user"})  # read and passed over while it waits for the signal
+    out, _, status = process.finish()  # closes stdin: no signal is coming
+    assert (out, status) == (b"", -signal.SIGTERM)
+    (invocation,) = cli.invocations
+    assert invocation.events[-1]["event"] == "exit"
+    assert invocation.events[-1]["code"] == -signal.SIGTERM
+    cli.verify()
+
+
+def test_recordings_that_part_on_reading_or_writing_bind_to_the_first(
+    install: Any, tmp_path: Path
+) -> None:
+    cli = install(
+        run_of([("out", 0.0, {"a": 1}), ("out", 0.01, {"b": 1})], ident="i-1"),
+        run_of([("out", 0.0, {"a": 1}), ("in", 0.01, {"n": 1})], ident="i-2"),
+    )
+    out, _, status = Process(cli, "--json", cwd=tmp_path).finish()
+    assert ([json.loads(line) for line in out.splitlines()], status) == ([{"a": 1}, {"b": 1}], 0)
+    cli.verify(allow_unused=["i-2"])
+
+
+def test_a_run_whose_every_match_was_taken_meanwhile_is_a_mismatch(
+    install: Any, tmp_path: Path
+) -> None:
+    alike = [("out", 0.0, {"hello": 1}), ("in", 0.01, {"n": 1}), ("out", 0.02, {"ok": 1})]
+    cli = install(run_of(alike, ident="i-1"), run_of(alike, ident="i-2"))
+    waiting = Process(cli, "--json", cwd=tmp_path)
+    assert waiting.receive() == {"hello": 1}  # it started with both as candidates
+    for _ in range(2):  # two others take both recordings
+        other = Process(cli, "--json", cwd=tmp_path)
+        assert other.receive() == {"hello": 1}
+        other.send({"n": 1})
+        assert other.receive() == {"ok": 1}
+        assert other.finish()[2] == 0
+    waiting.send({"n": 1})
+    _, err, status = waiting.finish()
+    assert status == 1
+    assert "(i-1, i-2) was already replayed by another process" in err
+    with pytest.raises(CassetteMismatch, match="already replayed by another process"):
+        cli.verify()
+
+
 def test_the_recorded_working_directory_becomes_this_runs(install: Any, tmp_path: Path) -> None:
     recorded = "/recorded/project"
     cli = install(
@@ -319,6 +367,19 @@ def test_closing_stdin_early_or_late_is_a_mismatch(install: Any, tmp_path: Path)
     _, err, status = process.finish()
     assert status == 1
     assert 'the recording\'s client closed stdin here; this one sent {"n": 2}' in err
+
+
+def test_a_client_that_keeps_stdin_open_is_a_mismatch_after_the_timeout(
+    install: Any, tmp_path: Path
+) -> None:
+    # tests real time: the replay's own stdin timeout (0.05 s)
+    cli = install(run_of([("out", 0.0, {"ok": 1})], stdin_closed=0.05), stdin_timeout=0.05)
+    process = Process(cli, "--json", cwd=tmp_path)
+    assert process.receive() == {"ok": 1}
+    assert process.popen.wait() == 1
+    process.finish()
+    with pytest.raises(CassetteMismatch, match=r"closed stdin here; this one kept it open 0.05 s"):
+        cli.verify()
 
 
 def test_a_client_that_stays_silent_is_a_mismatch_after_the_timeout(

@@ -273,7 +273,8 @@ def _write_atomically(target: Path, data: bytes, mode: int) -> None:
 #: variables when the run measures coverage). Without them it costs one lookup in the
 #: environment of the already loaded ``posix`` module: a user's spawn imports nothing more.
 #: ``-IS`` ignores ``site`` (and coverage's ``.pth`` hook), hence the explicit path; the fake
-#: ends with ``posix._exit`` (no ``atexit``), hence the wrapper that saves the data first.
+#: ends with ``posix._exit`` (no ``atexit``) or by signalling itself (a replayed run a signal
+#: ended), hence the wrappers that save the data first.
 _MEASURE = """\
 import posix
 if b"STUNTSET_COVERAGE_PROCESS_START" in posix.environ:
@@ -286,7 +287,13 @@ if b"STUNTSET_COVERAGE_PROCESS_START" in posix.environ:
         _measure.stop()
         _measure.save()
         _exit(code)
+    def _save_then_kill(pid, signal, _kill=posix.kill, _measure=_measure):
+        if pid == posix.getpid():
+            _measure.stop()
+            _measure.save()
+        _kill(pid, signal)
     posix._exit = _save_then_exit
+    posix.kill = _save_then_kill
 """
 
 

@@ -190,11 +190,15 @@ async def test_under_the_real_clock_pauses_take_real_time_and_the_read_timeout_c
         transport=transport(double=double), timeout=httpx2.Timeout(5, read=0.05)
     )
     pieces: list[bytes] = []
-    started = time.monotonic()
-    with pytest.raises(httpx2.ReadTimeout):
+
+    async def read() -> None:
         async with client.stream("POST", "http://x/v1/chat/completions", json=CHAT) as response:
             async for piece in response.aiter_bytes():
                 pieces.append(piece)
+
+    started = time.monotonic()
+    with pytest.raises(httpx2.ReadTimeout):
+        await read()
     assert time.monotonic() - started >= 0.11  # 0.03 + 0.03 + the 0.05 s timeout
     assert b"three" in b"".join(pieces)
     assert b"late" not in b"".join(pieces)
