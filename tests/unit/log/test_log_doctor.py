@@ -16,6 +16,7 @@ from stuntset.errors import LogFileError, LogInUse
 from stuntset.log import SqliteEventLog
 from stuntset.log.doctor import diagnose, move_aside
 from stuntset.log.lock import DatabaseLock
+from stuntset.log.sqlite import SCHEMA_VERSION
 
 TS_AS_TEXT = b'{"item_id":"m","run_id":"r","seq":3,"text":"x","ts":"now","type":"message.delta"}'
 BAD_KIND = b'{"kind":"network","message":"m","run_id":"r","seq":2,"ts":1.0,"type":"run.crashed"}'
@@ -103,3 +104,34 @@ def test_the_command_on_a_file_that_is_no_log_is_one_line(tmp_path: Path) -> Non
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
     assert str(junk) in result.stderr
+
+
+def foreign_events_table(path: Path) -> Path:
+    """A database with the log's schema version and an ``events`` table of other columns."""
+    raw = sqlite3.connect(path)
+    raw.execute("CREATE TABLE events (pos INTEGER PRIMARY KEY, note TEXT)")
+    raw.execute("INSERT INTO events (note) VALUES ('kept')")
+    raw.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    raw.commit()
+    raw.close()
+    return path
+
+
+def test_an_events_table_of_other_columns_is_one_error_naming_the_file(tmp_path: Path) -> None:
+    path = foreign_events_table(tmp_path / "foreign.db")
+    with pytest.raises(LogFileError, match=r"^log doctor: .*foreign\.db: .*no such column"):
+        diagnose(path)
+    with pytest.raises(LogFileError, match=r"^log doctor --move-aside: .*foreign\.db: "):
+        move_aside(path)
+    # rolled back and unlocked: the file is as it was, and the next attempt meets the same
+    raw = sqlite3.connect(path)
+    tables = [row[0] for row in raw.execute("SELECT name FROM sqlite_master")]
+    rows = raw.execute("SELECT note FROM events").fetchall()
+    raw.close()
+    assert (tables, rows) == (["events"], [("kept",)])
+    with pytest.raises(LogFileError, match="no such column"):
+        move_aside(path)
+    result = CliRunner().invoke(main, ["log", "doctor", str(path), "--move-aside"])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert str(path) in result.stderr
