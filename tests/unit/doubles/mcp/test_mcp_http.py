@@ -3,14 +3,20 @@ retry-after, SSE bodies of the faults, and requests that are not JSON-RPC."""
 
 from __future__ import annotations
 
+import json
+import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 
 from stuntset.doubles.mcp import McpDouble
 from stuntset.script import (
+    Delay,
+    Exit,
     Garbage,
     HttpError,
     OutOfOrder,
@@ -18,8 +24,10 @@ from stuntset.script import (
     RateLimit,
     Script,
     Stall,
+    StreamCut,
     ToolCall,
 )
+from stuntset.waiting import wait_for
 
 pytestmark = pytest.mark.real_time
 SCRIPT = Script.of(
@@ -110,4 +118,64 @@ def test_what_is_not_json_rpc_is_recorded_and_left_to_the_sdk(
     assert listing.status_code >= 400  # a GET stream needs a session
     assert [(c.method, c.outcome, c.params) for c in double.calls] == [
         (None, "unparsed", "{not json")
+    ]
+
+
+def test_in_process_a_dropped_connection_ends_the_body_early() -> None:
+    # no uvicorn below (an ASGI transport): no socket to drop, so the body just ends
+    double = McpDouble(Script.of([ToolCall("crash"), Exit()], [ToolCall("cut"), StreamCut()]))
+    server = double.serve_http()
+
+    async def post_both() -> list[httpx2.Response]:
+        transport = httpx2.ASGITransport(server.app)
+        async with httpx2.AsyncClient(transport=transport, headers=HEADERS) as client:
+            return [await client.post("http://double/mcp", json=call(t)) for t in ("crash", "cut")]
+
+    try:
+        responses = anyio.run(post_both)
+        outcomes = [c.outcome for c in double.tool_calls()]
+    finally:
+        double.close()
+    for response in responses:
+        assert (response.status_code, response.content) == (200, b"")
+        assert response.headers["content-type"] == "text/event-stream"
+    assert outcomes == ["fault:exit", "fault:stream_cut"]
+
+
+def test_a_body_sent_in_chunks_is_read_whole_and_a_delay_comes_before_the_fault() -> None:
+    double = McpDouble(Script.of([ToolCall("teapot"), Delay(0.05), HttpError(418)]))
+    body = json.dumps(call("teapot")).encode()
+
+    def chunked() -> Iterator[bytes]:  # no content-length: sent chunked, read in pieces
+        yield body[:10]
+        yield body[10:]
+
+    # tests real time: the scripted 0.05 s delay before the fault
+    with double.serve_http() as server, httpx2.Client(headers=HEADERS) as client:
+        started = time.monotonic()
+        response = client.post(
+            server.url, content=chunked(), headers={"content-type": "application/json"}
+        )
+        assert time.monotonic() - started >= 0.05
+    assert (response.status_code, response.json()["id"]) == (418, 7)
+    assert [c.outcome for c in double.tool_calls("teapot")] == ["fault:http_error"]
+    with pytest.raises(httpx2.ConnectError):  # leaving the with block stopped the server
+        httpx2.post(server.url, json=call("teapot"))
+    double.close()
+
+
+def test_a_client_gone_before_its_body_ended_is_recorded_as_unparsed() -> None:
+    double = McpDouble(SCRIPT)
+    server = double.serve_http()
+    try:
+        with socket.create_connection((server.host, server.port)) as raw:
+            raw.sendall(
+                b"POST /mcp HTTP/1.1\r\nhost: double\r\ncontent-type: application/json\r\n"
+                b'content-length: 100\r\n\r\n{"jsonrpc": "2.0"'
+            )
+        calls = wait_for(lambda: double.calls, message="the cut request to be journaled")
+    finally:
+        double.close()
+    assert [(c.method, c.outcome, c.params) for c in calls] == [
+        (None, "unparsed", '{"jsonrpc": "2.0"')
     ]
