@@ -163,6 +163,54 @@ def test_the_demo_section_resumes_a_scripted_session_over_the_socket(
     assert (row.ok, row.events, row.outcome) == (True, 19, "run.completed")
 
 
+class _MisquotingClient:
+    """A client whose live stream shows the first text delta with other text."""
+
+    def __init__(self, inner: DaemonClient) -> None:
+        self.inner = inner
+
+    def __enter__(self) -> _MisquotingClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.inner.close()
+
+    def call(self, op: str, **fields: Any) -> Any:
+        return self.inner.call(op, **fields)
+
+    def position(self, session_id: str) -> tuple[int, int]:
+        return self.inner.position(session_id)
+
+    def events(self, count: int) -> list[dict[str, Any]]:
+        events = self.inner.events(count)
+        for event in events:
+            if event["type"] == "message.delta" and event["seq"] <= 3:
+                event["text"] = "misquoted"
+        return events
+
+
+class _MisquotingDaemon:
+    """A daemon handle whose resumed stream differs from its replay."""
+
+    def __init__(self, daemon: DaemonHandle) -> None:
+        self.daemon, self.info = daemon, daemon.info
+
+    def client(self) -> _MisquotingClient:
+        return _MisquotingClient(self.daemon.client())
+
+
+def test_the_demo_section_reports_a_resumed_stream_that_differs_from_the_replay(
+    daemon: DaemonHandle, tmp_path: Path
+) -> None:
+    from stuntset.runtime._demo import _row
+
+    row = _row(_MisquotingDaemon(daemon), tmp_path, "happy_path")  # type: ignore[arg-type]
+    assert (row.ok, row.events) == (False, 0)
+    assert "happy_path: the resumed stream differs from the replay" in row.detail
+    assert "at event #1: live " in row.detail
+    assert '"text":"misquoted"' in row.detail
+
+
 def test_a_provider_that_fails_to_start_gets_an_error_reply_and_the_daemon_lives_on(
     tmp_path: Path,
 ) -> None:
