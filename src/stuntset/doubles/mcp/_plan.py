@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import sys
 import threading
-from typing import Any
+from typing import Any, NoReturn
 
 import msgspec
 
@@ -20,6 +22,7 @@ from stuntset.errors import ScriptExhausted
 from stuntset.script import (
     AuthExpired,
     Delay,
+    Exit,
     HttpError,
     Overloaded,
     RateLimit,
@@ -34,7 +37,7 @@ from stuntset.script import (
 from .journal import JournalWriter, McpCall
 from .spec import McpServerSpec
 
-__all__ = ["HTTP_ONLY_FAULTS", "META_KEY", "Dispatcher", "Plan"]
+__all__ = ["HTTP_ONLY_FAULTS", "META_KEY", "Dispatcher", "Plan", "exit_as_scripted"]
 
 #: The ``_meta`` key a transport adds to a ``tools/call`` it forwards, naming its plan.
 META_KEY = "io.stuntset/plan"
@@ -43,6 +46,21 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 #: Faults that are HTTP statuses; over stdio they are JSON-RPC errors.
 HTTP_ONLY_FAULTS = (HttpError, AuthExpired, RateLimit, Overloaded)
+
+
+def exit_as_scripted(fault: Exit) -> NoReturn:
+    """End this process now, as a crash does (``os._exit``: no cleanup, no ``atexit``), with
+    ``fault``'s stderr and code. A coverage measurement in progress (stuntset's own suite
+    measures the servers it starts) is saved first: ``atexit`` would have saved it."""
+    if fault.stderr:
+        sys.stderr.write(fault.stderr.rstrip("\n") + "\n")
+    sys.stderr.flush()
+    coverage = sys.modules.get("coverage")
+    current = coverage.Coverage.current() if coverage is not None else None
+    if current is not None:  # pragma: no branch - the suite measures every server it starts
+        current.stop()
+        current.save()  # pragma: no cover - nothing is measured once stopped
+    os._exit(fault.code)  # pragma: no cover - nor here
 
 
 class Plan(msgspec.Struct, frozen=True, kw_only=True):

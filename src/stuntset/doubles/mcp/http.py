@@ -6,10 +6,8 @@ connection). ``McpHttpServer`` runs it with uvicorn on 127.0.0.1 in a thread.
 
 from __future__ import annotations
 
-import os
 import socket
 import struct
-import sys
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -33,7 +31,7 @@ from stuntset.script import (
     StreamCut,
 )
 
-from ._plan import INTERNAL_ERROR, META_KEY, Dispatcher, Plan
+from ._plan import INTERNAL_ERROR, META_KEY, Dispatcher, Plan, exit_as_scripted
 from ._sdk import build_server
 
 __all__ = ["McpHttpApp", "McpHttpServer"]
@@ -203,10 +201,7 @@ class McpHttpApp:
             await send({"type": "http.response.body", "body": event, "more_body": True})
         elif isinstance(fault, Exit):
             if self.crash_process:
-                if fault.stderr:
-                    sys.stderr.write(fault.stderr.rstrip("\n") + "\n")
-                sys.stderr.flush()
-                os._exit(fault.code)
+                exit_as_scripted(fault)
             await _drop(send, reset=fault.reset)
             return
         elif isinstance(fault, StreamCut) and not fault.clean:

@@ -17,7 +17,7 @@ import msgspec
 
 from stuntset.script import Exit, Garbage, MalformedJson, OutOfOrder, Stall, Step, StreamCut
 
-from ._plan import META_KEY, Dispatcher, Plan
+from ._plan import META_KEY, Dispatcher, Plan, exit_as_scripted
 from ._sdk import build_server, require_mcp
 from .journal import JournalWriter
 from .spec import McpServerSpec, load_spec
@@ -64,10 +64,7 @@ async def _render_fault(pipe: _Pipe, plan: Plan, fault: Step) -> None:
     elif isinstance(fault, StreamCut):
         await pipe.drop()
     elif isinstance(fault, Exit):
-        if fault.stderr:
-            sys.stderr.write(fault.stderr if fault.stderr.endswith("\n") else fault.stderr + "\n")
-        sys.stderr.flush()
-        os._exit(fault.code)
+        exit_as_scripted(fault)
 
 
 def _with_token(message: dict[str, Any], token: str) -> dict[str, Any]:

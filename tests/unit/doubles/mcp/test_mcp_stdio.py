@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -15,7 +16,15 @@ import pytest
 from stuntset.doubles.mcp import spec_of
 from stuntset.doubles.mcp.journal import read_journal
 from stuntset.doubles.mcp.stdio import main, serve_stdio
-from stuntset.script import Garbage, OutOfOrder, Script, StreamCut, ToolCall, ToolResult
+from stuntset.script import (
+    Delay,
+    Garbage,
+    OutOfOrder,
+    Script,
+    StreamCut,
+    ToolCall,
+    ToolResult,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_time]
 
@@ -167,3 +176,36 @@ def test_bad_command_lines_exit_2(
 ) -> None:
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+async def test_a_scripted_delay_comes_before_the_fault(pipes: Any, tmp_path: Path) -> None:
+    # tests real time: the scripted 0.05 s pause (time_scale 1) before the garbage
+    started = time.monotonic()
+    out = await exchange(
+        pipes,
+        tmp_path,
+        Script.of([ToolCall("slow"), Delay(0.05), Garbage()]),
+        INIT,
+        call(2, "slow"),
+        until=Garbage().payload(),
+    )
+    assert time.monotonic() - started >= 0.05
+    assert out.endswith(Garbage().payload())
+
+
+async def test_a_client_that_stopped_reading_ends_the_server_quietly(
+    pipes: Any, tmp_path: Path
+) -> None:
+    stdin, to_server, from_server, stdout = pipes
+    from_server.close()  # nobody reads the answers: writing them fails with a broken pipe
+    spec = spec_of(Script.of([ToolCall("t"), ToolResult("ok")]))
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: serve_stdio(spec, tmp_path, stdin=stdin, stdout=stdout))
+            for each in (INIT, call(2, "t")):
+                await anyio.to_thread.run_sync(to_server.write, each)
+            await anyio.to_thread.run_sync(to_server.close)
+    # it returned, no broken-pipe error escaping it, having read what it was sent
+    assert [(c.method, c.outcome) for c in read_journal(tmp_path)][:1] == [
+        ("initialize", "request")
+    ]
