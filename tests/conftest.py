@@ -80,6 +80,7 @@ def _subprocess_coverage_config(config: pytest.Config, current: Any) -> str:
         "[run]\n"
         "branch = true\n"
         "sigterm = true\n"
+        "concurrency = thread,greenlet\n"
         "parallel = true\n"
         f"data_file = {Path(current.config.data_file).resolve()}\n"
         f"source = {Path(stuntset.__file__).parent}\n"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from stuntset.browser.chromium import LAUNCH_ARGS, find_chromium, missing_reason
+from stuntset.browser.chromium import LAUNCH_ARGS, find_chromium, launch, missing_reason
 
 
 def test_stuntset_chromium_names_the_executable(
@@ -52,3 +53,19 @@ def test_chromium_is_found_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_launch_args_keep_chromium_off_the_network() -> None:
     assert "--headless" in LAUNCH_ARGS
     assert "--disable-background-networking" in LAUNCH_ARGS
+
+
+def test_without_playwright_the_reason_says_which_extra_brings_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "playwright", None)  # as if it were not installed
+    assert missing_reason() == "Playwright is not installed (pip install 'stuntset[browser]')"
+
+
+def test_launching_without_a_chromium_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STUNTSET_CHROMIUM", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RuntimeError, match=r"no Chromium found .*apt-get install chromium"):
+        launch(playwright=None)  # never reached: the executable is looked for first
