@@ -7,13 +7,16 @@ import os
 import socket
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from stuntset import _leak_check
 from stuntset._resources import (
     FdInfo,
+    Finalised,
     LongLived,
     OpenStreams,
     _children_by_scan,
@@ -24,6 +27,7 @@ from stuntset._resources import (
     open_fds,
     socket_addresses,
 )
+from stuntset.waiting import wait_for
 
 
 @pytest.fixture
@@ -150,3 +154,53 @@ def test_tasks_outside_an_asyncio_loop_are_none() -> None:
 
     anyio.run(on_trio, backend="trio")
     assert snapshot.leaks() == []
+
+
+def test_a_root_that_is_gone_has_no_descendants() -> None:
+    assert child_processes(root=2**22 + 1) == {}
+
+
+def test_a_child_that_exited_unreaped_is_not_a_live_process() -> None:
+    process = subprocess.Popen(["true"])
+    try:
+        wait_for(lambda: (_stat(process.pid) or ("",))[0] == "Z", message="a zombie")
+        found = child_processes()
+        assert found is not None
+        assert process.pid not in found
+    finally:
+        process.wait(10)
+
+
+class _WarnsWhenCollected:
+    def __init__(self) -> None:
+        self.cycle = self  # freed by the collector, not by reference counting
+
+    def __del__(self) -> None:
+        warnings.warn("unclosed <thing>", ResourceWarning, stacklevel=1)
+
+
+class _RaisesWhenCollected:
+    def __init__(self) -> None:
+        self.cycle = self
+
+    def __del__(self) -> None:
+        raise RuntimeError("a finaliser failed")
+
+
+def test_what_finalisers_said_is_held_back_then_let_through(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _WarnsWhenCollected()
+    _RaisesWhenCollected()
+    finalised = Finalised()
+    finalised.collect()
+    assert finalised.messages() == [
+        "ResourceWarning: unclosed <thing>",  # warnings first, then what was raised
+        "RuntimeError: a finaliser failed",
+    ]
+    assert finalised.unclosed()
+    let_through: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", let_through.append)
+    with pytest.warns(ResourceWarning, match="unclosed <thing>"):
+        finalised.replay()
+    assert [str(u.exc_value) for u in let_through] == ["a finaliser failed"]
