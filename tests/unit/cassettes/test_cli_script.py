@@ -25,6 +25,7 @@ from stuntset.cassettes import (
     load_cassette,
 )
 from stuntset.cassettes.cli_record import install_cli_recorder
+from stuntset.cassettes.cli_script import cli_turns
 from stuntset.cassettes.to_script import dumps_script_toml, script_from_cassette
 from stuntset.doubles.cli import install_cli
 from stuntset.script import (
@@ -36,6 +37,8 @@ from stuntset.script import (
     Stall,
     StreamCut,
     Text,
+    ToolCall,
+    ToolResult,
     Usage,
     kind_of,
     loads_script,
@@ -253,3 +256,145 @@ def test_claudes_running_cost_becomes_each_turns_share() -> None:
     cassette = Cassette(interactions=[_run("claude-cli", [result(0.006), result(0.012)])])
     costs = [turn.steps[-1] for turn in script_from_cassette(cassette).turns]
     assert costs == [Usage(3, 1, cost=0.006), Usage(3, 1, cost=0.006)]
+
+
+def test_codex_items_of_every_tool_kind_read_back_as_calls_and_results() -> None:
+    def item(event: str, **fields: Any) -> str:
+        return json.dumps({"type": event, "item": fields})
+
+    frames = [
+        item("item.started", type="command_execution", id="c1", command="git status"),
+        item(
+            "item.completed",
+            type="command_execution",
+            id="c1",
+            aggregated_output="clean",
+            exit_code=0,
+        ),
+        # completed without a start: the call and its result together
+        item(
+            "item.completed",
+            type="file_change",
+            id="f1",
+            status="failed",
+            changes=[{"path": "a.py", "kind": {"type": "add"}}, {"path": "b.py", "kind": None}],
+        ),
+        item("item.completed", type="web_search", id="w1", query="stuntset"),
+        item(
+            "item.completed",
+            type="todo_list",
+            id="t1",
+            items=[{"text": "plan", "completed": True}, {"text": "do"}],
+        ),
+        item(
+            "item.completed",
+            type="mcp_tool_call",
+            id="m1",
+            tool="lookup",
+            arguments={"q": 1},
+            error={"message": "no such tool"},
+        ),
+        item(
+            "item.completed",
+            type="mcp_tool_call",
+            id="m2",
+            tool="lookup",
+            result={"content": [{"type": "text", "text": "found"}, {"type": "image"}]},
+        ),
+        item("item.completed", type="something_new", id="x1"),  # neither tool nor content
+        json.dumps({"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 2}}),
+    ]
+    (turn,) = cli_turns(_run("codex-cli", frames))
+    content = [{"type": "text", "text": "found"}, {"type": "image"}]  # not all text: kept whole
+    assert list(turn.steps) == [
+        ToolCall("bash", {"command": "git status"}, id="c1"),
+        ToolResult("clean", tool_call_id="c1"),
+        ToolCall(
+            "apply_patch",
+            {"changes": [{"path": "a.py", "kind": "add"}, {"path": "b.py", "kind": "update"}]},
+            id="f1",
+        ),
+        ToolResult("", is_error=True, tool_call_id="f1"),
+        ToolCall("web_search", {"query": "stuntset"}, id="w1"),
+        ToolResult("", tool_call_id="w1"),
+        ToolCall(
+            "update_plan",
+            {
+                "plan": [
+                    {"step": "plan", "status": "completed"},
+                    {"step": "do", "status": "pending"},
+                ]
+            },
+            id="t1",
+        ),
+        ToolResult("", tool_call_id="t1"),
+        ToolCall("lookup", {"q": 1}, id="m1"),
+        ToolResult("no such tool", is_error=True, tool_call_id="m1"),
+        ToolCall("lookup", {}, id="m2"),
+        ToolResult(content, tool_call_id="m2"),
+        Usage(5, 2),
+    ]
+
+
+def test_claude_lines_that_are_not_steps_are_passed_over() -> None:
+    def line(**message: Any) -> str:
+        return json.dumps(message)
+
+    ask = {
+        "type": "control_request",
+        "request_id": "r1",
+        "request": {
+            "subtype": "can_use_tool",
+            "tool_name": "Bash",
+            "input": {"command": "rm -rf /"},
+            "tool_use_id": "t1",
+        },
+    }
+    frames = [
+        line(
+            type="assistant",
+            message={
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Bash",
+                        "input": {"command": "rm -rf /"},
+                    },
+                    {"type": "redacted_thinking", "data": "…"},  # no step stands for it
+                ]
+            },
+        ),
+        line(type="control_request", request_id="r0", request={"subtype": "hook_callback"}),
+        json.dumps(ask),
+        line(
+            type="user",
+            message={
+                "content": [
+                    {"type": "text", "text": "a user block that is no tool result"},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": "denied",
+                        "is_error": True,
+                    },
+                ]
+            },
+        ),
+        line(type="result", is_error=True, api_error_status=529, result="Overloaded"),
+    ]
+    interaction = _run("claude-cli", frames)
+    denial = {
+        "type": "control_response",
+        "response": {"request_id": "r1", "response": {"behavior": "deny"}},
+    }
+    interaction.request.body["stdin"] = [
+        {"t": 0.0, "data": "not json"},  # passed over
+        {"t": 0.1, "data": json.dumps(denial)},
+    ]
+    (turn,) = cli_turns(interaction)
+    assert list(turn.steps) == [
+        ToolCall("Bash", {"command": "rm -rf /"}, id="t1"),
+        ApprovalRequest(tool="Bash", input={"command": "rm -rf /"}, tool_call_id="t1"),
+        HttpError(529, message="Overloaded"),  # the denial's result: the fake makes it itself
+    ]
