@@ -79,7 +79,6 @@ def _subprocess_coverage_config(config: pytest.Config, current: Any) -> str:
     rc.write_text(
         "[run]\n"
         "branch = true\n"
-        "sigterm = true\n"
         "concurrency = thread,greenlet\n"
         "parallel = true\n"
         f"data_file = {Path(current.config.data_file).resolve()}\n"

@@ -100,6 +100,7 @@ def leaks_example() -> str:
     return block
 
 
+# Tests real time: the leaking run waits out the check's settle period (1 s of real time).
 def test_the_leaks_example_passes_and_fails_on_code_that_leaks(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_example=leaks_example())
     pytester.runpytest(*QUIET).assert_outcomes(passed=2)

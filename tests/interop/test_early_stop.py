@@ -141,9 +141,12 @@ async def test_claude_agent_sdk_query_stopped_early_leaves_no_process_or_fd(
 
 
 async def test_claude_sdk_client_stopped_early_leaves_no_process_or_fd(fake_claude: Any) -> None:
+    """The client leaves after the first message; the CLI finishes its turn after stdin's EOF
+    and exits. (Mid-stall the SDK would wait its 5 s grace before SIGTERM: that real-time
+    path is test_claude_agent_sdk's ``test_a_process_ignoring_sigterm_is_killed...``.)"""
     from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
-    fake_claude(CLI_SCRIPT)
+    fake_claude(Script.of([Text(f"part {i}.") for i in range(200)]))
     options = ClaudeAgentOptions(cli_path=fake_claude.path)
     async with check_no_leaks(), ClaudeSDKClient(options) as client:
         await client.query("hi")

@@ -50,6 +50,8 @@ def test_last_closes_the_kept_client():
 """
 
 
+# Tests real time: the leaking test waits out the check's settle period (1 s of real time,
+# not configurable from pytest) before its open connection counts.
 def test_the_leaking_test_is_named_and_the_next_is_unaffected(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(TESTS)
     result = pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider", "-W", "error")
