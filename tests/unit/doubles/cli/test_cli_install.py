@@ -215,3 +215,19 @@ def test_concurrent_invocations_share_the_turn_counts(tmp_path: Path) -> None:
         proc.stdin.close()
     assert [proc.wait(timeout=30) for proc in procs] == [0, 0, 0, 0]
     cli.assert_all_used()  # 12 uses, none lost, none over
+
+
+def test_a_program_object_installs_under_its_own_name(tmp_path: Path) -> None:
+    from stuntset.doubles.cli.codex import CODEX
+
+    cli = install_cli(CODEX, Script.of([Text("hi")]), bin_dir=tmp_path, time_scale=0)
+    try:
+        assert cli.path == tmp_path / "codex"
+        done = subprocess.run(
+            [str(cli.path), "exec", "--json", "-"], input=b"go", capture_output=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        assert b"hi" in done.stdout
+        cli.assert_all_used()
+    finally:
+        cli.uninstall()
