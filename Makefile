@@ -41,12 +41,14 @@ typecheck: $(STAMP)
 
 # The coverage gate: branch coverage of src/stuntset (the fake CLI processes and the tests'
 # other Python subprocesses measure themselves too, see tests/conftest.py), in total and for
-# every file. The goal is 95 and 90. Last measured: 95.06-95.08% total, lowest file 87.7%.
-# What the fake processes record varies a little from run to run (a file's figure moved by
-# 0.7 points between two runs of the same code: processes killed while saving), so the floors sit a
-# margin below the measurement: raise them as the tests catch up.
-COV_TOTAL := 94.5
-COV_FILE := 86
+# every file: 95 and 90. Measured (covspeed, on main 2f90c79): 96.06% total; lowest files
+# claude/_process/hooks.py 82.3 (new code without tests yet: the gate fails on it),
+# drift/claude_session.py 90.0, providers/codex/_items.py 90.0, the rest 91.2 and above.
+# Two things made whole runs differ: CPython 3.11 hides from coverage a frame resumed by a
+# caught cancellation (cpython#106749: lines after an anyio cancel scope fired; judge after
+# the awaits in a call of its own), and processes killed before saving their data.
+COV_TOTAL := 95
+COV_FILE := 90
 
 pytest: $(STAMP)
 	$(BIN)/pytest -n auto --cov=stuntset --cov-branch --cov-report=term

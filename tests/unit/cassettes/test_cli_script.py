@@ -134,6 +134,8 @@ def drive_app_server(cli_path: Path, script: Script, tmp_path: Path) -> None:
             for stream in (process.stdout, process.stderr):
                 if stream is not None:
                     stream.close()
+            # nor does it wait for the process: the recorder writes its cassette as it ends
+            process.wait(30)
 
 
 def recorded(tmp_path: Path, name: str, script: Script, drive: Any) -> Cassette:
