@@ -14,7 +14,7 @@ from stuntset.drift.claude_session import play_session
 from stuntset.drift.runners import PROMPT, _claude
 from stuntset.drift.sessions import FOLLOW_UP, SESSION_SCENARIOS, session_plan
 from stuntset.events import Event
-from stuntset.script import ApprovalRequest, Script, Text, ToolCall, ToolResult
+from stuntset.script import ApprovalRequest, Delay, Script, Text, ToolCall, ToolResult
 
 pytestmark = pytest.mark.anyio
 
@@ -90,3 +90,15 @@ async def test_a_session_that_cannot_connect(tmp_path: Path) -> None:
     assert error is None
     assert [e.type for e in events] == ["run.started", "run.crashed"]  # no second query
     assert events[-1].kind == "spawn_failed"  # type: ignore[attr-defined]
+
+
+async def test_a_query_with_no_terminal_in_time_is_why_the_session_was_not_played(
+    tmp_path: Path,
+) -> None:
+    # real time: the session's own timeout (0.3 s) is what is tested; the delay outlasts it
+    script = Script.of([Delay(30.0), Text("Too late.")])
+    cli = install_cli("claude", script, bin_dir=tmp_path / "bin")
+    _, error = await play_session(
+        _claude(cli.path, tmp_path), script, [PROMPT], timeout=0.3, quiet=15.0
+    )
+    assert error == "query 1: no terminal event within 0.3 s"

@@ -6,7 +6,17 @@ from typing import Any
 
 import pytest
 
-from stuntset.events import MessageCompleted, MessageDelta, RunKilled, ToolCompleted, Usage
+from stuntset.events import (
+    MessageCompleted,
+    MessageDelta,
+    ReasoningCompleted,
+    ReasoningDelta,
+    RunCrashed,
+    RunKilled,
+    ToolCompleted,
+    ToolStarted,
+    Usage,
+)
 from stuntset.providers.codex._crash import OutOfOrder
 from stuntset.providers.codex._items import Translator
 
@@ -73,3 +83,88 @@ def test_a_turn_of_several_model_responses_reports_the_sum_of_their_usage() -> N
     items.handle("thread/tokenUsage/updated", usage_of((20, 5), (130, 27)))  # the answer
     assert items.handle("turn/completed", {"turn": {"status": "completed"}})
     assert out[0] == (Usage, {"input_tokens": 30, "output_tokens": 7})
+
+
+def test_items_completed_without_deltas_are_said_whole() -> None:
+    items, out = translator()
+    items.handle("item/started", {"item": {"type": "agentMessage", "id": "m1"}})
+    items.handle("item/completed", {"item": {"type": "agentMessage", "id": "m1", "text": "Hi"}})
+    items.handle("item/started", {"item": {"type": "reasoning", "id": "r1"}})
+    reasoning = {"type": "reasoning", "id": "r1", "summary": ["Think", "twice"]}
+    items.handle("item/completed", {"item": reasoning})
+    assert out == [
+        (MessageDelta, {"item_id": "m1", "text": "Hi"}),
+        (MessageCompleted, {"item_id": "m1", "text": "Hi"}),
+        (ReasoningDelta, {"item_id": "r1", "text": "Think\ntwice"}),
+        (ReasoningCompleted, {"item_id": "r1", "text": "Think\ntwice"}),
+    ]
+    with pytest.raises(OutOfOrder, match="reasoning item 'r1' completed, never started"):
+        items.handle("item/completed", {"item": reasoning})
+
+
+@pytest.mark.parametrize(
+    ("item", "name", "tool_input", "output", "is_error"),
+    [
+        (
+            {"type": "fileChange", "changes": [{"path": "a"}], "status": "declined"},
+            "file_change",
+            {"changes": [{"path": "a"}]},
+            {"changes": [{"path": "a"}], "status": "declined"},
+            True,
+        ),
+        (
+            {"type": "webSearch", "query": "weather", "status": "completed"},
+            "web_search",
+            {"query": "weather"},
+            "weather",
+            False,
+        ),
+        (
+            {
+                "type": "mcpToolCall",
+                "tool": "add",
+                "arguments": {"a": 1},
+                "error": {"message": "no"},
+            },
+            "add",
+            {"a": 1},
+            "no",
+            True,
+        ),
+        (
+            {"type": "mcpToolCall", "arguments": "raw", "result": {"content": [{"text": "3"}]}},
+            "mcp_tool",
+            {"arguments": "raw"},
+            "3",
+            False,
+        ),
+        (
+            {"type": "commandExecution", "command": "false", "exitCode": 1, "aggregatedOutput": ""},
+            "command_execution",
+            {"command": "false", "cwd": None},
+            "",
+            True,
+        ),
+    ],
+)
+def test_each_tool_item_kind_is_a_tool_call_with_its_input_and_result(
+    item: dict[str, Any], name: str, tool_input: dict[str, Any], output: Any, is_error: bool
+) -> None:
+    items, out = translator()
+    item = {**item, "id": "t1"}
+    items.handle("item/started", {"item": item})
+    items.handle("item/completed", {"item": item})
+    (started_cls, started), (completed_cls, completed) = out
+    assert started_cls is ToolStarted
+    assert (started["name"], started["input"]) == (name, tool_input)
+    assert completed_cls is ToolCompleted
+    assert (completed["output"], completed["is_error"]) == (output, is_error)
+
+
+def test_a_failed_turn_is_a_crash_named_by_its_error() -> None:
+    items, out = translator()
+    error = {"message": "slow down", "codexErrorInfo": {"x": {"httpStatusCode": 429}}}
+    assert items.handle("turn/completed", {"turn": {"status": "failed", "error": error}})
+    assert out == [
+        (RunCrashed, {"kind": "rate_limited", "message": "slow down", "retryable": True})
+    ]

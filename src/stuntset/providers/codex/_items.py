@@ -138,8 +138,6 @@ class Translator:
             kind, message, retryable = turn_crash(turn.get("error"))
             self._emit(RunCrashed, kind=kind, message=message, retryable=retryable)
 
-    # --- server requests (called on the SDK's reader thread) ---
-
 
 def _tool_call(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     kind = item.get("type")
