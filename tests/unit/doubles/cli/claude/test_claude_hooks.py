@@ -154,6 +154,8 @@ class Place:
         (self.cwd / ".claude").mkdir(parents=True)
         (self.home / ".claude").mkdir(parents=True)
         self.env = {"PATH": os.environ["PATH"], "HOME": str(self.home), "OUT": str(tmp_path)}
+        # a measured run's fake processes measure themselves (tests/conftest.py)
+        self.env.update((k, v) for k, v in os.environ.items() if k.startswith("STUNTSET_COVERAGE_"))
 
     def write(self, where: str, settings: Any) -> Path:
         path = {
