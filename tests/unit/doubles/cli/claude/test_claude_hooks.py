@@ -251,6 +251,9 @@ def test_project_settings_come_from_the_working_directory_only(place: Place) -> 
         {"hooks": {"PreToolUse": [group("*", {"type": "command"})]}},  # no command
         {"hooks": {"PreToolUse": [group("*", {**log("X"), "timeout": 0})]}},
         {"hooks": {"PreToolUse": [{"matcher": 5, "hooks": [log("X")]}]}},
+        {"hooks": {"PreToolUse": ["not a group"]}},
+        {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": ["not a hook"]}]}},
+        {"hooks": {"PreToolUse": [group("*", {**log("X"), "headers": {"X-N": 1}})]}},
     ],
 )
 def test_a_settings_file_that_fails_the_schema_adds_no_hooks_silently(
@@ -610,6 +613,7 @@ def test_an_http_hook_posts_the_input_and_its_json_answer_decides(
     [
         ("/fail", (500, b"boom"), {"exit_code": 500, "outcome": "error", "stdout": "", "stderr": "HTTP 500 from {url}/fail"}, False),
         ("/text", (200, b"not json"), {"exit_code": 200, "outcome": "error", "stdout": "not json", "stderr": "HTTP hook must return JSON, but got non-JSON response body: not json"}, False),
+        ("/bad", (200, b"{not json"), {"exit_code": 200, "outcome": "error", "stdout": "{{not json", "stderr": "HTTP hook must return valid JSON, but parsing failed"}, False),
         ("/hold", None, {"outcome": "cancelled", "output": "Hook cancelled"}, True),
     ],
 )  # fmt: skip
@@ -649,3 +653,204 @@ def test_an_http_hook_nobody_listens_to(place: Place) -> None:
         "error",
     )
     assert "exit_code" not in response
+
+
+# --- edges: settings, answers and http requests the cases above leave out -------------------
+
+
+def test_settings_may_name_a_file_relative_to_the_working_directory(place: Place) -> None:
+    place.write("project/mine.json", {"hooks": {"PreToolUse": [group("*", log("FILE"))]}})
+    assert place.run(TOOL_TURN, "-p", "go", "--settings", "mine.json").responses() == ["FILE"]
+
+
+def test_a_settings_file_that_is_not_there_is_refused(place: Place) -> None:
+    done = place.run(TOOL_TURN, "-p", "go", "--settings", "missing.json")
+    assert (done.returncode, done.messages) == (1, [])
+    assert done.stderr == f"Error: Settings file not found: {place.cwd}/missing.json\n"
+
+
+def test_an_unknown_event_beside_known_ones_is_ignored(place: Place) -> None:
+    place.write(
+        "project",
+        {
+            "hooks": {
+                "NoSuchEvent": [group(None, log("NO"))],
+                "PreToolUse": [group("*", log("YES"))],
+            }
+        },
+    )
+    done = place.run(TOOL_TURN, "-p", "go")
+    assert (done.returncode, done.responses()) == (0, ["YES"])
+
+
+def test_command_output_that_only_looks_like_json_decides_nothing(place: Place) -> None:
+    """A command hook that exits 0 with ``{`` but no JSON: the fake takes it as plain output
+    (no decision, no ``hook_no_verdict`` warning) and the tool runs."""
+    hook = {"type": "command", "command": 'echo \'{"decision": "block"\''}
+    place.write("project", {"hooks": {"PreToolUse": [group("Bash", hook)]}})
+    done = place.run(TOOL_TURN, "-p", "go")
+    (response,) = done.of("hook_response")
+    assert (response["exit_code"], response["outcome"]) == (0, "success")
+    assert done.of("informational") == []
+    (result,) = [m for m in done.messages if m["type"] == "user"]
+    assert result["message"]["content"][0]["content"] == "hi"
+
+
+def test_a_prompt_answer_within_the_timeout_decides_after_its_delay(place: Place) -> None:
+    """A ``Delay`` shorter than the hook's ``timeout``: the hook waits it (scaled to 10 ms),
+    then its verdict stands: ``ok: false`` denies the tool and stops the turn."""
+    place.write("project", {"hooks": {"PreToolUse": [group("Bash", prompt_hook(timeout=2))]}})
+    script = Script.of(
+        [BASH, ToolResult("hi"), Text("ran")], [Delay(1), Text('{"ok": false, "reason": "no"}')]
+    )
+    done = place.run(script, "-p", "go", time_scale=0.01)
+    assert done.of("informational") == []
+    (result,) = [m for m in done.messages if m["type"] == "user"]
+    assert result["message"]["content"][0]["content"] == (
+        "PreToolUse:Bash hook error: [Safe? $ARGUMENTS]: no"
+    )
+    assert done.messages[-1]["terminal_reason"] == "hook_stopped"
+
+
+def test_an_empty_2xx_body_is_an_answer_that_decides_nothing(
+    place: Place, server: tuple[str, type[HookServer]]
+) -> None:
+    url, _ = server
+    place.write("project", {"hooks": {"PreToolUse": [group("Bash", {"type": "http", "url": url})]}})
+    done = place.run(TOOL_TURN, "-p", "go")
+    (response,) = done.of("hook_response")
+    assert (response["exit_code"], response["outcome"], response["stdout"]) == (200, "success", "")
+    assert done.of("informational") == []
+    assert done.messages[-1]["result"] == "after"
+
+
+def test_an_http_url_without_a_path_posts_to_the_root_with_its_query(
+    place: Place, server: tuple[str, type[HookServer]]
+) -> None:
+    url, handler = server
+    hook = {"type": "http", "url": url + "?who=me#frag"}
+    place.write("project", {"hooks": {"PreToolUse": [group("Bash", hook)]}})
+    place.run(TOOL_TURN, "-p", "go")
+    assert [path for path, _, _ in handler.received] == ["/?who=me"]
+
+
+def test_an_http_url_without_a_port_uses_the_scheme_default(place: Place) -> None:
+    """Port 80 for ``http``: nobody listens there on a test machine, which the error names."""
+    hook = {"type": "http", "url": "http://user@127.0.0.1/hook"}
+    place.write("project", {"hooks": {"PreToolUse": [group("Bash", hook)]}})
+    done = place.run(TOOL_TURN, "-p", "go")
+    (response,) = done.of("hook_response")
+    assert (response["stderr"], response["outcome"]) == (
+        "connect ECONNREFUSED 127.0.0.1:80",
+        "error",
+    )
+
+
+def test_a_header_dollar_that_names_no_variable_stays(
+    place: Place, server: tuple[str, type[HookServer]]
+) -> None:
+    url, handler = server
+    hook = {"type": "http", "url": url, "headers": {"X-Price": "$ 5 ${OPEN $"}}
+    hook["allowedEnvVars"] = ["OPEN"]
+    place.env["OPEN"] = "secret"
+    place.write("project", {"hooks": {"PreToolUse": [group("Bash", hook)]}})
+    place.run(TOOL_TURN, "-p", "go")
+    ((_, headers, _),) = handler.received
+    assert headers["X-Price"] == "$ 5 ${OPEN $"
+
+
+class Dropper(BaseHTTPRequestHandler):
+    """Reads a POST and closes the connection without answering."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+def test_an_http_hook_whose_server_hangs_up_has_no_usable_answer(place: Place) -> None:
+    """The fake's stderr is Python's error text (the real CLI's Node text is not simulated);
+    the outcome, the missing ``exit_code`` and the warning are as for a refused connection."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Dropper)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        hook = {"type": "http", "url": f"http://127.0.0.1:{httpd.server_address[1]}/h"}
+        place.write("project", {"hooks": {"PreToolUse": [group("Bash", hook)]}})
+        done = place.run(TOOL_TURN, "-p", "go")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+    (response,) = done.of("hook_response")
+    assert response["outcome"] == "error"
+    assert response["stderr"] == "Remote end closed connection without response"
+    assert "exit_code" not in response
+    (warning,) = done.of("informational")
+    assert warning["hook_no_verdict"]["timed_out"] is False
+    assert done.messages[-1]["result"] == "after"
+
+
+# --- the SDK's hooks (``initialize``) -------------------------------------------------------
+
+
+def sdk_session(
+    tmp_path: Path, hooks: dict[str, Any], replies: dict[str, dict[str, Any]]
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """A stream-json session whose SDK registered ``hooks``: each ``hook_callback`` is
+    answered with ``replies[callback_id]`` (a control ``response``); (callback ids asked, all
+    messages)."""
+    cli = install_cli("claude", TOOL_TURN, bin_dir=tmp_path / "bin")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CONFIG_DIR"}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.Popen(
+        [str(cli.path), *STREAM, "--input-format", "stream-json", "--allowedTools", "Bash"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+
+    init = {"subtype": "initialize", "hooks": hooks}
+    send({"type": "control_request", "request_id": "init", "request": init})
+    send({"type": "user", "message": {"role": "user", "content": "go"}})
+    asked, seen = [], []
+    while not seen or seen[-1]["type"] != "result":
+        seen.append(json.loads(proc.stdout.readline()))
+        request = seen[-1].get("request") or {}
+        if seen[-1]["type"] == "control_request" and request["subtype"] == "hook_callback":
+            asked.append(request["callback_id"])
+            reply = {**replies[request["callback_id"]], "request_id": seen[-1]["request_id"]}
+            send({"type": "control_response", "response": reply})
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    proc.stdout.close()
+    return asked, seen
+
+
+def test_sdk_hooks_run_where_their_matcher_selects_and_a_block_denies(tmp_path: Path) -> None:
+    """A group whose matcher does not select the tool is not asked; an error answer decides
+    nothing (the fake's reading: the real CLI's handling of an SDK callback error was not
+    observed); ``{"decision": "block"}`` denies the tool."""
+    hooks = {
+        "PreToolUse": [
+            {"matcher": "Read", "hookCallbackIds": ["read"]},
+            {"matcher": "Bash", "hookCallbackIds": ["failing", "blocking"]},
+        ]
+    }
+    replies = {
+        "failing": {"subtype": "error", "error": "callback raised"},
+        "blocking": {"subtype": "success", "response": {"decision": "block"}},
+    }
+    asked, seen = sdk_session(tmp_path, hooks, replies)
+    assert asked == ["failing", "blocking"]
+    (result,) = [m for m in seen if m["type"] == "user"]
+    assert result["message"]["content"][0]["is_error"] is True

@@ -760,9 +760,7 @@ def hook_input(
 
 def session_event(session: Session, event: str, value: str, prompt_id: str | None) -> None:
     """``SessionStart`` (``value``: its source) or ``SessionEnd`` (its reason)."""
-    hooks: Hooks | None = session.settings_hooks
-    if hooks is None:
-        return
+    hooks: Hooks = session.settings_hooks  # the callers run this only when there are hooks
     field = "source" if event == "SessionStart" else "reason"
     data = hook_input(session, event, prompt_id, {field: value})
     ids = session.rt.ids(f"{session.session_id}/{event}")
