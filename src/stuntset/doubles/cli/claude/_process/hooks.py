@@ -571,10 +571,8 @@ class Hooks:
         if timed_out:
             import _signal  # type: ignore[import-not-found]
 
-            try:  # noqa: SIM105
-                posix.killpg(pid, _signal.SIGKILL)
-            except OSError:
-                pass  # already gone
+            # cannot fail: the group's leader is not reaped yet (waitpid below), so it is there
+            posix.killpg(pid, _signal.SIGKILL)
         for fd in (out_r, err_r):
             posix.close(fd)
         _, status = posix.waitpid(pid, 0)
