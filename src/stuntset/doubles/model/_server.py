@@ -128,14 +128,17 @@ class CoalescingTransport:
         return getattr(self._transport, name)
 
 
-def guarded_protocol(guard: Guard) -> type[HttpToolsProtocol]:
-    """uvicorn's httptools protocol with ``guard``'s request deadline and connection cap."""
+def guarded_protocol(
+    guard: Guard, base: type[HttpToolsProtocol] = HttpToolsProtocol
+) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol (or ``base``, a subclass of it: the fast lane's) with
+    ``guard``'s request deadline and connection cap."""
 
-    class GuardedProtocol(HttpToolsProtocol):
+    class GuardedProtocol(base):  # type: ignore[valid-type,misc]
         limits: ClassVar[Guard] = guard
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
+        def connection_made(self, transport: asyncio.Transport) -> None:
+            super().connection_made(CoalescingTransport(transport, self.loop))
             limits = self.limits
             limits.start(self.loop)
             if len(self.connections) > limits.max_connections and not self._make_room():

@@ -23,7 +23,11 @@ from stuntset._resources import STREAMS
 from ._reply import Abort, Pause, Reply, Stall
 from .double import ModelDouble
 
-__all__ = ["ModelApp"]
+__all__ = ["ANSWER_KEY", "ModelApp"]
+
+#: A scope key the server's fast lane (``_lane``) sets when the double already answered the
+#: request: the ``Reply`` to play, or the exception the double raised (raised again here).
+ANSWER_KEY = "stuntset.answer"
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -62,7 +66,12 @@ class ModelApp:
             body = None
             if limit is None or _declared_length(headers) <= limit:
                 body = await _read_body(receive, limit)
-            if body is None:  # over the limit: the provider's 413, the body left unread
+            answer = scope.get(ANSWER_KEY)
+            if answer is not None:  # the fast lane asked the double already
+                if isinstance(answer, BaseException):
+                    raise answer
+                reply = answer
+            elif body is None:  # over the limit: the provider's 413, the body left unread
                 assert limit is not None
                 reply = double.too_large(scope["method"], scope["path"], query, headers, limit)
             else:

@@ -49,7 +49,7 @@ from .openai_chat import ChatCodec
 from .openai_responses import ResponsesCodec, rate_limit_headers
 from .wires import check_script
 
-__all__ = ["ModelDouble", "Route", "route"]
+__all__ = ["ModelDouble", "Route", "is_model_route", "route"]
 
 CHAT = ChatCodec()
 RESPONSES = ResponsesCodec()
@@ -89,6 +89,18 @@ def route(path: str) -> Route:
             provider, rest = prefix, rest[len(prefix) + 1 :] or "/"
             break
     return Route(scenario, provider, rest)
+
+
+@functools.lru_cache(maxsize=256)
+def is_model_route(path: bytes) -> bool:
+    """Whether a ``POST`` to ``path`` (raw, without its query) reaches one of the wires
+    (cached per path, as ``route``)."""
+    try:
+        text = path.decode("ascii")
+    except UnicodeDecodeError:
+        return False
+    where = route(text)
+    return where.path in _ROUTES or gemini_codec(where.path) is not None
 
 
 @dataclass(slots=True)

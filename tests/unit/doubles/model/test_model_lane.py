@@ -1,0 +1,335 @@
+"""The server's fast lane (``_lane``): a whole, fault-free reply is written inside the HTTP
+parser's callbacks, with the bytes uvicorn's own path sends; everything else — streams,
+faults, errors the double raises, requests the lane does not take — goes through uvicorn's
+path with the reply the double already made, in order, each request answered once.
+
+Two servers answer side by side over real sockets: the model double's (with the lane) and
+plain uvicorn (httptools) running the same ``ModelApp``, each with a deterministic double,
+so their responses can be compared byte for byte (the ``date`` header aside)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from uvicorn.server import ServerState
+
+from stuntset import scenarios
+from stuntset.clock import FakeClock
+from stuntset.doubles.model._lane import lane_protocol
+from stuntset.doubles.model._loopback_server import _listening_socket
+from stuntset.doubles.model._server import Guard, guarded_protocol
+from stuntset.doubles.model.app import ModelApp
+from stuntset.doubles.model.double import ModelDouble
+from stuntset.ids import SequentialIds
+from stuntset.script import HttpError, Script, Text, Turn, TurnRequest
+
+
+def post(path: str, body: object, *, extra: bytes = b"", version: bytes = b"1.1") -> bytes:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return (
+        b"POST %s HTTP/%s\r\nhost: stand-in\r\ncontent-type: application/json\r\n"
+        b"content-length: %d\r\n%s\r\n%s" % (path.encode(), version, len(data), extra, data)
+    )
+
+
+CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+CHAT_STREAM = {**CHAT, "stream": True}
+RESPONSES = {"model": "m", "input": "hi"}
+ANTHROPIC = {"model": "c", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+GEMINI = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+REQUEST = post("/openai/v1/chat/completions", CHAT)
+
+
+def double() -> ModelDouble:
+    return ModelDouble(
+        scenarios.build("happy_path"),
+        clock=FakeClock(1_800_000_000),
+        ids=SequentialIds(),
+        cycle=True,
+    )
+
+
+class Server:
+    """uvicorn on a thread with ``http`` as its protocol, serving ``app``."""
+
+    def __init__(self, app: ModelApp, http: Any) -> None:
+        self.sock = _listening_socket("127.0.0.1", 0)
+        self.port = self.sock.getsockname()[1]
+        config = uvicorn.Config(
+            app, http=http, loop="asyncio", lifespan="off", log_config=None, access_log=False
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+        self.thread.start()
+        while not self.server.started:  # started within milliseconds; the thread sets it
+            self.thread.join(0.01)
+            assert self.thread.is_alive()
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+        self.sock.close()
+
+
+@pytest.fixture
+def pair() -> Iterator[Callable[[bytes], tuple[bytes, bytes]]]:
+    """Send the same bytes to the lane's server and to plain uvicorn (each with its own,
+    identical double); their raw responses, ``date`` header masked."""
+    lane_app, plain_app = ModelApp(double()), ModelApp(double())
+    lane, plain = Server(lane_app, lane_protocol(lane_app)), Server(plain_app, "httptools")
+
+    def ask(data: bytes) -> tuple[bytes, bytes]:
+        answers = []
+        for server in (lane, plain):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+                answers.append(exchange(sock, data))
+        return answers[0], answers[1]
+
+    try:
+        yield ask
+    finally:
+        lane.close()
+        plain.close()
+
+
+def read_response(sock: socket.socket, buffer: bytearray) -> bytes:
+    """One whole response from ``sock`` (``Content-Length``, chunked, or to the close);
+    bytes of the next response stay in ``buffer``."""
+    while b"\r\n\r\n" not in buffer:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise AssertionError(f"closed before a response head: {bytes(buffer)!r}")
+        buffer += chunk
+    end = buffer.index(b"\r\n\r\n") + 4
+    head = bytes(buffer[:end]).lower()
+    if head.startswith(b"http/1.1 100 "):  # an interim response: no body, the real one next
+        interim = bytes(buffer[:end])
+        del buffer[:end]
+        return interim + read_response(sock, buffer)
+    found = re.search(rb"content-length: (\d+)", head)
+    if found:
+        total = end + int(found.group(1))
+        while len(buffer) < total:
+            buffer += sock.recv(65536)
+    elif b"transfer-encoding: chunked" in head:
+        while not buffer.endswith(b"0\r\n\r\n"):
+            buffer += sock.recv(65536)
+        total = len(buffer)
+    else:
+        while chunk := sock.recv(65536):
+            buffer += chunk
+        total = len(buffer)
+    whole = bytes(buffer[:total])
+    del buffer[:total]
+    return re.sub(rb"date: [^\r]*\r\n", b"date: <masked>\r\n", whole)
+
+
+def exchange(sock: socket.socket, data: bytes, count: int = 1) -> bytes:
+    sock.sendall(data)
+    buffer = bytearray()
+    return b"".join(read_response(sock, buffer) for _ in range(count))
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        REQUEST,
+        post("/openai/v1/responses", RESPONSES),
+        post("/anthropic/v1/messages", ANTHROPIC, extra=b"anthropic-version: 2023-06-01\r\n"),
+        post("/gemini/v1beta/models/g:generateContent", GEMINI),
+        post("/openai/v1/chat/completions?x=1", CHAT),
+        post("/scenarios/rate_limited/openai/v1/chat/completions", CHAT),
+        post("/scenarios/tool_use/anthropic/v1/messages", ANTHROPIC),
+        post("/openai/v1/chat/completions", CHAT_STREAM),
+        post("/openai/v1/chat/completions", b"{not json"),
+        post("/openai/v1/chat/completions", {"model": "m"}),
+        post("/openai/v1/nowhere", CHAT),
+        post("/openai/v1/chat/completions", CHAT, extra=b"connection: close\r\n"),
+        post("/openai/v1/chat/completions", CHAT, extra=b"expect: 100-continue\r\n"),
+        post("/openai/v1/chat/completions", CHAT, version=b"1.0"),
+        post("/openai/v1/chat%2Fcompletions", CHAT),
+        b"GET /openai/v1/models HTTP/1.1\r\nhost: stand-in\r\n\r\n",
+    ],
+    ids=[
+        "chat",
+        "responses",
+        "anthropic",
+        "gemini",
+        "query",
+        "rate-limited",
+        "tool-use",
+        "stream",
+        "not-json",
+        "no-messages",
+        "no-route",
+        "connection-close",
+        "expect-continue",
+        "http-1.0",
+        "percent-path",
+        "models",
+    ],
+)
+def test_the_lane_sends_the_bytes_uvicorns_path_sends(
+    pair: Callable[[bytes], tuple[bytes, bytes]], request_bytes: bytes
+) -> None:
+    for _ in range(2):  # the second time from the templates made the first
+        lane, plain = pair(request_bytes)
+        assert lane == plain
+        assert lane.startswith(b"HTTP/1.1 ")
+
+
+def test_a_chunked_body_is_answered_as_uvicorns_path_answers_it(
+    pair: Callable[[bytes], tuple[bytes, bytes]],
+) -> None:
+    data = json.dumps(CHAT).encode()
+    chunked = (
+        b"POST /openai/v1/chat/completions HTTP/1.1\r\nhost: stand-in\r\n"
+        b"transfer-encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(data), data)
+    )
+    lane, plain = pair(chunked)
+    assert lane == plain
+    assert lane.startswith(b"HTTP/1.1 200 OK\r\n")
+
+
+def test_pipelined_requests_are_answered_in_order_once_each() -> None:
+    app = ModelApp(double())
+    server = Server(app, lane_protocol(app))
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            streamed = post("/openai/v1/chat/completions", CHAT_STREAM)
+            # a stream (uvicorn's path) with a whole reply pipelined behind it, then two
+            # whole replies in one packet
+            first = exchange(sock, streamed + REQUEST, count=2)
+            second = exchange(sock, REQUEST + REQUEST, count=2)
+    finally:
+        server.close()
+    assert first.index(b"text/event-stream") < first.index(b'"object":"chat.completion"')
+    ids = list(dict.fromkeys(re.findall(rb'"id":"(chatcmpl-\d+)"', first + second)))
+    assert ids == [b"chatcmpl-1", b"chatcmpl-2", b"chatcmpl-3", b"chatcmpl-4"]
+    assert [entry.index for entry in app.double.requests] == [0, 1, 2, 3]  # type: ignore[union-attr]
+
+
+class Boom(Exception):
+    pass
+
+
+def test_an_error_the_double_raises_is_logged_and_answered_500_as_before(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def explode(request: TurnRequest) -> Turn:
+        raise Boom("the turn function broke")
+
+    app = ModelApp(ModelDouble(Script(function=explode)))
+    server = Server(app, lane_protocol(app))
+    try:
+        with (
+            caplog.at_level(logging.ERROR, "uvicorn.error"),
+            socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock,
+        ):
+            response = exchange(sock, REQUEST)
+    finally:
+        server.close()
+    assert response.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+    assert response.endswith(b"\r\n\r\nInternal Server Error")
+    errors = [r for r in caplog.records if r.getMessage() == "Exception in ASGI application\n"]
+    assert len(errors) == 1
+    assert isinstance(errors[0].exc_info and errors[0].exc_info[1], Boom)
+    assert len(app.double.requests) == 1  # type: ignore[union-attr]
+
+
+# --- the protocol driven directly: what is written before the event loop runs again ---
+
+
+class FakeTransport:
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return {"sockname": ("127.0.0.1", 1), "peername": ("127.0.0.1", 2)}.get(name, default)
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def connection(script: Script | None = None, *, guard: bool = False) -> tuple[Any, FakeTransport]:
+    made = ModelDouble(script or scenarios.build("happy_path"), ids=SequentialIds(), cycle=True)
+    app = ModelApp(made)
+    protocol_class: Any = lane_protocol(app)
+    if guard:
+        protocol_class = guarded_protocol(
+            Guard(request_timeout=10, max_connections=10), protocol_class
+        )
+    config = uvicorn.Config(app, http=protocol_class, lifespan="off", log_config=None)
+    config.load()
+    state = ServerState()
+    state.default_headers = [(b"date", b"Tue, 01 Dec 2026 00:00:00 GMT"), (b"server", b"x")]
+    loop = asyncio.new_event_loop()
+    protocol = protocol_class(config=config, server_state=state, app_state={}, _loop=loop)
+    transport = FakeTransport()
+    protocol.connection_made(transport)
+    return protocol, transport
+
+
+def test_a_whole_reply_is_written_inside_the_parser_callback() -> None:
+    for guard in (False, True):
+        protocol, transport = connection(guard=guard)
+        try:
+            protocol.data_received(REQUEST)
+            protocol.data_received(REQUEST[:50])
+            protocol.data_received(REQUEST[50:])  # a request in two reads
+            assert len(transport.writes) == 2  # no task to wait for: written already
+            assert not protocol.tasks
+            for written in transport.writes:
+                assert written.startswith(
+                    b"HTTP/1.1 200 OK\r\ndate: Tue, 01 Dec 2026 00:00:00 GMT\r\nserver: x\r\n"
+                    b"content-type: application/json\r\nx-request-id: req-"
+                )
+                assert b'"content":"Hello! How can I help you today?"' in written
+            assert protocol.server_state.total_requests == 2
+        finally:
+            protocol.connection_lost(None)
+            protocol.loop.close()
+
+
+def test_a_fault_or_a_paused_writer_takes_uvicorns_path() -> None:
+    protocol, transport = connection(Script.of([HttpError(status=500)], [Text("ok")]))
+    try:
+        protocol.data_received(REQUEST)  # an error reply: no pre-encoded head
+        assert transport.writes == []
+        assert len(protocol.tasks) == 1
+        protocol.loop.run_until_complete(asyncio.gather(*protocol.tasks))
+        assert transport.writes[0].startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+        del transport.writes[:]
+        protocol.pause_writing()
+        protocol.data_received(REQUEST)  # the lane writes nothing while writes are paused
+        assert transport.writes == []
+        assert len(protocol.tasks) == 1
+        protocol.resume_writing()
+        protocol.loop.run_until_complete(asyncio.gather(*protocol.tasks))
+        assert transport.writes[0].startswith(b"HTTP/1.1 200 OK\r\n")
+    finally:
+        protocol.connection_lost(None)
+        protocol.loop.close()
