@@ -115,36 +115,37 @@ class LaneProtocol(HttpToolsProtocol):
         return is_model_route(self.url.partition(b"?")[0])
 
     def _answer(self, body: bytes) -> None:
-        app = self.lane_app
-        double = app.double
+        double = self.lane_app.double
         assert double is not None  # checked when the headers arrived; nothing ran since
         path, _, query = self.url.partition(b"?")
-        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in self.headers}
         try:
-            reply = double.handle(
-                "POST", path.decode("ascii"), query.decode("latin-1"), headers, body
-            )
+            answer = double.lane(path, query, self.headers, body)
         except Exception as error:  # uvicorn's path raises it again: logged, answered 500
             self._hand_over(error)
             return
-        head = reply.encoded
-        if head is None or reply.wait or reply.streaming or reply.status is None:
-            self._hand_over(reply)
-            return
-        actions = reply.actions
-        if len(actions) != 1 or not isinstance(actions[0], bytes):
-            self._hand_over(reply)
-            return
-        lines = [STATUS_LINE[reply.status], self._default_headers()]
-        for name, value in head:
-            if _BAD_NAME.search(name) or _BAD_VALUE.search(value) or name == b"connection":
-                self._hand_over(reply)
+        if not isinstance(answer, tuple):
+            head = answer.encoded
+            if head is None or answer.wait or answer.streaming or answer.status is None:
+                self._hand_over(answer)
                 return
-            lines += (name, b": ", value, b"\r\n")
-        lines += (b"\r\n", actions[0])
+            actions = answer.actions
+            if len(actions) != 1 or not isinstance(actions[0], bytes):
+                self._hand_over(answer)
+                return
+            lines: list[bytes] = []
+            for name, value in head:
+                if _BAD_NAME.search(name) or _BAD_VALUE.search(value) or name == b"connection":
+                    self._hand_over(answer)
+                    return
+                lines += (name, b": ", value, b"\r\n")
+            lines.append(b"\r\n")
+            status = STATUS_LINE[answer.status]
+            answer = (b"".join(lines), actions[0])
+        else:
+            status = STATUS_LINE[200]
         transport = self.transport
         if not transport.is_closing():
-            transport.write(b"".join(lines))
+            transport.write(b"".join((status, self._default_headers(), answer[0], answer[1])))
         self.on_response_complete()
 
     def _default_headers(self) -> bytes:

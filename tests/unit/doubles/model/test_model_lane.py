@@ -123,9 +123,17 @@ def read_response(sock: socket.socket, buffer: bytearray) -> bytes:
         while len(buffer) < total:
             buffer += sock.recv(65536)
     elif b"transfer-encoding: chunked" in head:
-        while not buffer.endswith(b"0\r\n\r\n"):
-            buffer += sock.recv(65536)
-        total = len(buffer)
+        total = end
+        while True:  # chunk by chunk: a pipelined response may follow in the same read
+            while b"\r\n" not in buffer[total:]:
+                buffer += sock.recv(65536)
+            line_end = buffer.index(b"\r\n", total)
+            size = int(buffer[total:line_end], 16)
+            total = line_end + 2 + size + 2
+            while len(buffer) < total:
+                buffer += sock.recv(65536)
+            if size == 0:
+                break
     else:
         while chunk := sock.recv(65536):
             buffer += chunk
