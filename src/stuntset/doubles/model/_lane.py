@@ -23,6 +23,7 @@ so a turn is never consumed twice and the journal holds the request once.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any, ClassVar, cast
 
@@ -33,6 +34,9 @@ from .double import is_model_route
 
 __all__ = ["lane_protocol"]
 
+#: Request targets a server remembers (a client asks a few paths).
+_URL_LIMIT = 256
+
 #: The characters uvicorn refuses in a header name / value (its ``send`` raises on them).
 _BAD_NAME = re.compile(b'[\x00-\x1f\x7f()<>@,;:\\[\\]={} \t\\\\"]')
 _BAD_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
@@ -42,10 +46,70 @@ class LaneProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the fast lane (``lane_protocol`` sets the app)."""
 
     lane_app: ClassVar[ModelApp]
+    #: Request targets seen, with their path and query if the lane takes them (per server).
+    lane_urls: ClassVar[dict[bytes, tuple[bytes, bytes] | None]]
+    #: The path and query of the request on the lane.
+    _where: tuple[bytes, bytes] = (b"", b"")
     #: The request's body chunks while it is on the lane (``None``: uvicorn's path).
     _chunks: list[bytes] | None = None
     #: ``server_state.default_headers`` last seen, and its encoding.
     _defaults: tuple[object, bytes] = (None, b"")
+
+    #: When the connection last became idle (its response done), ``None`` while a request is
+    #: on it: the keep-alive timer's reference point.
+    _idle_since: float | None = None
+
+    # --- keep-alive: one timer per idle period, not one per request ---
+    # uvicorn arms a timer when a response is done and cancels it when data arrives: a
+    # ``TimerHandle`` made, pushed on the loop's heap and cancelled for every request. Here
+    # the timer stays armed across requests and, when it fires, closes the connection only
+    # if it has been idle for ``timeout_keep_alive`` since its last response (else it is set
+    # again for that moment): the same deadline, checked when it comes.
+
+    def _unset_keepalive_if_required(self) -> None:
+        self._idle_since = None  # data arrived: busy (the timer, if armed, will see it)
+
+    def on_response_complete(self) -> None:
+        # uvicorn's, with the keep-alive timer armed only if none is
+        self.server_state.total_requests += 1
+        if self._direct.is_closing():
+            return
+        flow = self.flow
+        if flow.read_paused:
+            flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+            return
+        now = self._idle_since = self.loop.time()
+        if self.timeout_keep_alive_task is None:
+            self.timeout_keep_alive_task = self.loop.call_at(
+                now + self.timeout_keep_alive, self._keep_alive_due
+            )
+
+    def _keep_alive_due(self) -> None:
+        self.timeout_keep_alive_task = None
+        since = self._idle_since
+        if since is None:  # busy: the end of its response arms the timer again
+            return
+        due = since + self.timeout_keep_alive
+        if self.loop.time() >= due:
+            self.timeout_keep_alive_handler()
+        else:
+            self.timeout_keep_alive_task = self.loop.call_at(due, self._keep_alive_due)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        task = self.timeout_keep_alive_task
+        if task is not None:
+            task.cancel()
+            self.timeout_keep_alive_task = None
+        super().connection_lost(exc)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        #: Where the lane writes: below a ``CoalescingTransport`` (``_server``), which holds
+        #: nothing between requests, the socket's own transport
+        self._direct: asyncio.Transport = getattr(transport, "direct", transport)
 
     # --- parser callbacks ---
 
@@ -57,7 +121,9 @@ class LaneProtocol(HttpToolsProtocol):
         self._chunks = None
 
     def on_headers_complete(self) -> None:
-        if self._on_lane():
+        where = self._on_lane()
+        if where is not None:
+            self._where = where
             self._chunks = []
             return
         self._make_scope()
@@ -80,8 +146,9 @@ class LaneProtocol(HttpToolsProtocol):
 
     # --- the lane ---
 
-    def _on_lane(self) -> bool:
-        """Whether the request whose headers just arrived can be answered on the lane."""
+    def _on_lane(self) -> tuple[bytes, bytes] | None:
+        """The path and query of the request whose headers just arrived if it can be
+        answered on the lane, else ``None``."""
         app = self.lane_app
         cycle = self.cycle
         if (
@@ -91,33 +158,42 @@ class LaneProtocol(HttpToolsProtocol):
             or self.flow.write_paused
             or self.expect_100_continue
         ):
-            return False
+            return None
+        url = self.url
+        try:
+            where = self.lane_urls[url]
+        except KeyError:
+            where = _lane_url(url)
+            if len(self.lane_urls) >= _URL_LIMIT:
+                self.lane_urls.clear()
+            self.lane_urls[url] = where
+        if where is None:
+            return None
         parser = self.parser
         if (
             parser.get_method() != b"POST"
             or parser.get_http_version() != "1.1"
             or not parser.should_keep_alive()
             or parser.should_upgrade()
-            or b"%" in self.url
         ):
-            return False
+            return None
         length = None
         for name, value in self.headers:
             if name == b"content-length":
                 length = value
             elif name == b"transfer-encoding":
-                return False
+                return None
         if length is None or not length.isdigit():
-            return False
+            return None
         limit = app.max_body
         if limit is not None and int(length) > limit:
-            return False
-        return is_model_route(self.url.partition(b"?")[0])
+            return None
+        return where
 
     def _answer(self, body: bytes) -> None:
         double = self.lane_app.double
         assert double is not None  # checked when the headers arrived; nothing ran since
-        path, _, query = self.url.partition(b"?")
+        path, query = self._where
         try:
             answer = double.lane(path, query, self.headers, body)
         except Exception as error:  # uvicorn's path raises it again: logged, answered 500
@@ -143,20 +219,17 @@ class LaneProtocol(HttpToolsProtocol):
             answer = (b"".join(lines), actions[0])
         else:
             status = STATUS_LINE[200]
-        transport = self.transport
-        if not transport.is_closing():
-            transport.write(b"".join((status, self._default_headers(), answer[0], answer[1])))
-        self.on_response_complete()
-
-    def _default_headers(self) -> bytes:
-        """uvicorn's default headers (``date``, ``server``) as bytes; its server replaces
-        the list once a second."""
+        # uvicorn's default headers (``date``, ``server``), encoded again when its server
+        # replaces them (once a second)
         defaults = self.server_state.default_headers
         seen, encoded = self._defaults
         if seen is not defaults:
             encoded = b"".join(b"%s: %s\r\n" % pair for pair in defaults)
             self._defaults = (defaults, encoded)
-        return encoded
+        transport = self._direct
+        if not transport.is_closing():
+            transport.write(b"".join((status, encoded, answer[0], answer[1])))
+        self.on_response_complete()
 
     def _hand_over(self, answer: Any) -> None:
         """Play ``answer`` (a ``Reply``, or an exception to raise) through uvicorn's path:
@@ -182,7 +255,16 @@ class LaneProtocol(HttpToolsProtocol):
         }
 
 
+def _lane_url(url: bytes) -> tuple[bytes, bytes] | None:
+    """The path and query of a request target the lane takes: an origin-form path to a
+    model route, with nothing uvicorn would decode (``%``) or drop (a fragment)."""
+    if not url.startswith(b"/") or b"%" in url or b"#" in url:
+        return None
+    path, _, query = url.partition(b"?")
+    return (path, query) if is_model_route(path) else None
+
+
 def lane_protocol(app: ModelApp) -> type[LaneProtocol]:
     """``LaneProtocol`` answering from ``app``'s double (uvicorn's ``http=`` option, or the
     base of ``_server.guarded_protocol``)."""
-    return type("ModelLaneProtocol", (LaneProtocol,), {"lane_app": app})
+    return type("ModelLaneProtocol", (LaneProtocol,), {"lane_app": app, "lane_urls": {}})

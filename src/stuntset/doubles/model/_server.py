@@ -89,10 +89,13 @@ class CoalescingTransport:
     call and one packet fewer per response; the same bytes, in the same order. Everything
     else passes through to the real transport."""
 
-    __slots__ = ("_held", "_loop", "_transport")
+    __slots__ = ("_held", "_loop", "_transport", "direct")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
+        #: The transport below, for a writer that sends a whole response in one write when
+        #: nothing is held (the fast lane: ``_lane``).
+        self.direct = transport
         self._loop = loop
         self._held: bytes | None = None
 

@@ -341,3 +341,100 @@ def test_a_fault_or_a_paused_writer_takes_uvicorns_path() -> None:
     finally:
         protocol.connection_lost(None)
         protocol.loop.close()
+
+
+# --- keep-alive: one timer per idle period, the same deadline ---
+
+
+class Timer:
+    def __init__(self, when: float, callback: Callable[[], None]) -> None:
+        self.when, self.callback, self.cancelled = when, callback, False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeLoop:
+    """The loop calls the protocol makes for keep-alive, on a clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.timers: list[Timer] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Timer:
+        timer = Timer(when, callback)
+        self.timers.append(timer)
+        return timer
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
+        return self.call_at(self.now + delay, callback)
+
+    def fire(self) -> None:
+        """Run the timers due by now."""
+        for timer in [t for t in self.timers if t.when <= self.now and not t.cancelled]:
+            self.timers.remove(timer)
+            timer.callback()
+
+
+class ClosingTransport(FakeTransport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = False
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def idle_connection() -> tuple[Any, ClosingTransport, FakeLoop]:
+    app = ModelApp(ModelDouble(scenarios.build("happy_path"), ids=SequentialIds(), cycle=True))
+    protocol_class: Any = lane_protocol(app)
+    config = uvicorn.Config(
+        app, http=protocol_class, lifespan="off", log_config=None, timeout_keep_alive=5
+    )
+    config.load()
+    loop = FakeLoop()
+    protocol = protocol_class(config=config, server_state=ServerState(), app_state={}, _loop=loop)
+    transport = ClosingTransport()
+    protocol.connection_made(transport)
+    return protocol, transport, loop
+
+
+def test_keep_alive_arms_one_timer_per_idle_period_with_uvicorns_deadline() -> None:
+    protocol, transport, loop = idle_connection()
+    for _ in range(100):
+        protocol.data_received(REQUEST)
+    assert len(transport.writes) == 100
+    assert len(loop.timers) == 1  # uvicorn's protocol: 100 timers made and 99 cancelled
+    loop.now = 103.0
+    protocol.data_received(REQUEST)  # idle again from 103: the deadline moves to 108
+    loop.now = 105.0
+    loop.fire()
+    assert not transport.closed
+    assert [t.when for t in loop.timers] == [108.0]
+    loop.now = 107.9
+    loop.fire()
+    assert not transport.closed
+    loop.now = 108.0
+    loop.fire()
+    assert transport.closed  # idle for timeout_keep_alive since its last response
+
+
+def test_keep_alive_never_closes_a_connection_with_a_request_on_it() -> None:
+    protocol, transport, loop = idle_connection()
+    protocol.data_received(REQUEST)
+    loop.now = 104.0
+    protocol.data_received(REQUEST[:40])  # a request under way when the timer fires
+    loop.now = 120.0
+    loop.fire()
+    assert not transport.closed
+    assert loop.timers == []
+    protocol.data_received(REQUEST[40:])  # its response done: idle again, timer armed
+    assert [t.when for t in loop.timers] == [125.0]
+    protocol.connection_lost(None)
+    assert loop.timers[0].cancelled
