@@ -10,6 +10,7 @@ elsewhere it falls back to ending the response early.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -59,6 +60,13 @@ class ModelApp:
         if double is None:
             await _plain(send, 503, b"stuntset: no model double is attached to this server")
             return
+        answer = scope.get(ANSWER_KEY)
+        if answer is not None:  # the fast lane asked the double already (its body was read)
+            if isinstance(answer, BaseException):
+                raise answer
+            with contextlib.suppress(_Disconnected):
+                await self._play(double, answer, receive, send, path=scope["path"])
+            return
         headers = _headers(scope["headers"])
         query = scope["query_string"].decode("latin-1") if scope.get("query_string") else ""
         limit = self.max_body
@@ -66,12 +74,7 @@ class ModelApp:
             body = None
             if limit is None or _declared_length(headers) <= limit:
                 body = await _read_body(receive, limit)
-            answer = scope.get(ANSWER_KEY)
-            if answer is not None:  # the fast lane asked the double already
-                if isinstance(answer, BaseException):
-                    raise answer
-                reply = answer
-            elif body is None:  # over the limit: the provider's 413, the body left unread
+            if body is None:  # over the limit: the provider's 413, the body left unread
                 assert limit is not None
                 reply = double.too_large(scope["method"], scope["path"], query, headers, limit)
             else:

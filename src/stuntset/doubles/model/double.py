@@ -63,6 +63,7 @@ _ROUTES: dict[str, WireCodec] = {
 _ID_PREFIX = {CHAT: "chatcmpl", RESPONSES: "resp", ANTHROPIC: "msg"}
 _decode = msgspec.json.Decoder().decode
 _UNREADABLE = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+_UNDECODED = object()
 #: Raw paths whose route the fast lane remembers per double (a client asks a few paths).
 _LANE_LIMIT = 256
 #: Templates kept per double before they are dropped (a client asking for many models).
@@ -208,16 +209,28 @@ class ModelDouble:
         self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
     ) -> Reply:
         """The reply to one HTTP request (``headers`` with lower-case names)."""
-        where = route(path)
-        codec = _ROUTES.get(where.path) or gemini_codec(where.path)
         parsed: object = None
         if body:
             try:
                 parsed = _decode(body)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            except _UNREADABLE:
                 # not JSON, or JSON msgspec will not hold: nested too deep, an integer beyond
                 # 64 bits (answered with the provider's 400 below)
                 parsed = body.decode("utf-8", "replace")
+        return self._handle(method, path, query, headers, body, parsed)
+
+    def _handle(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        parsed: object,
+    ) -> Reply:
+        """``handle`` with the body decoded (``parsed``: its JSON, or its text)."""
+        where = route(path)
+        codec = _ROUTES.get(where.path) or gemini_codec(where.path)
         reply: Reply | None = None
         turn: int | None = None
         try:
@@ -261,18 +274,21 @@ class ModelDouble:
         codec, where, target = found
         try:
             parsed = _decode(body)
-            model, tool_results = codec.read(parsed)
-        except (*_UNREADABLE, BadRequest):  # a 400: the general path says which
+        except _UNREADABLE:  # a 400: the general path says which
             return self._handle_raw(path, query, headers, body)
+        try:
+            model, tool_results = codec.read(parsed)
+        except BadRequest:
+            return self._handle_raw(path, query, headers, body, parsed)
         data: dict[str, Any] = parsed
         if codec.streams(data) or (tool_results and target._pending):
-            return self._handle_raw(path, query, headers, body)
+            return self._handle_raw(path, query, headers, body, parsed)
         options = data.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         model = model or "stuntset"
         picked = target.player.next_open(_lane_request, (codec, body, headers))
         if picked is None:  # a script with matches or a function, or no turn left
-            return self._handle_raw(path, query, headers, body)
+            return self._handle_raw(path, query, headers, body, parsed)
         index, turn = picked
         reply: Reply | None = None
         kept = False
@@ -376,11 +392,18 @@ class ModelDouble:
         return codec, where, target
 
     def _handle_raw(
-        self, path: bytes, query: bytes, headers: list[tuple[bytes, bytes]], body: bytes
+        self,
+        path: bytes,
+        query: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        parsed: object = _UNDECODED,
     ) -> Reply:
-        return self.handle(
-            "POST", path.decode("latin-1"), query.decode("latin-1"), _header_dict(headers), body
-        )
+        """``handle`` for a request the lane leaves to it (``parsed``: its body decoded)."""
+        where, text = path.decode("latin-1"), query.decode("latin-1")
+        if parsed is _UNDECODED:
+            return self.handle("POST", where, text, _header_dict(headers), body)
+        return self._handle("POST", where, text, _header_dict(headers), body, parsed)
 
     def _first_segment(
         self, index: int, turn: Turn, limits: RateLimits | None
