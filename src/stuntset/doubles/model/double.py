@@ -405,9 +405,7 @@ class ModelDouble:
             return self.handle("POST", where, text, _header_dict(headers), body)
         return self._handle("POST", where, text, _header_dict(headers), body, parsed)
 
-    def _first_segment(
-        self, index: int, turn: Turn, limits: RateLimits | None
-    ) -> tuple[Step, ...]:
+    def _first_segment(self, index: int, turn: Turn, limits: RateLimits | None) -> tuple[Step, ...]:
         """The first response of ``turn`` (played as turn ``index``); the rest wait for the
         requests that carry its tool results (``_segment_for``, after the player)."""
         hit = self._memo.get(("segments", id(turn)))  # ``_segments``, inlined: per request
