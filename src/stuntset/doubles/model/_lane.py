@@ -29,13 +29,11 @@ from typing import Any, ClassVar, cast
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from ._reply import Reply
 from .app import ANSWER_KEY, ModelApp
 from .double import is_model_route
 
-__all__ = ["lane_protocol"]
-
-#: Request targets a server remembers (a client asks a few paths).
-_URL_LIMIT = 256
+__all__ = ["lane_protocol", "written_whole"]
 
 #: The characters uvicorn refuses in a header name / value (its ``send`` raises on them).
 _BAD_NAME = re.compile(b'[\x00-\x1f\x7f()<>@,;:\\[\\]={} \t\\\\"]')
@@ -46,8 +44,10 @@ class LaneProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the fast lane (``lane_protocol`` sets the app)."""
 
     lane_app: ClassVar[ModelApp]
-    #: Request targets seen, with their path and query if the lane takes them (per server).
+    #: Request targets seen, with their path and query if the lane takes them (per server),
+    #: and how many are kept (a client asks a few paths).
     lane_urls: ClassVar[dict[bytes, tuple[bytes, bytes] | None]]
+    lane_url_limit: ClassVar[int] = 256
     #: The path and query of the request on the lane.
     _where: tuple[bytes, bytes] = (b"", b"")
     #: The request's body chunks while it is on the lane (``None``: uvicorn's path).
@@ -164,7 +164,7 @@ class LaneProtocol(HttpToolsProtocol):
             where = self.lane_urls[url]
         except KeyError:
             where = _lane_url(url)
-            if len(self.lane_urls) >= _URL_LIMIT:
+            if len(self.lane_urls) >= self.lane_url_limit:
                 self.lane_urls.clear()
             self.lane_urls[url] = where
         if where is None:
@@ -199,26 +199,14 @@ class LaneProtocol(HttpToolsProtocol):
         except Exception as error:  # uvicorn's path raises it again: logged, answered 500
             self._hand_over(error)
             return
-        if not isinstance(answer, tuple):
-            head = answer.encoded
-            if head is None or answer.wait or answer.streaming or answer.status is None:
-                self._hand_over(answer)
-                return
-            actions = answer.actions
-            if len(actions) != 1 or not isinstance(actions[0], bytes):
-                self._hand_over(answer)
-                return
-            lines: list[bytes] = []
-            for name, value in head:
-                if _BAD_NAME.search(name) or _BAD_VALUE.search(value) or name == b"connection":
-                    self._hand_over(answer)
-                    return
-                lines += (name, b": ", value, b"\r\n")
-            lines.append(b"\r\n")
-            status = STATUS_LINE[answer.status]
-            answer = (b"".join(lines), actions[0])
-        else:
+        if isinstance(answer, tuple):
             status = STATUS_LINE[200]
+        else:
+            whole = written_whole(answer)
+            if whole is None:
+                self._hand_over(answer)
+                return
+            status, answer = whole
         # uvicorn's default headers (``date``, ``server``), encoded again when its server
         # replaces them (once a second)
         defaults = self.server_state.default_headers
@@ -253,6 +241,32 @@ class LaneProtocol(HttpToolsProtocol):
             "headers": self.headers,
             "state": self.app_state.copy(),
         }
+
+
+def written_whole(reply: Reply) -> tuple[bytes, tuple[bytes, bytes]] | None:
+    """The status line, head lines and body the lane writes for ``reply`` — the bytes
+    uvicorn's path sends — if it is a whole reply with its head encoded (a template's
+    ``handle`` filled); ``None`` for anything uvicorn's path must play (no head yet, a wait,
+    a stream, a dropped connection, several writes, a header uvicorn refuses or one about the
+    connection)."""
+    head = reply.encoded
+    actions = reply.actions
+    if (
+        head is None
+        or reply.wait
+        or reply.streaming
+        or reply.status is None
+        or len(actions) != 1
+        or not isinstance(actions[0], bytes)
+    ):
+        return None
+    lines: list[bytes] = []
+    for name, value in head:
+        if _BAD_NAME.search(name) or _BAD_VALUE.search(value) or name.lower() == b"connection":
+            return None
+        lines += (name.lower(), b": ", value, b"\r\n")
+    lines.append(b"\r\n")
+    return STATUS_LINE[reply.status], (b"".join(lines), actions[0])
 
 
 def _lane_url(url: bytes) -> tuple[bytes, bytes] | None:

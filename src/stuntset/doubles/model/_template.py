@@ -181,8 +181,8 @@ class LaneTemplate:
             forms.append(name.lower().encode() + b": " + form + b"\r\n")
             slots += found
         self.head = b"".join(forms) + b"content-length: %d\r\n\r\n"
-        #: the id in the head (the request id header; ``lane_template`` allows at most one)
-        self.head_slot = slots[0] if slots else -1
+        #: the id in the head (the request id header: ``lane_template`` wants exactly one)
+        self.head_slot = slots[0]
         self.quick: Callable[[Callable[[str], str], int], tuple[bytes, bytes]] = _quick_fill(
             self.prefixes, self.body, self.body_order, self.head, self.head_slot
         )
@@ -197,8 +197,6 @@ class LaneTemplate:
             values.append(_escape(value)[1:-1])
         values.append(b"%d" % created)
         body = self.body % tuple(values[i] for i in self.body_order)
-        if self.head_slot < 0:
-            return self.head % len(body), body
         value = minted[self.head_slot]
         if not value.isprintable():
             return self.template.fill_minted(minted, created)
@@ -218,10 +216,7 @@ def _quick_fill(
         lines.append('    c = b"%d" % created')
     values = ", ".join("c" if i == len(prefixes) else f"v{i}" for i in order)
     lines.append(f"    body = BODY % ({values}{',' if len(order) == 1 else ''})")
-    if head_slot < 0:
-        lines.append("    return HEAD % len(body), body")
-    else:
-        lines.append(f"    return HEAD % (v{head_slot}, len(body)), body")
+    lines.append(f"    return HEAD % (v{head_slot}, len(body)), body")
     namespace: dict[str, Any] = {**names, "BODY": body, "HEAD": head}
     exec("\n".join(lines), namespace)  # our own source: names and slot numbers only
     quick: Callable[[Callable[[str], str], int], tuple[bytes, bytes]] = namespace["quick"]
@@ -243,7 +238,8 @@ def head_lines(headers: list[tuple[str, str]]) -> bytes | None:
 def lane_template(template: Template) -> LaneTemplate | None:
     """``template`` as the fast lane writes it, or ``None`` where uvicorn's path must play
     it (a stream, pauses, a fault, a wait, a declared length, a header uvicorn refuses or one
-    that changes the connection)."""
+    that changes the connection) or ``Template.fill`` fill it (a head whose ids are not just
+    the request id)."""
     reply = template.reply
     if (
         reply.status != 200
@@ -257,7 +253,7 @@ def lane_template(template: Template) -> LaneTemplate | None:
     slots = 0
     for name, value in reply.headers:
         slots += len(_SLOT.findall(value))
-        if str(CREATED) in value or slots > 1:
+        if str(CREATED) in value:
             return None
         check = _TOKEN.join(_SLOT.split(value)[::2])  # the ids' slots are checked per fill
         if (
@@ -266,7 +262,7 @@ def lane_template(template: Template) -> LaneTemplate | None:
             or _BAD_VALUE.search(check.encode())
         ):
             return None
-    return LaneTemplate(template)
+    return LaneTemplate(template) if slots == 1 else None  # the request id, and only it
 
 
 def reply_length(actions: list[Action]) -> int:

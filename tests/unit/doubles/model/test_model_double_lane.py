@@ -14,10 +14,11 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.clock import FakeClock
-from stuntset.doubles.model._reply import Reply
+from stuntset.doubles.model._reply import Framing, Reply
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.ids import RandomIds, SequentialIds
 from stuntset.script import (
+    Delay,
     HttpError,
     Match,
     RateLimitCredits,
@@ -58,6 +59,7 @@ LIMITED = Script(
             rate_limits=RateLimits(primary=RateLimitWindow(used_percent=99, window_minutes=300)),
         ),
         Turn(steps=(HttpError(status=500),)),
+        Turn(steps=(Delay(0.25), Text("late"))),  # its status line waits: no lane template
     ),
     rate_limits=RateLimits(
         primary=RateLimitWindow(used_percent=42.5, window_minutes=300, resets_at=1767240000),
@@ -133,9 +135,17 @@ WIRES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
 }
 
 
-def pair(script: Script, *, cycle: bool = True) -> tuple[ModelDouble, ModelDouble]:
+def pair(
+    script: Script, *, cycle: bool = True, namespace: str = "", **options: Any
+) -> tuple[ModelDouble, ModelDouble]:
     def make() -> ModelDouble:
-        return ModelDouble(script, clock=FakeClock(1_800_000_000), ids=SequentialIds(), cycle=cycle)
+        return ModelDouble(
+            script,
+            clock=FakeClock(1_800_000_000),
+            ids=SequentialIds(namespace),
+            cycle=cycle,
+            **options,
+        )
 
     return make(), make()
 
@@ -262,6 +272,48 @@ def test_rate_limits_reach_the_lanes_replies_as_handles() -> None:
     assert b"\r\nx-codex-primary-used-percent: 99" in written[0]
     assert written[0].index(b"content-length") < written[0].index(b"x-codex-primary")
     same_state(lane, handle)
+
+
+@pytest.mark.parametrize(
+    ("namespace", "options"),
+    [
+        ("bad\x01", {}),  # ids uvicorn would refuse in a header: ``handle``'s reply
+        ("", {"framing": Framing(write_size=7)}),  # framing stress: no templates
+        ("", {"scenario_routes": False}),
+    ],
+    ids=["unprintable-ids", "framing", "no-scenario-routes"],
+)
+def test_doubles_the_lane_cannot_serve_answer_as_handle_does(
+    namespace: str, options: dict[str, Any]
+) -> None:
+    lane, handle = pair(LIMITED, namespace=namespace, **options)
+    for wire in ("chat", "responses"):
+        path, first, _ = WIRES[wire]
+        for prefix in ("", "/scenarios/happy_path"):
+            for _ in range(4):
+                laned = ask(lane, handle, prefix + path, json.dumps(first).encode())
+                if prefix or "scenario_routes" not in options:  # (its own route: the lane's)
+                    assert not laned
+    same_state(lane, handle)
+
+
+def test_paths_models_and_odd_bytes_answer_as_handle_does() -> None:
+    lane, handle = pair(scenarios.build("happy_path"))
+    path, first, _ = WIRES["chat"]
+    for n in range(300):  # more paths and models than the lane remembers
+        ask(lane, handle, f"/scenarios/nope{n}{path}", json.dumps(first).encode())
+        ask(lane, handle, path, json.dumps({**first, "model": f"m{n}"}).encode())
+    got = lane.lane(b"/openai/v1/chat/\xff", b"", HEADERS, json.dumps(first).encode())
+    expected = handle.handle("POST", "/openai/v1/chat/\xff", "", {}, json.dumps(first).encode())
+    assert isinstance(got, Reply)
+    assert (
+        (got.status, got.actions)
+        == (expected.status, expected.actions)
+        == (got.status, got.actions)
+    )
+    assert got.status == 404
+    assert len(lane._lanes) <= 256
+    assert len(lane._lane_turns) <= 256
 
 
 def test_random_ids_fill_the_quick_template() -> None:

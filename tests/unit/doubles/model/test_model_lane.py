@@ -16,6 +16,7 @@ import re
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -24,13 +25,14 @@ from uvicorn.server import ServerState
 
 from stuntset import scenarios
 from stuntset.clock import FakeClock
-from stuntset.doubles.model._lane import lane_protocol
+from stuntset.doubles.model._lane import lane_protocol, written_whole
 from stuntset.doubles.model._loopback_server import _listening_socket
+from stuntset.doubles.model._reply import Pause, Reply
 from stuntset.doubles.model._server import Guard, guarded_protocol
 from stuntset.doubles.model.app import ModelApp
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.ids import SequentialIds
-from stuntset.script import HttpError, Script, Text, Turn, TurnRequest
+from stuntset.script import HttpError, Match, Script, Text, Turn, TurnRequest
 
 
 def post(path: str, body: object, *, extra: bytes = b"", version: bytes = b"1.1") -> bytes:
@@ -168,6 +170,7 @@ def exchange(sock: socket.socket, data: bytes, count: int = 1) -> bytes:
         post("/openai/v1/chat/completions", CHAT, version=b"1.0"),
         post("/openai/v1/chat%2Fcompletions", CHAT),
         b"GET /openai/v1/models HTTP/1.1\r\nhost: stand-in\r\n\r\n",
+        b"POST /openai/v1/chat/completions HTTP/1.1\r\nhost: stand-in\r\n\r\n",
     ],
     ids=[
         "chat",
@@ -186,6 +189,7 @@ def exchange(sock: socket.socket, data: bytes, count: int = 1) -> bytes:
         "http-1.0",
         "percent-path",
         "models",
+        "no-body",
     ],
 )
 def test_the_lane_sends_the_bytes_uvicorns_path_sends(
@@ -195,6 +199,78 @@ def test_the_lane_sends_the_bytes_uvicorns_path_sends(
         lane, plain = pair(request_bytes)
         assert lane == plain
         assert lane.startswith(b"HTTP/1.1 ")
+
+
+@pytest.mark.parametrize(
+    ("script", "requests"),
+    [
+        (  # the tool round trip's second request, and a matched script: ``handle``'s
+            # whole replies, written by the lane
+            scenarios.build("tool_use"),
+            [
+                post("/openai/v1/chat/completions", CHAT),
+                post(
+                    "/openai/v1/chat/completions",
+                    {
+                        "model": "m",
+                        "messages": [
+                            {"role": "user", "content": "hi"},
+                            {"role": "tool", "tool_call_id": "call-1", "content": "ok"},
+                        ],
+                    },
+                ),
+            ],
+        ),
+        (
+            Script.of(Turn(steps=(Text("for m"),), match=Match(model="m"), times=3)),
+            [REQUEST, REQUEST, post("/openai/v1/chat/completions", {**CHAT, "model": "x"})],
+        ),
+    ],
+    ids=["tool-round-trip", "matched"],
+)
+def test_replies_handle_made_are_written_as_uvicorns_path_writes_them(
+    script: Script, requests: list[bytes]
+) -> None:
+    def make() -> ModelDouble:
+        return ModelDouble(script, clock=FakeClock(1_800_000_000), ids=SequentialIds())
+
+    lane_app, plain_app = ModelApp(make()), ModelApp(make())
+    lane, plain = Server(lane_app, lane_protocol(lane_app)), Server(plain_app, "httptools")
+    try:
+        answers = []
+        for server in (lane, plain):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+                answers.append([exchange(sock, data) for data in requests])
+    finally:
+        lane.close()
+        plain.close()
+    assert answers[0] == answers[1]
+    assert all(a.startswith(b"HTTP/1.1 ") for a in answers[0])
+
+
+def test_a_whole_reply_is_written_only_if_uvicorn_would_send_it_as_it_is() -> None:
+    whole = Reply(
+        200,
+        [("content-type", "application/json")],
+        [b"{}"],
+        encoded=[(b"Content-Type", b"application/json"), (b"content-length", b"2")],
+    )
+    assert written_whole(whole) == (
+        b"HTTP/1.1 200 OK\r\n",
+        (b"content-type: application/json\r\ncontent-length: 2\r\n\r\n", b"{}"),
+    )
+    for changed in (
+        replace(whole, encoded=None),  # no head yet
+        replace(whole, wait=0.5),
+        replace(whole, streaming=True),
+        replace(whole, status=None),
+        replace(whole, actions=[b"{", b"}"]),
+        replace(whole, actions=[Pause(1.0)]),
+        replace(whole, encoded=[(b"x y", b"1")]),  # a name uvicorn refuses
+        replace(whole, encoded=[(b"x-a", b"1\r\n2")]),  # a value it refuses
+        replace(whole, encoded=[(b"Connection", b"close")]),  # uvicorn closes after it
+    ):
+        assert written_whole(changed) is None
 
 
 def test_a_chunked_body_is_answered_as_uvicorns_path_answers_it(
@@ -320,6 +396,20 @@ def test_a_whole_reply_is_written_inside_the_parser_callback() -> None:
         finally:
             protocol.connection_lost(None)
             protocol.loop.close()
+
+
+def test_the_request_targets_a_server_remembers_are_bounded() -> None:
+    protocol, transport = connection()
+    try:
+        small = type(protocol)
+        small.lane_url_limit = 2
+        for n in range(5):
+            protocol.data_received(post(f"/openai/v1/chat/completions?n={n}", CHAT))
+        assert len(small.lane_urls) <= 2
+        assert len(transport.writes) == 5  # each answered on the lane all the same
+    finally:
+        protocol.connection_lost(None)
+        protocol.loop.close()
 
 
 def test_a_fault_or_a_paused_writer_takes_uvicorns_path() -> None:

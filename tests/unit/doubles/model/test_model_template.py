@@ -152,3 +152,27 @@ def test_a_template_the_lane_cannot_write_has_no_lane() -> None:
     plan = SEGMENTS[0][1]
     streamed = make_template(CHAT, plan, True, _ctx(None, "gpt-x", False), "chatcmpl")  # type: ignore[arg-type]
     assert streamed.lane is None
+
+
+def test_headers_uvicorn_would_refuse_keep_a_reply_off_the_lane() -> None:
+    from dataclasses import replace
+
+    from stuntset.doubles.model._template import Template, head_lines, lane_template
+
+    assert head_lines([("X-Codex-Used", "42.5"), ("x-b", "1")]) == (
+        b"x-codex-used: 42.5\r\nx-b: 1\r\n"
+    )
+    assert head_lines([("x-a", "1\r\nx-b: 2")]) is None
+    assert head_lines([("x a", "1")]) is None
+    plan = SEGMENTS[0][1]
+    template = make_template(CHAT, plan, False, _ctx(None, "gpt-x", False), "chatcmpl")  # type: ignore[arg-type]
+    assert template.lane is not None
+    for headers in (
+        [*template.reply.headers, ("connection", "close")],
+        [*template.reply.headers, ("x-bad", "a\x7fb")],
+        [*template.reply.headers, ("x a", "b")],
+        [("content-type", "application/json")],  # no request id in the head
+        [*template.reply.headers, *template.reply.headers],  # two ids in the head
+    ):
+        changed = Template(plan, replace(template.reply, headers=headers), list(template.prefixes))  # type: ignore[arg-type]
+        assert lane_template(changed) is None
