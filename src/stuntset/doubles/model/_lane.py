@@ -24,20 +24,16 @@ so a turn is never consumed twice and the journal holds the request once.
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import Any, ClassVar, cast
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from ._reply import Reply
+from ._template import BAD_HEADER_NAME, BAD_HEADER_VALUE
 from .app import ANSWER_KEY, ModelApp
-from .double import is_model_route
+from .double import ModelDouble, is_model_route
 
 __all__ = ["lane_protocol", "written_whole"]
-
-#: The characters uvicorn refuses in a header name / value (its ``send`` raises on them).
-_BAD_NAME = re.compile(b'[\x00-\x1f\x7f()<>@,;:\\[\\]={} \t\\\\"]')
-_BAD_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 class LaneProtocol(HttpToolsProtocol):
@@ -50,6 +46,9 @@ class LaneProtocol(HttpToolsProtocol):
     lane_url_limit: ClassVar[int] = 256
     #: The path and query of the request on the lane.
     _where: tuple[bytes, bytes] = (b"", b"")
+    #: The double that answers the request on the lane: the one attached when its headers
+    #: arrived (as ``ModelApp`` keeps the one attached when it is called).
+    _double: ModelDouble | None = None
     #: The request's body chunks while it is on the lane (``None``: uvicorn's path).
     _chunks: list[bytes] | None = None
     #: ``server_state.default_headers`` last seen, and its encoding.
@@ -124,6 +123,7 @@ class LaneProtocol(HttpToolsProtocol):
         where = self._on_lane()
         if where is not None:
             self._where = where
+            self._double = self.lane_app.double
             self._chunks = []
             return
         self._make_scope()
@@ -191,8 +191,8 @@ class LaneProtocol(HttpToolsProtocol):
         return where
 
     def _answer(self, body: bytes) -> None:
-        double = self.lane_app.double
-        assert double is not None  # checked when the headers arrived; nothing ran since
+        double = self._double
+        assert double is not None  # ``_on_lane`` checked it
         path, query = self._where
         try:
             answer = double.lane(path, query, self.headers, body)
@@ -262,7 +262,11 @@ def written_whole(reply: Reply) -> tuple[bytes, tuple[bytes, bytes]] | None:
         return None
     lines: list[bytes] = []
     for name, value in head:
-        if _BAD_NAME.search(name) or _BAD_VALUE.search(value) or name.lower() == b"connection":
+        if (
+            BAD_HEADER_NAME.search(name)
+            or BAD_HEADER_VALUE.search(value)
+            or name.lower() == b"connection"
+        ):
             return None
         lines += (name.lower(), b": ", value, b"\r\n")
     lines.append(b"\r\n")

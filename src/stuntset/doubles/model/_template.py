@@ -26,7 +26,15 @@ from stuntset.ids import IdGenerator
 from ._common import Plan, RenderContext, WireCodec, render
 from ._reply import Action, Reply
 
-__all__ = ["LaneTemplate", "Template", "head_lines", "lane_template", "make_template"]
+__all__ = [
+    "BAD_HEADER_NAME",
+    "BAD_HEADER_VALUE",
+    "LaneTemplate",
+    "Template",
+    "head_lines",
+    "lane_template",
+    "make_template",
+]
 
 _TOKEN = "stuntsetid" + os.urandom(6).hex()
 _TOKEN_BYTES = _TOKEN.encode()
@@ -149,8 +157,8 @@ class Template:
 
 
 #: The characters uvicorn refuses in a header name / value (its ``send`` raises on them).
-_BAD_NAME = re.compile(b'[\x00-\x1f\x7f()<>@,;:\\[\\]={} \t\\\\"]')
-_BAD_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
+BAD_HEADER_NAME = re.compile(b'[\x00-\x1f\x7f()<>@,;:\\[\\]={} \t\\\\"]')
+BAD_HEADER_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 class LaneTemplate:
@@ -229,7 +237,7 @@ def head_lines(headers: list[tuple[str, str]]) -> bytes | None:
     lines = []
     for name, value in headers:
         raw_name, raw_value = name.lower().encode(), value.encode()
-        if _BAD_NAME.search(raw_name) or _BAD_VALUE.search(raw_value):
+        if BAD_HEADER_NAME.search(raw_name) or BAD_HEADER_VALUE.search(raw_value):
             return None
         lines.append(raw_name + b": " + raw_value + b"\r\n")
     return b"".join(lines)
@@ -258,8 +266,8 @@ def lane_template(template: Template) -> LaneTemplate | None:
         check = _TOKEN.join(_SLOT.split(value)[::2])  # the ids' slots are checked per fill
         if (
             name.lower() in ("connection", "content-length", "transfer-encoding")
-            or _BAD_NAME.search(name.encode())
-            or _BAD_VALUE.search(check.encode())
+            or BAD_HEADER_NAME.search(name.encode())
+            or BAD_HEADER_VALUE.search(check.encode())
         ):
             return None
     return LaneTemplate(template) if slots == 1 else None  # the request id, and only it

@@ -398,6 +398,21 @@ def test_a_whole_reply_is_written_inside_the_parser_callback() -> None:
             protocol.loop.close()
 
 
+def test_a_request_is_answered_by_the_double_attached_when_its_headers_came() -> None:
+    protocol, transport = connection()
+    try:
+        app = protocol.lane_app
+        first = app.double
+        protocol.data_received(REQUEST[:-10])
+        app.double = None  # detached (the loopback server between tests) mid-body
+        protocol.data_received(REQUEST[-10:])
+        assert transport.writes[0].startswith(b"HTTP/1.1 200 OK\r\n")
+        assert len(first.requests) == 1
+    finally:
+        protocol.connection_lost(None)
+        protocol.loop.close()
+
+
 def test_the_request_targets_a_server_remembers_are_bounded() -> None:
     protocol, transport = connection()
     try:
