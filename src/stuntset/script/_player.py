@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
@@ -28,6 +30,9 @@ class ScriptPlayer:
 
     Thread-safe: doubles serve concurrent requests. ``keep`` bounds ``played`` to the last
     ``keep`` turns handed out (a long-running server); by default it keeps them all.
+
+    ``next_open`` is ``next_turn`` for a server's hot path: no ``TurnRequest`` is made for a
+    request unless ``played`` is read.
     """
 
     def __init__(self, script: Script, *, keep: int | None = None, cycle: bool = False) -> None:
@@ -36,15 +41,18 @@ class ScriptPlayer:
         self.cycle = cycle and bool(script.turns)
         #: How many times the turns were started over.
         self.cycles = 0
-        self._left = [t.times for t in script.turns]
+        self._times = [t.times for t in script.turns]
+        self._left = self._times.copy()
         #: No turn has a match or a predicate: the turn for a request is the first with uses
         #: left, found in O(1) from ``_first`` (the index before which every turn is used up)
         self._open = all(t.match is None and t.predicate is None for t in script.turns)
         self._first = self._skip_used(0)
         self._function_calls = 0
         self._lock = threading.Lock()
-        #: The turns handed out, oldest first (the last ``keep`` of them when bounded).
-        self.played: deque[PlayedTurn] = deque(maxlen=keep)
+        #: The turns handed out, oldest first: a ``PlayedTurn``, or (from ``next_open``) its
+        #: index, turn, and how to make its request: ``(index, turn, make, source)``.
+        self._played: deque[PlayedTurn | tuple[int, Turn, Callable[[Any], TurnRequest], Any]]
+        self._played = deque(maxlen=keep)
         #: How many requests asked for a turn (including those beyond ``played``).
         self.requests = 0
 
@@ -54,7 +62,7 @@ class ScriptPlayer:
             self.requests += 1
             played = self._next_open(request) if self._open else self._scripted(request)
             if played is None and self.cycle:
-                self._left = [t.times for t in self.script.turns]
+                self._left = self._times.copy()
                 self._first = self._skip_used(0)
                 self.cycles += 1
                 played = self._next_open(request) if self._open else self._scripted(request)
@@ -64,8 +72,53 @@ class ScriptPlayer:
                 index = len(self.script.turns) + self._function_calls
                 self._function_calls += 1
                 played = PlayedTurn(index, self.script.turn_from_function(request, index), request)
-            self.played.append(played)
+            self._played.append(played)
             return played
+
+    def next_open(self, make: Callable[[Any], TurnRequest], source: Any) -> tuple[int, Turn] | None:
+        """``next_turn`` for a script whose turns accept any request (no match, predicate or
+        function needed): the turn's index and the turn, its request recorded as ``make(
+        source)``, made only when ``played`` is read. ``None``, with nothing counted, when
+        the script is not such a script or no turn is left (``next_turn`` says why)."""
+        if not self._open:
+            return None
+        # per request on a server: ``_next_open`` and the start-over inlined (each call of
+        # their own costs more than the work)
+        with self._lock:
+            index = self._first
+            left = self._left
+            if index == len(left):
+                if not self.cycle:
+                    return None
+                self._left = left = self._times.copy()
+                index = 0  # every turn is used at least once
+                self.cycles += 1
+            count = left[index] - 1
+            left[index] = count
+            if not count:
+                after = index + 1
+                while after < len(left) and not left[after]:
+                    after += 1
+                self._first = after
+            else:
+                self._first = index
+            self.requests += 1
+            turn = self.script.turns[index]
+            self._played.append((index, turn, make, source))
+            return index, turn
+
+    @property
+    def played(self) -> deque[PlayedTurn]:
+        """The turns handed out, oldest first (the last ``keep`` of them when bounded)."""
+        with self._lock:
+            kept = list(self._played)
+        return deque(
+            (
+                (item if isinstance(item, PlayedTurn) else PlayedTurn(*item[:2], item[2](item[3])))
+                for item in kept
+            ),
+            self._played.maxlen,
+        )
 
     def _skip_used(self, index: int) -> int:
         left = self._left

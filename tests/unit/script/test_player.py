@@ -91,3 +91,31 @@ def test_concurrent_requests_each_get_a_distinct_turn() -> None:
         thread.join()
     assert len(player.played) == 200
     player.assert_all_used()
+
+
+def test_next_open_plays_as_next_turn_and_makes_the_request_when_read() -> None:
+    script = Script.of(Turn(steps=(Text("x"),), times=2), [Text("y")])
+    made: list[str] = []
+
+    def make(text: str) -> TurnRequest:
+        made.append(text)
+        return ask(text)
+
+    open_player, plain = ScriptPlayer(script, cycle=True), ScriptPlayer(script, cycle=True)
+    picked = [open_player.next_open(make, f"r{i}") for i in range(7)]
+    assert [p and p[0] for p in picked] == [plain.next_turn(ask()).index for _ in range(7)]
+    assert made == []  # nothing made until ``played`` is read
+    assert (open_player.requests, open_player.cycles) == (plain.requests, plain.cycles) == (7, 2)
+    assert [p.request.input_text for p in open_player.played] == [f"r{i}" for i in range(7)]
+    assert [p.index for p in open_player.played] == [p.index for p in plain.played]
+
+
+def test_next_open_leaves_matched_functional_or_spent_scripts_to_next_turn() -> None:
+    matched = ScriptPlayer(Script.of(turn(Text("a"), match=Match(model="m"))))
+    assert matched.next_open(ask, "") is None
+    spent = ScriptPlayer(Script.of([Text("a")]), keep=1)
+    assert spent.next_open(ask, "first") == (0, spent.script.turns[0])
+    assert spent.next_open(ask, "second") is None
+    assert spent.requests == 1  # the refused one is not counted: next_turn counts it
+    assert [p.request.input_text for p in spent.played] == ["first"]
+    assert spent.played.maxlen == 1

@@ -26,6 +26,7 @@ from stuntset._bind import check_bind, listening_socket
 from stuntset.errors import UsageError
 from stuntset.script import load_script
 
+from ._lane import lane_protocol
 from ._server import (
     DroppingLogHandler,
     Guard,
@@ -105,7 +106,8 @@ def run_serve(
     click.echo(f"  Gemini (generateContent):             {base}/gemini/")
     click.echo(f"  one scenario, e.g. rate_limited:      {base}/scenarios/rate_limited/openai/v1")
     click.echo(f"  scenarios: {', '.join(n for n in scenarios.names() if n != 'spawn_missing')}")
-    app: Any = ModelApp(double, max_body=options.max_body)
+    model_app = ModelApp(double, max_body=options.max_body)
+    app: Any = model_app
     if options.console:
         from stuntset.console import with_console
         from stuntset.runtime.security import new_token
@@ -118,7 +120,7 @@ def run_serve(
     install_log_handler(handler)
     config = uvicorn.Config(
         app,
-        http=guarded_protocol(guard),
+        http=guarded_protocol(guard, lane_protocol(model_app)),
         loop="asyncio",
         lifespan="off",
         access_log=False,

@@ -66,6 +66,8 @@ Item: TypeAlias = Text | Reasoning | ToolCall | Delay
 #: ``(step, value)`` (the step is kept so that a recycled id never hits).
 Memo: TypeAlias = dict[Hashable, tuple[object, Any]]
 _STATUS_FAULTS = (HttpError, AuthExpired, RateLimit, Overloaded)
+#: The headers ``WireCodec.read`` parses a body with (its ``TurnRequest`` is dropped).
+_NO_HEADERS: Mapping[str, str] = {}
 
 
 class BadRequest(Exception):
@@ -246,6 +248,13 @@ class WireCodec(ABC):
     @abstractmethod
     def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
         """The wire-neutral request; ``BadRequest`` if the real API would refuse it."""
+
+    def read(self, body: Any) -> tuple[str | None, tuple[str, ...]]:
+        """What the server's fast lane needs of a request body: the model it asks for and the
+        ids of the tool results it carries; ``BadRequest`` wherever ``parse`` raises it (a
+        wire may read them without making the whole ``TurnRequest``)."""
+        request = self.parse(body, _NO_HEADERS)
+        return request.model, request.tool_results
 
     def streams(self, body: Mapping[str, Any]) -> bool:
         """Whether the request asks for a stream (Gemini says so in its path instead)."""

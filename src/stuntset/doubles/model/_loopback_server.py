@@ -17,6 +17,7 @@ import uvicorn
 
 from stuntset._resources import LONG_LIVED
 
+from ._lane import lane_protocol
 from .app import ModelApp
 from .double import ModelDouble
 
@@ -63,7 +64,7 @@ class LoopbackServer:
         self.host, self.port = self._sock.getsockname()[:2]
         config = uvicorn.Config(
             self.app,
-            http="httptools",
+            http=lane_protocol(self.app),
             loop="asyncio",
             lifespan="off",
             log_config=None,

@@ -89,10 +89,13 @@ class CoalescingTransport:
     call and one packet fewer per response; the same bytes, in the same order. Everything
     else passes through to the real transport."""
 
-    __slots__ = ("_held", "_loop", "_transport")
+    __slots__ = ("_held", "_loop", "_transport", "direct")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
+        #: The transport below, for a writer that sends a whole response in one write when
+        #: nothing is held (the fast lane: ``_lane``).
+        self.direct = transport
         self._loop = loop
         self._held: bytes | None = None
 
@@ -128,14 +131,17 @@ class CoalescingTransport:
         return getattr(self._transport, name)
 
 
-def guarded_protocol(guard: Guard) -> type[HttpToolsProtocol]:
-    """uvicorn's httptools protocol with ``guard``'s request deadline and connection cap."""
+def guarded_protocol(
+    guard: Guard, base: type[HttpToolsProtocol] = HttpToolsProtocol
+) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol (or ``base``, a subclass of it: the fast lane's) with
+    ``guard``'s request deadline and connection cap."""
 
-    class GuardedProtocol(HttpToolsProtocol):
+    class GuardedProtocol(base):  # type: ignore[valid-type,misc]
         limits: ClassVar[Guard] = guard
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
+        def connection_made(self, transport: asyncio.Transport) -> None:
+            super().connection_made(CoalescingTransport(transport, self.loop))
             limits = self.limits
             limits.start(self.loop)
             if len(self.connections) > limits.max_connections and not self._make_room():

@@ -10,6 +10,7 @@ elsewhere it falls back to ending the response early.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -23,7 +24,11 @@ from stuntset._resources import STREAMS
 from ._reply import Abort, Pause, Reply, Stall
 from .double import ModelDouble
 
-__all__ = ["ModelApp"]
+__all__ = ["ANSWER_KEY", "ModelApp"]
+
+#: A scope key the server's fast lane (``_lane``) sets when the double already answered the
+#: request: the ``Reply`` to play, or the exception the double raised (raised again here).
+ANSWER_KEY = "stuntset.answer"
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -54,6 +59,13 @@ class ModelApp:
         double = self.double
         if double is None:
             await _plain(send, 503, b"stuntset: no model double is attached to this server")
+            return
+        answer = scope.get(ANSWER_KEY)
+        if answer is not None:  # the fast lane asked the double already (its body was read)
+            if isinstance(answer, BaseException):
+                raise answer
+            with contextlib.suppress(_Disconnected):
+                await self._play(double, answer, receive, send, path=scope["path"])
             return
         headers = _headers(scope["headers"])
         query = scope["query_string"].decode("latin-1") if scope.get("query_string") else ""

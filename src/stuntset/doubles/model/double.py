@@ -21,12 +21,13 @@ import threading
 from collections import deque
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import msgspec
 
 from stuntset.clock import Clock
 from stuntset.errors import ScriptExhausted, StuntsetError, UnusedTurns, UsageError
-from stuntset.ids import IdGenerator
+from stuntset.ids import IdGenerator, RandomIds
 from stuntset.script import RateLimits, Script, ScriptPlayer, Step, Turn, TurnRequest
 from stuntset.seams import current_clock, current_ids
 
@@ -41,7 +42,7 @@ from ._common import (
     render,
 )
 from ._reply import PLAIN_FRAMING, Framing, Reply, json_reply
-from ._template import Template, make_template
+from ._template import Template, head_lines, make_template
 from .anthropic import AnthropicCodec
 from .gemini import GEMINI_ID_PREFIX, gemini_codec
 from .journal import Journal, JournalEntry
@@ -49,7 +50,7 @@ from .openai_chat import ChatCodec
 from .openai_responses import ResponsesCodec, rate_limit_headers
 from .wires import check_script
 
-__all__ = ["ModelDouble", "Route", "route"]
+__all__ = ["ModelDouble", "Route", "is_model_route", "route"]
 
 CHAT = ChatCodec()
 RESPONSES = ResponsesCodec()
@@ -61,6 +62,10 @@ _ROUTES: dict[str, WireCodec] = {
 }
 _ID_PREFIX = {CHAT: "chatcmpl", RESPONSES: "resp", ANTHROPIC: "msg"}
 _decode = msgspec.json.Decoder().decode
+_UNREADABLE = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+_UNDECODED = object()
+#: Raw paths whose route the fast lane remembers per double (a client asks a few paths).
+_LANE_LIMIT = 256
 #: Templates kept per double before they are dropped (a client asking for many models).
 _TEMPLATE_LIMIT = 256
 
@@ -89,6 +94,35 @@ def route(path: str) -> Route:
             provider, rest = prefix, rest[len(prefix) + 1 :] or "/"
             break
     return Route(scenario, provider, rest)
+
+
+def _header_dict(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Raw request headers by name, as the ASGI app reads them (``app._headers``)."""
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}
+
+
+def _lane_request(source: tuple[WireCodec, bytes, list[tuple[bytes, bytes]]]) -> TurnRequest:
+    """The ``TurnRequest`` of a request answered on the fast lane (made when read)."""
+    codec, body, headers = source
+    return codec.parse(_decode(body), _header_dict(headers))
+
+
+@functools.lru_cache(maxsize=256)
+def is_model_route(path: bytes) -> bool:
+    """Whether a ``POST`` to ``path`` (raw, without its query) reaches one of the wires
+    (cached per path, as ``route``)."""
+    try:
+        text = path.decode("ascii")
+    except UnicodeDecodeError:
+        return False
+    where = route(text)
+    return where.path in _ROUTES or gemini_codec(where.path) is not None
+
+
+#: The fast lane's memo of a turn (``ModelDouble._lane_turn``).
+_LaneTurn: TypeAlias = tuple[
+    Turn, list[tuple[Step, ...]], "Template | None", "RateLimits | None", bytes | None
+]
 
 
 @dataclass(slots=True)
@@ -160,6 +194,9 @@ class ModelDouble:
             self._memo: Memo = {}
             self._templates: dict[tuple[object, ...], Template] = {}
             self._pending: deque[_Pending] = deque()
+            #: The fast lane's routes by raw path, and its memo of turns (``lane``).
+            self._lanes: dict[bytes, tuple[WireCodec, Route, ModelDouble] | None] = {}
+            self._lane_turns: dict[tuple[int, WireCodec, bool, str], _LaneTurn] = {}
 
     @property
     def requests(self) -> list[JournalEntry]:
@@ -172,16 +209,28 @@ class ModelDouble:
         self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
     ) -> Reply:
         """The reply to one HTTP request (``headers`` with lower-case names)."""
-        where = route(path)
-        codec = _ROUTES.get(where.path) or gemini_codec(where.path)
         parsed: object = None
         if body:
             try:
                 parsed = _decode(body)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            except _UNREADABLE:
                 # not JSON, or JSON msgspec will not hold: nested too deep, an integer beyond
                 # 64 bits (answered with the provider's 400 below)
                 parsed = body.decode("utf-8", "replace")
+        return self._handle(method, path, query, headers, body, parsed)
+
+    def _handle(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        parsed: object,
+    ) -> Reply:
+        """``handle`` with the body decoded (``parsed``: its JSON, or its text)."""
+        where = route(path)
+        codec = _ROUTES.get(where.path) or gemini_codec(where.path)
         reply: Reply | None = None
         turn: int | None = None
         try:
@@ -203,6 +252,169 @@ class ModelDouble:
                 reply,
             )
         return reply
+
+    def lane(
+        self, path: bytes, query: bytes, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> tuple[bytes, bytes] | Reply:
+        """``handle`` for a ``POST`` on the server's fast lane (``_lane``), with the request as
+        it came off the wire: the raw path (no query), the query, the headers (lower-case
+        names) and the body. A whole, fault-free reply comes back ready to write: its head
+        lines (after the status line ``200 OK``) and its body; anything else as the ``Reply``
+        ``handle`` would give. The same turn, ids and journal entry either way; no
+        ``TurnRequest`` is made for a request answered here (``player.played`` makes it
+        when read) and the journal keeps the request's bytes."""
+        try:
+            found = self._lanes[path]
+        except KeyError:
+            if len(self._lanes) >= _LANE_LIMIT:
+                self._lanes.clear()
+            found = self._lanes[path] = self._lane_route(path)
+        if found is None:
+            return self._handle_raw(path, query, headers, body)
+        codec, where, target = found
+        try:
+            parsed = _decode(body)
+        except _UNREADABLE:  # a 400: the general path says which
+            return self._handle_raw(path, query, headers, body)
+        try:
+            model, tool_results = codec.read(parsed)
+        except BadRequest:
+            return self._handle_raw(path, query, headers, body, parsed)
+        data: dict[str, Any] = parsed
+        if codec.streams(data) or (tool_results and target._pending):
+            return self._handle_raw(path, query, headers, body, parsed)
+        options = data.get("stream_options")
+        include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        model = model or "stuntset"
+        picked = target.player.next_open(_lane_request, (codec, body, headers))
+        if picked is None:  # a script with matches or a function, or no turn left
+            return self._handle_raw(path, query, headers, body, parsed)
+        index, turn = picked
+        reply: Reply | None = None
+        kept = False
+        try:
+            # the turn's segments, plan and template, found in one lookup
+            key = (id(turn), codec, include_usage, model)
+            hit = target._lane_turns.get(key)
+            if hit is None or hit[0] is not turn:
+                hit = target._lane_turn(key, turn, codec, include_usage, model)
+            _, segments, template, limits, extra = hit
+            if len(segments) > 1:  # the rest wait for the tool results
+                target._first_segment(index, turn, limits)
+            if template is None:  # a fault: rendered as ``handle`` renders it
+                full = codec.parse(parsed, _header_dict(headers))
+                reply = target._reply(codec, full, segments[0], limits)
+            else:
+                created = int(target.clock.now())
+                fast = template.lane
+                if fast is None or extra is None:
+                    reply = template.fill(target.ids, created)
+                else:
+                    ids = target.ids
+                    if type(ids) is RandomIds:  # ids that need no escaping: ``quick``
+                        written: tuple[bytes, bytes] | Reply = fast.quick(ids.new, created)
+                    else:
+                        written = fast.fill(ids, created)
+                    if isinstance(written, tuple):
+                        if extra:  # the turn's rate limits, after content-length as ``handle``
+                            written = (written[0][:-2] + extra + b"\r\n", written[1])
+                        self.journal.add_raw(
+                            where.path, query, headers, body, codec.wire.name, index,
+                            where.scenario, written,
+                        )  # fmt: skip
+                        kept = True
+                        return written
+                    reply = written
+                if limits is not None and codec is RESPONSES:
+                    target._add_rate_limits(reply, limits)
+        finally:  # what ``handle`` journals (also when rendering raised)
+            if not kept:
+                self.journal.add(
+                    "POST",
+                    where.path,
+                    query.decode("latin-1"),
+                    _header_dict(headers),
+                    parsed,
+                    codec.wire.name,
+                    index,
+                    None if reply is None else reply.status,
+                    where.scenario,
+                    reply,
+                )
+        return reply
+
+    def _lane_turn(
+        self,
+        key: tuple[int, WireCodec, bool, str],
+        turn: Turn,
+        codec: WireCodec,
+        include_usage: bool,
+        model: str,
+    ) -> _LaneTurn:
+        """The fast lane's memo of a turn: its segments, its first segment's template
+        (``None`` for a fault), its rate limits and the head lines they add on this wire
+        (``b""`` for none; ``None`` for lines uvicorn would refuse: ``handle``'s path)."""
+        segments = self._segments(turn)
+        plan = self._plan(segments[0])
+        template = None
+        if plan.fault is None:
+            template = self._template(codec, plan, False, include_usage, model, 0)
+        limits = self._limits(turn)
+        extra: bytes | None = b""
+        if limits is not None and codec is RESPONSES:
+            extra = head_lines(self._rate_limit_headers(limits))
+        if len(self._lane_turns) >= _TEMPLATE_LIMIT:
+            self._lane_turns.clear()
+        made = self._lane_turns[key] = (turn, segments, template, limits, extra)
+        return made
+
+    def _lane_route(self, path: bytes) -> tuple[WireCodec, Route, ModelDouble] | None:
+        """Where a ``POST`` to ``path`` goes on the fast lane: its codec, route and the double
+        that answers it; ``None`` where ``handle`` must answer (no wire, a scenario route
+        that is off or unknown, framing stress)."""
+        if not self._templates_on:
+            return None
+        try:
+            where = route(path.decode("ascii"))
+        except UnicodeDecodeError:
+            return None
+        codec = _ROUTES.get(where.path) or gemini_codec(where.path)
+        if codec is None:
+            return None
+        target = self
+        if where.scenario is not None:
+            if not self.scenario_routes:
+                return None
+            try:
+                target = self._scenario(where.scenario)
+            except StuntsetError:
+                return None
+        return codec, where, target
+
+    def _handle_raw(
+        self,
+        path: bytes,
+        query: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        parsed: object = _UNDECODED,
+    ) -> Reply:
+        """``handle`` for a request the lane leaves to it (``parsed``: its body decoded)."""
+        where, text = path.decode("latin-1"), query.decode("latin-1")
+        if parsed is _UNDECODED:
+            return self.handle("POST", where, text, _header_dict(headers), body)
+        return self._handle("POST", where, text, _header_dict(headers), body, parsed)
+
+    def _first_segment(self, index: int, turn: Turn, limits: RateLimits | None) -> tuple[Step, ...]:
+        """The first response of ``turn`` (played as turn ``index``); the rest wait for the
+        requests that carry its tool results (``_segment_for``, after the player)."""
+        hit = self._memo.get(("segments", id(turn)))  # ``_segments``, inlined: per request
+        segments = hit[1] if hit is not None and hit[0] is turn else self._segments(turn)
+        if len(segments) > 1:
+            with self._lock:
+                label = turn.describe()
+                self._pending.append(_Pending(index, label, deque(segments[1:]), limits))
+        return segments[0]
 
     def too_large(
         self, method: str, path: str, query: str, headers: Mapping[str, str], limit: int
@@ -299,6 +511,17 @@ class ModelDouble:
                 ),
                 None,
             )
+        return self._reply(codec, request, segment, limits), index
+
+    def _reply(
+        self,
+        codec: WireCodec,
+        request: TurnRequest,
+        segment: tuple[Step, ...],
+        limits: RateLimits | None,
+    ) -> Reply:
+        """The reply to ``request`` from ``segment`` of the turn chosen for it (and that
+        turn's rate limits)."""
         body = request.body if isinstance(request.body, dict) else {}
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
@@ -309,18 +532,9 @@ class ModelDouble:
         plan = hit[1] if hit is not None and hit[0] is segment else self._plan(segment)
         if plan.fault is None and self._templates_on:
             # fault-free: the reply made once per model and options, ids and second filled in
-            key = (codec, id(plan), streaming, include_usage, model)
-            templates = self._templates
-            template = templates.get(key)
-            if template is None or template.plan is not plan:
-                if len(templates) >= _TEMPLATE_LIMIT:
-                    templates.clear()
-                ctx = self._context(model, "", "", created, include_usage)
-                template = make_template(
-                    codec, plan, streaming, ctx, _ID_PREFIX.get(codec, GEMINI_ID_PREFIX)
-                )
-                templates[key] = template
-            reply = template.fill(self.ids, created)
+            reply = self._template(codec, plan, streaming, include_usage, model, created).fill(
+                self.ids, created
+            )
         else:
             ctx = self._context(
                 model,
@@ -332,18 +546,45 @@ class ModelDouble:
             reply = render(codec, plan, streaming, ctx)
         if limits is not None and codec is RESPONSES:
             self._add_rate_limits(reply, limits)
-        return reply, index
+        return reply
 
     def _add_rate_limits(self, reply: Reply, limits: RateLimits) -> None:
         """The turn's rate limits as the headers Codex reads (every reply with a status)."""
         if reply.status is None:
             return
-        headers: list[tuple[str, str]] = memoized(
-            self._memo, "rate_limit_headers", limits, functools.partial(rate_limit_headers, limits)
-        )
+        headers = self._rate_limit_headers(limits)
         reply.headers = [*reply.headers, *headers]
         if reply.encoded is not None:
             reply.encoded = [*reply.encoded, *((k.encode(), v.encode()) for k, v in headers)]
+
+    def _rate_limit_headers(self, limits: RateLimits) -> list[tuple[str, str]]:
+        headers: list[tuple[str, str]] = memoized(
+            self._memo, "rate_limit_headers", limits, functools.partial(rate_limit_headers, limits)
+        )
+        return headers
+
+    def _template(
+        self,
+        codec: WireCodec,
+        plan: Plan,
+        streaming: bool,
+        include_usage: bool,
+        model: str,
+        created: int,
+    ) -> Template:
+        """The template of ``plan``'s fault-free reply for this model and these options."""
+        key = (codec, id(plan), streaming, include_usage, model)
+        templates = self._templates
+        template = templates.get(key)
+        if template is None or template.plan is not plan:
+            if len(templates) >= _TEMPLATE_LIMIT:
+                templates.clear()
+            ctx = self._context(model, "", "", created, include_usage)
+            template = make_template(
+                codec, plan, streaming, ctx, _ID_PREFIX.get(codec, GEMINI_ID_PREFIX)
+            )
+            templates[key] = template
+        return template
 
     def _context(
         self, model: str, response_id: str, request_id: str, created: int, include_usage: bool
@@ -381,17 +622,13 @@ class ModelDouble:
                     self._pending.popleft()
                 return pending.index, segment, pending.limits
         played = self.player.next_turn(request)
-        turn = played.turn
+        limits = self._limits(played.turn)
+        return played.index, self._first_segment(played.index, played.turn, limits), limits
+
+    def _limits(self, turn: Turn) -> RateLimits | None:
+        """The rate limits ``turn``'s replies report: its own, else the script's."""
         limits = turn.rate_limits
-        if limits is None:
-            limits = self.script.rate_limits
-        hit = self._memo.get(("segments", id(turn)))  # ``_segments``, inlined: per request
-        segments = hit[1] if hit is not None and hit[0] is turn else self._segments(turn)
-        if len(segments) > 1:
-            with self._lock:
-                label = played.turn.describe()
-                self._pending.append(_Pending(played.index, label, deque(segments[1:]), limits))
-        return played.index, segments[0], limits
+        return self.script.rate_limits if limits is None else limits
 
     def _scenario(self, name: str) -> ModelDouble:
         with self._lock:

@@ -80,8 +80,15 @@ class JournalEntry(msgspec.Struct, frozen=True, kw_only=True):
         return self.body
 
 
+_decode = msgspec.json.Decoder().decode
+
+
 def _entry(item: tuple[Any, ...]) -> JournalEntry:
     index, method, path, query, headers, body, wire, turn, status, scenario, _ = item
+    if isinstance(headers, list):  # recorded raw (``add_raw``): decoded now
+        query = query.decode("latin-1")
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}
+        body = _decode(body)
     return JournalEntry(
         index=index,
         method=method,
@@ -94,6 +101,21 @@ def _entry(item: tuple[Any, ...]) -> JournalEntry:
         status=status,
         scenario=scenario,
     )
+
+
+def _reply(kept: Any) -> Any:
+    """The ``Reply`` a journal entry keeps (made now from the head and body ``add_raw`` kept)."""
+    if not isinstance(kept, tuple):
+        return kept
+    from ._reply import Reply
+
+    head, body = kept
+    headers = []
+    for line in head.decode("latin-1").split("\r\n"):
+        name, _, value = line.partition(": ")
+        if name and name != "content-length":
+            headers.append((name, value))
+    return Reply(200, headers, [body])
 
 
 class Journal:
@@ -162,6 +184,26 @@ class Journal:
             )
             self._count += 1
 
+    def add_raw(
+        self,
+        path: str,
+        query: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        wire: str,
+        turn: int,
+        scenario: str | None,
+        reply: tuple[bytes, bytes],
+    ) -> None:
+        """``add`` for a ``POST`` answered ``200`` on the server's fast lane, kept as it came
+        off the wire: the query, headers (lower-case names) and body as bytes (a body that
+        parses as JSON), and the reply as its head lines and body. Decoded when read."""
+        with self._lock:
+            self._entries.append(
+                (self._count, "POST", path, query, headers, body, wire, turn, 200, scenario, reply)
+            )
+            self._count += 1
+
     @property
     def count(self) -> int:
         """How many requests were recorded in all (also those no longer kept)."""
@@ -177,7 +219,7 @@ class Journal:
         as the double played it (a ``Reply``), or ``None`` if it had none."""
         with self._lock:
             kept = [item for item in self._entries if item[0] > after]
-        return [(_entry(item), item[10]) for item in kept]
+        return [(_entry(item), _reply(item[10])) for item in kept]
 
     def clear(self) -> None:
         with self._lock:

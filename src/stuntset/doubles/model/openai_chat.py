@@ -65,6 +65,16 @@ def usage_object(plan: Plan) -> dict[str, Any]:
     }
 
 
+def _tool_results(messages: list[Any]) -> tuple[str, ...]:
+    """The tool call ids of the ``tool`` messages that end ``messages``, in order."""
+    results: list[str] = []
+    for message in reversed(messages):
+        if not (isinstance(message, dict) and message.get("role") == "tool"):
+            break
+        results.append(str(message.get("tool_call_id", "")))
+    return tuple(reversed(results))
+
+
 class ChatCodec(WireCodec):
     """The Chat Completions wire."""
 
@@ -74,7 +84,32 @@ class ChatCodec(WireCodec):
     overloaded_status: ClassVar[int] = 503
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
-        # per request: the checks of ``require_object``/``require_model`` inlined
+        data, model, messages = self._checked(body)
+        input_text = ""
+        for message in reversed(messages):
+            if isinstance(message, dict) and message.get("role") == "user":
+                input_text = text_of(message.get("content"))
+                break
+        return TurnRequest(
+            input_text=input_text,
+            model=model,
+            wire=self.wire.name,
+            retry_count=retry_count(headers),
+            tool_results=_tool_results(messages),
+            body=data,
+            headers=headers if isinstance(headers, dict) else dict(headers),
+        )
+
+    def read(self, body: Any) -> tuple[str | None, tuple[str, ...]]:
+        _, model, messages = self._checked(body)
+        last = messages[-1]
+        if isinstance(last, dict) and last.get("role") == "tool":
+            return model, _tool_results(messages)
+        return model, ()
+
+    @staticmethod
+    def _checked(body: Any) -> tuple[dict[str, Any], str, list[Any]]:
+        """The body, its model and its messages; ``BadRequest`` where the API refuses it."""
         if not isinstance(body, dict):
             raise BadRequest("The request body must be a JSON object.")
         data: dict[str, Any] = body
@@ -86,25 +121,7 @@ class ChatCodec(WireCodec):
             raise BadRequest(
                 "Missing required parameter: 'messages' (a non-empty array).", "messages"
             )
-        input_text = ""
-        for message in reversed(messages):
-            if isinstance(message, dict) and message.get("role") == "user":
-                input_text = text_of(message.get("content"))
-                break
-        results: list[str] = []
-        for message in reversed(messages):
-            if not (isinstance(message, dict) and message.get("role") == "tool"):
-                break
-            results.append(str(message.get("tool_call_id", "")))
-        return TurnRequest(
-            input_text=input_text,
-            model=model,
-            wire=self.wire.name,
-            retry_count=retry_count(headers),
-            tool_results=tuple(reversed(results)),
-            body=data,
-            headers=headers if isinstance(headers, dict) else dict(headers),
-        )
+        return data, model, messages
 
     def error_body(self, status: int, message: str, error_type: str | None) -> object:
         return openai_error_body(status, message, error_type)

@@ -35,15 +35,15 @@ def test_serve_answers_both_providers_and_stops_by_itself() -> None:
         url = stand_in.url("openai")
         assert url.startswith("http://127.0.0.1:")
         assert url.endswith("/openai/v1")
-        chat = openai.OpenAI(base_url=url, api_key="k")
-        answer = chat.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "x"}]
-        )
+        with openai.OpenAI(base_url=url, api_key="k") as chat:
+            answer = chat.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "x"}]
+            )
         assert answer.choices[0].message.content == "from openai"
-        claude = anthropic.Anthropic(base_url=stand_in.url("anthropic"), api_key="k")
-        message = claude.messages.create(
-            model="c", max_tokens=5, messages=[{"role": "user", "content": "x"}]
-        )
+        with anthropic.Anthropic(base_url=stand_in.url("anthropic"), api_key="k") as claude:
+            message = claude.messages.create(
+                model="c", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+            )
         assert message.content[0].type == "text"
         assert message.content[0].text == "from anthropic"
         port = int(stand_in.base_url.rsplit(":", 1)[1])
@@ -56,22 +56,23 @@ def test_two_stand_ins_never_share_turns_or_journal() -> None:
     with StandIn(Script.of([Text("one")])) as first, StandIn(Script.of([Text("two")])) as second:
         assert first.base_url != second.base_url
         for stand_in, expected in ((first, "one"), (second, "two")):
-            client = openai.OpenAI(base_url=stand_in.url("openai"), api_key="k")
-            reply = client.chat.completions.create(
-                model="m", messages=[{"role": "user", "content": "x"}]
-            )
+            # closed: a dropped client's socket would be finalised (and warn) in a later test
+            with openai.OpenAI(base_url=stand_in.url("openai"), api_key="k") as client:
+                reply = client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": "x"}]
+                )
             assert reply.choices[0].message.content == expected
         assert len(first.requests) == len(second.requests) == 1
 
 
 def test_scenario_base_urls() -> None:
     with stuntset.serve() as stand_in:
-        client = openai.OpenAI(
+        with openai.OpenAI(
             base_url=stand_in.url("openai", scenario="rate_limited"), api_key="k"
-        )
-        reply = client.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "x"}]
-        )
+        ) as client:
+            reply = client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "x"}]
+            )
         assert reply.choices[0].message.content == "Sorry for the wait. Here is the answer."
         assert [r.status for r in stand_in.requests] == [429, 200]
         with pytest.raises(UsageError, match="speaks 'openai'"):
@@ -97,6 +98,7 @@ def test_closing_ends_a_stalled_response() -> None:
             errors.append(error)
         finally:
             started.set()
+            client.close()
 
     thread = threading.Thread(target=consume)
     thread.start()

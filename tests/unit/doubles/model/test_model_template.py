@@ -108,3 +108,71 @@ def test_a_template_is_filled_with_the_second_of_each_request() -> None:
         body = template.fill(SequentialIds(), second).actions[0]
         assert isinstance(body, bytes)
         assert msgspec.json.decode(body)["created"] == second
+
+
+@pytest.mark.parametrize(("name", "plan"), SEGMENTS, ids=[n for n, _ in SEGMENTS])
+@pytest.mark.parametrize(
+    "codec",
+    [CHAT, RESPONSES, ANTHROPIC, gemini_codec("/v1beta/models/g:generateContent")],
+    ids=["chat", "responses", "anthropic", "gemini"],
+)
+def test_the_fast_lanes_fill_is_the_templates_fill(name: str, plan: object, codec: object) -> None:
+    """The server's fast lane writes a whole reply as its head lines and body: the bytes of
+    ``Template.fill`` (``quick``, for ids that need no escaping, the same again)."""
+    for model, namespace in (("gpt-x", ""), ('m"ö\\', 'n"s-'), ("m", "bad\x01")):
+        template = make_template(
+            codec,
+            plan,
+            False,
+            _ctx(None, model, False),
+            _ID_PREFIX.get(codec, GEMINI_ID_PREFIX),  # type: ignore[arg-type,call-overload]
+        )
+        lane = template.lane
+        if plan.delay():  # type: ignore[attr-defined]  # its status line waits: not on the lane
+            assert lane is None
+            return
+        assert lane is not None  # any other fault-free, non-streamed reply is
+        lane_ids, plain_ids, quick_ids = (SequentialIds(namespace) for _ in range(3))
+        for _ in range(2):
+            written = lane.fill(lane_ids, 1_700_000_000)
+            filled = template.fill(plain_ids, 1_700_000_000)
+            if not namespace.isprintable():  # an id uvicorn would refuse in a header
+                assert isinstance(written, Reply)
+                assert written.actions == filled.actions
+                continue
+            assert isinstance(written, tuple)
+            assert filled.encoded is not None
+            head = b"".join(b"%s: %s\r\n" % pair for pair in filled.encoded) + b"\r\n"
+            assert written == (head, filled.actions[0])
+            quick = lane.quick(quick_ids.new, 1_700_000_000)
+            assert (quick == written) is (namespace == "")  # ``quick`` does not escape
+
+
+def test_a_template_the_lane_cannot_write_has_no_lane() -> None:
+    plan = SEGMENTS[0][1]
+    streamed = make_template(CHAT, plan, True, _ctx(None, "gpt-x", False), "chatcmpl")  # type: ignore[arg-type]
+    assert streamed.lane is None
+
+
+def test_headers_uvicorn_would_refuse_keep_a_reply_off_the_lane() -> None:
+    from dataclasses import replace
+
+    from stuntset.doubles.model._template import Template, head_lines, lane_template
+
+    assert head_lines([("X-Codex-Used", "42.5"), ("x-b", "1")]) == (
+        b"x-codex-used: 42.5\r\nx-b: 1\r\n"
+    )
+    assert head_lines([("x-a", "1\r\nx-b: 2")]) is None
+    assert head_lines([("x a", "1")]) is None
+    plan = SEGMENTS[0][1]
+    template = make_template(CHAT, plan, False, _ctx(None, "gpt-x", False), "chatcmpl")  # type: ignore[arg-type]
+    assert template.lane is not None
+    for headers in (
+        [*template.reply.headers, ("connection", "close")],
+        [*template.reply.headers, ("x-bad", "a\x7fb")],
+        [*template.reply.headers, ("x a", "b")],
+        [("content-type", "application/json")],  # no request id in the head
+        [*template.reply.headers, *template.reply.headers],  # two ids in the head
+    ):
+        changed = Template(plan, replace(template.reply, headers=headers), list(template.prefixes))  # type: ignore[arg-type]
+        assert lane_template(changed) is None
