@@ -218,7 +218,13 @@ SCRIPTS: dict[str, Callable[[], Script]] = {
     "matched": lambda: MATCHED,
     "function": lambda: FUNCTION,
     "rate-limits": lambda: LIMITED,
-    **{entry.name: (lambda name=entry.name: scenarios.build(name)) for entry in scenarios.all()},
+    # every catalog scenario a model wire renders (``spawn_missing`` is refused when the
+    # double is made: no model wire renders a spawn failure)
+    **{
+        entry.name: (lambda name=entry.name: scenarios.build(name))
+        for entry in scenarios.all()
+        if entry.name != "spawn_missing"
+    },
 }
 
 
@@ -226,8 +232,6 @@ SCRIPTS: dict[str, Callable[[], Script]] = {
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_the_lane_answers_as_handle_does(name: str, wire: str) -> None:
     script = SCRIPTS[name]()
-    if name == "spawn_missing":
-        pytest.skip("no model wire renders a spawn failure (refused when the double is made)")
     lane, handle = pair(script)
     path = WIRES[wire][0]
     for _ in range(3):
