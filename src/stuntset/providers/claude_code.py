@@ -89,6 +89,7 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
+from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers._queue import EventQueue, QueuedRun
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
@@ -102,19 +103,6 @@ _ASK_TOOL = "AskUserQuestion"
 _NAMESPACE = uuid.UUID("6f1c3d52-5f0e-4b8e-9f57-2b6a1c0d7e11")
 
 
-def _status_crash(status: int, message: str) -> tuple[CrashKind, str, bool]:
-    kind: CrashKind
-    if status in (401, 403):
-        kind = "auth"
-    elif status == 429:
-        kind = "rate_limited"
-    elif status in (503, 529):
-        kind = "overloaded"
-    else:
-        kind = "http"
-    return kind, message, status in (408, 409, 429) or status >= 500
-
-
 def crash_of(error: BaseException) -> tuple[CrashKind, str, bool]:
     """The ``run.crashed`` (kind, message, retryable) for an exception out of the SDK."""
     text = str(error) or type(error).__name__
@@ -123,7 +111,7 @@ def crash_of(error: BaseException) -> tuple[CrashKind, str, bool]:
     if isinstance(error, ResultError):
         status = getattr(error, "api_error_status", None)
         if isinstance(status, int):
-            return _status_crash(status, text)
+            return status_crash(status, text)
         return "exited", text, False
     if isinstance(error, ProcessError):
         return "exited", text, False
@@ -155,7 +143,7 @@ def _result_crash(result: ResultMessage, synthetic: str | None) -> tuple[CrashKi
     errors = "; ".join(result.errors or [])
     message = errors or synthetic or result.result or result.subtype
     if result.api_error_status is not None:
-        return _status_crash(result.api_error_status, message)
+        return status_crash(result.api_error_status, message)
     if result.subtype == "error_max_turns":
         return "internal", message, False
     return "exited", message, False
