@@ -41,7 +41,7 @@ import asyncio
 import contextlib
 import dataclasses
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, cast
 
 import anyio
@@ -330,12 +330,30 @@ class ClaudeCodeRun(QueuedRun):
             session_id=self._session_id if self._new else None,
         )
         client = ClaudeSDKClient(options)
+        await self._play(client, connect=client.connect, disconnect=client.disconnect)
+
+    async def _play(
+        self,
+        client: ClaudeSDKClient,
+        *,
+        connect: Callable[[], Awaitable[None]],
+        disconnect: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Play this run's prompt on ``client`` once ``connect()`` has returned: ``query()``,
+        then ``receive_response()`` read into normalized events on the run's queue, ending
+        with exactly one terminal (an exception, ``connect()``'s included, is mapped by
+        ``crash_of``; an interrupt gives ``run.killed``). ``disconnect()``, if given, is
+        awaited (shielded, bounded by ``close_timeout``) before the terminal is delivered.
+
+        The run's own session connects and disconnects a client of its own; a caller that
+        keeps one client across queries (``drift``'s ``claude-session`` column) passes no
+        ``disconnect`` and a ``connect`` that only re-raises how its own connect failed."""
         self._client = client
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope
                 try:
-                    await client.connect()
+                    await connect()
                     self._connected = True
                     if self._killed is None:
                         await client.query(self.prompt)
@@ -360,12 +378,13 @@ class ClaudeCodeRun(QueuedRun):
         finally:
             for request in self._requests.values():
                 request.answered.set()
-            with (
-                anyio.CancelScope(shield=True),
-                anyio.move_on_after(provider.close_timeout),
-                contextlib.suppress(Exception),  # the run's outcome is already reported
-            ):
-                await client.disconnect()
+            if disconnect is not None:
+                with (
+                    anyio.CancelScope(shield=True),
+                    anyio.move_on_after(self._provider.close_timeout),
+                    contextlib.suppress(Exception),  # the run's outcome is already reported
+                ):
+                    await disconnect()
             self._connected = False
             if self._terminal is not None:
                 self._send(self._terminal)
