@@ -4,7 +4,7 @@
 response, disconnect. Here one client carries the scenario: ``connect()``, then for each
 prompt ``query()`` and ``receive_response()`` in the same session (stdin stays open between
 them), and ``interrupt()`` on a query that stalls, after which the next query still runs. Each
-query's messages are read by the adapter's own ``ClaudeCodeRun`` (the same message → event
+query is played by the adapter's own ``ClaudeCodeRun._play`` (the same message → event
 mapping as the ``claude`` column), so a query is one normalized run and the session is their
 runs one after another.
 """
@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import AsyncGenerator, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import Any
 
 import anyio
 from claude_agent_sdk import ClaudeSDKClient, ToolPermissionContext
 from claude_agent_sdk.types import PermissionResultAllow, PermissionResultDeny
 
 from stuntset.checks._conformance_play import play, stall_expectation
-from stuntset.events import Event, RunCrashed, RunKilled
+from stuntset.events import Event
 from stuntset.providers.base import AgentProvider
-from stuntset.providers.claude_code import ClaudeCodeProvider, ClaudeCodeRun, crash_of
+from stuntset.providers.claude_code import ClaudeCodeProvider, ClaudeCodeRun
 from stuntset.script import Script, Stall
 
 __all__ = ["play_session"]
@@ -47,41 +47,13 @@ class _Query(ClaudeCodeRun):
         self._failed = failed
 
     async def _session(self) -> None:
-        client = self._shared
-        try:
-            with anyio.CancelScope() as scope:
-                self._scope = scope
-                try:
-                    if self._failed is not None:
-                        raise self._failed
-                    self._client, self._connected = client, True
-                    if self._killed is None:
-                        await client.query(self.prompt)
-                        replies = cast(AsyncGenerator[Any, None], client.receive_response())
-                        async with contextlib.aclosing(replies) as messages:
-                            async for message in messages:
-                                self._handle(message)
-                except Exception as error:
-                    if self._killed is None:
-                        kind, text, retryable = crash_of(error)
-                        self._emit(RunCrashed, kind=kind, message=text, retryable=retryable)
-            if not self._terminal_sent:
-                if self._killed is not None:
-                    self._emit(RunKilled, reason=self._killed)
-                else:  # pragma: no cover - receive_response ends with a result
-                    self._emit(
-                        RunCrashed,
-                        kind="protocol",
-                        message="the CLI's output ended without a result",
-                        retryable=False,
-                    )
-        finally:
-            for request in self._requests.values():
-                request.answered.set()
-            self._connected = False
-            if self._terminal is not None:
-                self._send(self._terminal)
-            self._queue.end()
+        # the session's client outlives the query: nothing to disconnect here
+        await self._play(self._shared, connect=self._connect)
+
+    async def _connect(self) -> None:
+        """The client is already connected; if that failed, this query reports it."""
+        if self._failed is not None:
+            raise self._failed
 
 
 async def play_session(

@@ -64,6 +64,7 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
+from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
 
@@ -80,15 +81,8 @@ def failure_of(message: str) -> tuple[CrashKind, bool]:
     """The crash kind and retryability of a ``turn.failed`` message (exec gives only text)."""
     found = _STATUS.search(message)
     if found is not None:
-        status = int(found.group(1))
-        retryable = status in (408, 409, 429) or status >= 500
-        if status in (401, 403):
-            return "auth", False
-        if status == 429:
-            return "rate_limited", True
-        if status in (503, 529):
-            return "overloaded", True
-        return "http", retryable
+        kind, _, retryable = status_crash(int(found.group(1)), message)
+        return kind, retryable
     if "stream disconnected" in message:
         return "protocol", True
     if "experiencing high demand" in message:  # how codex words a 5xx from the model API

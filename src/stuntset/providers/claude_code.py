@@ -41,7 +41,7 @@ import asyncio
 import contextlib
 import dataclasses
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, cast
 
 import anyio
@@ -89,6 +89,7 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
+from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers._queue import EventQueue, QueuedRun
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
@@ -102,19 +103,6 @@ _ASK_TOOL = "AskUserQuestion"
 _NAMESPACE = uuid.UUID("6f1c3d52-5f0e-4b8e-9f57-2b6a1c0d7e11")
 
 
-def _status_crash(status: int, message: str) -> tuple[CrashKind, str, bool]:
-    kind: CrashKind
-    if status in (401, 403):
-        kind = "auth"
-    elif status == 429:
-        kind = "rate_limited"
-    elif status in (503, 529):
-        kind = "overloaded"
-    else:
-        kind = "http"
-    return kind, message, status in (408, 409, 429) or status >= 500
-
-
 def crash_of(error: BaseException) -> tuple[CrashKind, str, bool]:
     """The ``run.crashed`` (kind, message, retryable) for an exception out of the SDK."""
     text = str(error) or type(error).__name__
@@ -123,7 +111,7 @@ def crash_of(error: BaseException) -> tuple[CrashKind, str, bool]:
     if isinstance(error, ResultError):
         status = getattr(error, "api_error_status", None)
         if isinstance(status, int):
-            return _status_crash(status, text)
+            return status_crash(status, text)
         return "exited", text, False
     if isinstance(error, ProcessError):
         return "exited", text, False
@@ -155,7 +143,7 @@ def _result_crash(result: ResultMessage, synthetic: str | None) -> tuple[CrashKi
     errors = "; ".join(result.errors or [])
     message = errors or synthetic or result.result or result.subtype
     if result.api_error_status is not None:
-        return _status_crash(result.api_error_status, message)
+        return status_crash(result.api_error_status, message)
     if result.subtype == "error_max_turns":
         return "internal", message, False
     return "exited", message, False
@@ -342,12 +330,30 @@ class ClaudeCodeRun(QueuedRun):
             session_id=self._session_id if self._new else None,
         )
         client = ClaudeSDKClient(options)
+        await self._play(client, connect=client.connect, disconnect=client.disconnect)
+
+    async def _play(
+        self,
+        client: ClaudeSDKClient,
+        *,
+        connect: Callable[[], Awaitable[None]],
+        disconnect: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Play this run's prompt on ``client`` once ``connect()`` has returned: ``query()``,
+        then ``receive_response()`` read into normalized events on the run's queue, ending
+        with exactly one terminal (an exception, ``connect()``'s included, is mapped by
+        ``crash_of``; an interrupt gives ``run.killed``). ``disconnect()``, if given, is
+        awaited (shielded, bounded by ``close_timeout``) before the terminal is delivered.
+
+        The run's own session connects and disconnects a client of its own; a caller that
+        keeps one client across queries (``drift``'s ``claude-session`` column) passes no
+        ``disconnect`` and a ``connect`` that only re-raises how its own connect failed."""
         self._client = client
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope
                 try:
-                    await client.connect()
+                    await connect()
                     self._connected = True
                     if self._killed is None:
                         await client.query(self.prompt)
@@ -372,12 +378,13 @@ class ClaudeCodeRun(QueuedRun):
         finally:
             for request in self._requests.values():
                 request.answered.set()
-            with (
-                anyio.CancelScope(shield=True),
-                anyio.move_on_after(provider.close_timeout),
-                contextlib.suppress(Exception),  # the run's outcome is already reported
-            ):
-                await client.disconnect()
+            if disconnect is not None:
+                with (
+                    anyio.CancelScope(shield=True),
+                    anyio.move_on_after(self._provider.close_timeout),
+                    contextlib.suppress(Exception),  # the run's outcome is already reported
+                ):
+                    await disconnect()
             self._connected = False
             if self._terminal is not None:
                 self._send(self._terminal)

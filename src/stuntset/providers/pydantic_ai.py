@@ -72,6 +72,7 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
+from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
 
@@ -81,17 +82,9 @@ CAPABILITIES = Capabilities(approvals=True, interrupt=True, resume=True, reasoni
 _DENIED = "The user denied this tool call."
 
 
-def _status_crash(status: int, message: str) -> tuple[CrashKind, str, bool]:
-    kind: CrashKind
-    if status in (401, 403):
-        kind = "auth"
-    elif status == 429:
-        kind = "rate_limited"
-    elif status in (503, 529):
-        kind = "overloaded"
-    else:
-        kind = "http"
-    return kind, f"HTTP {status}: {message}", status in (408, 409, 429) or status >= 500
+def _status_crash(status: int, text: str) -> tuple[CrashKind, str, bool]:
+    # the shared table; the message gains the status, which an SDK error's text may not name
+    return status_crash(status, f"HTTP {status}: {text}")
 
 
 def crash_of(error: BaseException) -> tuple[CrashKind, str, bool]:

@@ -37,6 +37,7 @@ from stuntset.events import (
 )
 from stuntset.events import Usage as UsageEvent
 from stuntset.ids import IdGenerator
+from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers.base import Call, Capabilities, Interrupted, Responded, Started
 from stuntset.script import (
     AGENT_WIRE,
@@ -74,28 +75,13 @@ _CAPABILITIES = Capabilities(
 )
 
 
-def _http_crash(step: HttpError) -> tuple[CrashKind, str, bool]:
-    status = step.status
-    kind: CrashKind
-    if status in (401, 403):
-        kind = "auth"
-    elif status == 429:
-        kind = "rate_limited"
-    elif status in (503, 529):
-        kind = "overloaded"
-    else:
-        kind = "http"
-    retryable = status in (408, 409, 429) or status >= 500
-    if step.should_retry is not None:
-        retryable = step.should_retry
-    return kind, f"HTTP {status}: {step.message or 'error'}", retryable
-
-
 def crash_for(step: Step) -> tuple[CrashKind, str, bool] | None:
     """The ``run.crashed`` (kind, message, retryable) a correct adapter reports for a fault
     step, or ``None`` for steps that do not crash a run."""
     if isinstance(step, HttpError):
-        return _http_crash(step)
+        # a script knows the response's x-should-retry header, which the SDKs obey
+        message = f"HTTP {step.status}: {step.message or 'error'}"
+        return status_crash(step.status, message, should_retry=step.should_retry)
     if isinstance(step, AuthExpired):
         return "auth", step.message, False
     if isinstance(step, RateLimit):

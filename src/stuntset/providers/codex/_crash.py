@@ -10,21 +10,9 @@ from openai_codex.errors import CodexError, JsonRpcError, TransportClosedError
 from pydantic import ValidationError
 
 from stuntset.events import CrashKind
+from stuntset.providers._crash_kinds import status_crash
 
 __all__ = ["OutOfOrder", "crash_of", "turn_crash"]
-
-
-def _status_crash(status: int, message: str) -> tuple[CrashKind, str, bool]:
-    kind: CrashKind
-    if status in (401, 403):
-        kind = "auth"
-    elif status == 429:
-        kind = "rate_limited"
-    elif status in (503, 529):
-        kind = "overloaded"
-    else:
-        kind = "http"
-    return kind, message, status in (408, 409, 429) or status >= 500
 
 
 #: ``codexErrorInfo`` values that name the failure without an HTTP status.
@@ -49,7 +37,7 @@ def turn_crash(error: dict[str, Any] | None) -> tuple[CrashKind, str, bool]:
         for name, detail in info.items():
             status = detail.get("httpStatusCode") if isinstance(detail, dict) else None
             if isinstance(status, int):
-                return _status_crash(status, message)
+                return status_crash(status, message)
             if name in _INFO_KINDS:
                 kind, retryable = _INFO_KINDS[name]
                 return kind, message, retryable
