@@ -54,6 +54,7 @@ from stuntset._resources import (
     child_processes,
     describe_fd,
     open_fds,
+    started_since,
 )
 from stuntset.errors import ResourceLeak, UsageError, WaitTimeout
 from stuntset.waiting import wait_for, wait_for_async
@@ -332,13 +333,10 @@ class LeakSnapshot:
         if self._processes is None:
             return []
         now = child_processes() or {}
-        old = {(p.pid, p.start) for p in self._processes.values()}
         return [
             p
-            for p in now.values()
-            if (p.pid, p.start) not in old
-            and (p.pid, p.start) not in self._kept_pids
-            and (p.pid, -1) not in self._kept_pids
+            for p in started_since(self._processes, now)
+            if (p.pid, p.start) not in self._kept_pids and (p.pid, -1) not in self._kept_pids
         ]
 
     def _new_fds(self) -> list[FdInfo]:

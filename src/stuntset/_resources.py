@@ -5,7 +5,9 @@ for the leak check (``stuntset.checks.leaks``). Standard library only, no psutil
   Linux, ``/dev/fd`` elsewhere; ``os.fstat`` tells the kind).
 - ``child_processes()``: the live descendants of this process, from ``/proc`` (each thread's
   ``children`` file, else a scan of every ``/proc/<pid>/stat``); ``None`` where there is no
-  ``/proc`` (the process check is then skipped, not guessed).
+  ``/proc`` (the process check is then skipped, not guessed). ``started_since()``: which of
+  them were started since an earlier look, not counting the children of processes that were
+  already there (a browser's new renderer belongs to the browser).
 - ``STREAMS``: streaming responses the model doubles handed out and their clients have not
   read to the end or closed yet (recorded only while a leak check watches).
 - ``LONG_LIVED``: resources that belong to something wider than a test (the session's
@@ -25,7 +27,7 @@ import stat
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -150,24 +152,34 @@ def _listening(sock: socket.socket) -> bool:
 
 @dataclass(frozen=True)
 class ProcessInfo:
-    """A live process: its id, its parent, its start time in clock ticks since boot (which
-    tells it from a later process given the same id) and its command line."""
+    """A process: its id, its parent, its start time in clock ticks since boot (which tells
+    it from a later process given the same id), its command line, its name (``comm``) and
+    whether it has ended without being reaped (a zombie)."""
 
     pid: int
     ppid: int
     start: int
     cmdline: tuple[str, ...]
+    name: str = ""
+    zombie: bool = False
+
+    def describe(self) -> str:
+        """ "process PID (name)", with ", not reaped" for a zombie."""
+        return f"process {self.pid} ({self.name}{', not reaped' if self.zombie else ''})"
 
 
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, start time) of ``pid`` from ``/proc/<pid>/stat``; None if it is gone."""
+def _stat(pid: int) -> tuple[str, int, int, str] | None:
+    """(state, ppid, start time, name) of ``pid`` from ``/proc/<pid>/stat``; None if it is
+    gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as file:
             raw = file.read()
     except OSError:
         return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    return fields[0].decode(), int(fields[1]), int(fields[19])
+    close = raw.rfind(b")")
+    fields = raw[close + 2 :].split()
+    name = raw[raw.find(b"(") + 1 : close].decode("utf-8", "replace")
+    return fields[0].decode(), int(fields[1]), int(fields[19]), name
 
 
 def _cmdline(pid: int) -> tuple[str, ...]:
@@ -210,9 +222,12 @@ def _children_by_scan() -> dict[int, list[int]]:
     return by_parent
 
 
-def child_processes(root: int | None = None) -> dict[int, ProcessInfo] | None:
-    """The live (not zombie) descendants of ``root`` (this process), by pid; ``None`` where
-    processes cannot be listed without a dependency (no ``/proc``)."""
+def child_processes(
+    root: int | None = None, *, zombies: bool = False
+) -> dict[int, ProcessInfo] | None:
+    """The live descendants of ``root`` (this process), by pid — with the ended, unreaped
+    ones too if ``zombies`` —; ``None`` where processes cannot be listed without a dependency
+    (no ``/proc``)."""
     if not os.path.isdir("/proc/self/task"):
         return None
     root = os.getpid() if root is None else root
@@ -231,9 +246,31 @@ def child_processes(root: int | None = None) -> dict[int, ProcessInfo] | None:
             if state is None or pid in found:
                 continue
             todo.append(pid)
-            if state[0] not in ("Z", "X"):
-                found[pid] = ProcessInfo(pid, state[1], state[2], _cmdline(pid))
+            ended = state[0] in ("Z", "X")
+            if zombies or not ended:
+                found[pid] = ProcessInfo(pid, state[1], state[2], _cmdline(pid), state[3], ended)
     return found
+
+
+def started_since(
+    before: Mapping[int, ProcessInfo], now: Mapping[int, ProcessInfo]
+) -> list[ProcessInfo]:
+    """The processes of ``now`` that ``before`` did not have, leaving out those below a
+    process ``before`` had: a process that was already running (a browser a session fixture
+    started, a daemon) starts children of its own at any moment, and they are its doing,
+    not the doing of whatever ran in between."""
+    old = {(p.pid, p.start) for p in before.values()}
+
+    def inherited(process: ProcessInfo) -> bool:
+        seen = {process.pid}
+        while (parent := now.get(process.ppid)) is not None and parent.pid not in seen:
+            if (parent.pid, parent.start) in old:
+                return True
+            seen.add(parent.pid)
+            process = parent
+        return False
+
+    return [p for p in now.values() if (p.pid, p.start) not in old and not inherited(p)]
 
 
 class Finalised:

@@ -19,6 +19,7 @@ from stuntset._resources import (
     Finalised,
     LongLived,
     OpenStreams,
+    ProcessInfo,
     _children_by_scan,
     _cmdline,
     _stat,
@@ -26,6 +27,7 @@ from stuntset._resources import (
     describe_fd,
     open_fds,
     socket_addresses,
+    started_since,
 )
 from stuntset.waiting import wait_for
 
@@ -169,6 +171,70 @@ def test_a_child_that_exited_unreaped_is_not_a_live_process() -> None:
         assert process.pid not in found
     finally:
         process.wait(10)
+
+
+def test_a_zombie_is_listed_when_asked_for_and_says_so() -> None:
+    process = subprocess.Popen(["true"])
+    try:
+        wait_for(lambda: (_stat(process.pid) or ("",))[0] == "Z", message="a zombie")
+        found = child_processes(zombies=True)
+        assert found is not None
+        assert found[process.pid].zombie
+        assert found[process.pid].describe() == f"process {process.pid} (true, not reaped)"
+    finally:
+        process.wait(10)
+
+
+#: A process that, each time it reads a line, starts a ``cat`` of its own and prints its pid.
+_SPAWNER = (
+    "import subprocess, sys\n"
+    "kids = []\n"
+    "for line in sys.stdin:\n"
+    "    kids.append(subprocess.Popen(['cat'], stdin=subprocess.PIPE))\n"
+    "    print(kids[-1].pid, flush=True)\n"
+    "for kid in kids:\n"
+    "    kid.stdin.close(); kid.wait()\n"
+)
+
+
+def test_children_of_a_process_that_was_already_there_are_not_started_since() -> None:
+    spawner = subprocess.Popen(
+        [sys.executable, "-c", _SPAWNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert spawner.stdin is not None
+    assert spawner.stdout is not None
+    mine: subprocess.Popen[bytes] | None = None
+    try:
+        before = child_processes()
+        assert before is not None
+        assert spawner.pid in before
+        spawner.stdin.write(b"go\n")
+        spawner.stdin.flush()
+        grandchild = int(spawner.stdout.readline())
+        mine = subprocess.Popen(["cat"], stdin=subprocess.PIPE)
+        now = child_processes()
+        assert now is not None
+        assert grandchild in now
+        assert [p.pid for p in started_since(before, now)] == [mine.pid]
+        assert started_since(now, now) == []
+    finally:
+        spawner.stdin.close()
+        spawner.wait(10)
+        spawner.stdout.close()
+        if mine is not None:
+            assert mine.stdin is not None
+            mine.stdin.close()
+            mine.wait(10)
+
+
+def test_started_since_tells_a_reused_pid_by_its_start_and_survives_a_parent_loop() -> None:
+    old = ProcessInfo(pid=10, ppid=1, start=100, cmdline=("a",))
+    reused = ProcessInfo(pid=10, ppid=1, start=200, cmdline=("b",))
+    assert started_since({10: old}, {10: reused}) == [reused]
+    # a ppid loop (pids reused while /proc was read) ends the walk up instead of spinning
+    first = ProcessInfo(pid=20, ppid=21, start=5, cmdline=())
+    second = ProcessInfo(pid=21, ppid=20, start=5, cmdline=())
+    assert started_since({}, {20: first, 21: second}) == [first, second]
 
 
 class _WarnsWhenCollected:

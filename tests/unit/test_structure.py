@@ -284,7 +284,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the checks read everything below them
     "checks": FOUNDATION
     | {"providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes", "runtime"}
-    | {"_leak_check"},
+    | {"_leak_check", "_resources"},
     # evals run agents against the doubles and grade them with the checks
     "evals": FOUNDATION | {"providers", "driver", "doubles.model", "checks", "_plugin_support"},
     # the web console shows the doubles' journals, the daemon's sessions and the cassettes

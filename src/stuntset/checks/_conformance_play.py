@@ -14,6 +14,7 @@ from typing import Literal
 
 import anyio
 
+from stuntset._resources import ProcessInfo, child_processes, started_since
 from stuntset.events import (
     ApprovalRequested,
     Event,
@@ -46,38 +47,6 @@ __all__ = ["Decide", "Played", "Resources", "Stalled", "play", "stall_expectatio
 # --- resources ---------------------------------------------------------------------------------
 
 
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    tasks = Path(f"/proc/{pid}/task")
-    try:
-        threads = list(tasks.iterdir())
-    except OSError:
-        return found
-    for thread in threads:
-        try:
-            found += [int(child) for child in (thread / "children").read_text().split()]
-        except OSError:
-            continue
-    return found
-
-
-def _descendants(root: int) -> set[str]:
-    """Child processes (transitively) of ``root``, as "process PID (name, state)" — Linux
-    only (``/proc/PID/task/TID/children``; zombies count: nobody reaped them)."""
-    found: set[str] = set()
-    todo = [root]
-    while todo:
-        for pid in _children(todo.pop()):
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text()
-                label = f"{stat[stat.find('(') + 1 : stat.rfind(')')]}, {stat[stat.rfind(')') + 2]}"
-            except OSError:
-                label = "gone"
-            found.add(f"process {pid} ({label})")
-            todo.append(pid)
-    return found
-
-
 def _open_channels() -> set[str]:
     """This process's open pipes and sockets, as "fd N -> target" — Linux only."""
     found: set[str] = set()
@@ -106,13 +75,20 @@ class Resources:
     def __init__(self, checks: Collection[str], own_tasks: Collection[int]) -> None:
         self.checks = checks
         self.own_tasks = own_tasks
+        #: This process's descendants at the first snapshot (zombies count: nobody reaped
+        #: them); later snapshots list the ones started since, beside no others, so the
+        #: difference of two snapshots holds what the provider started and left.
+        self._processes: dict[int, ProcessInfo] | None = None
 
     def snapshot(self) -> set[str]:
         found: set[str] = set()
         if "tasks" in self.checks:
             found |= _tasks(self.own_tasks)
         if "processes" in self.checks and sys.platform.startswith("linux"):
-            found |= _descendants(os.getpid())
+            now = child_processes(zombies=True) or {}
+            if self._processes is None:
+                self._processes = now
+            found |= {p.describe() for p in started_since(self._processes, now)}
         if "fds" in self.checks and sys.platform.startswith("linux"):
             found |= _open_channels()
         return found
