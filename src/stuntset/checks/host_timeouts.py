@@ -14,16 +14,17 @@ rules, each a ``ConformanceFailure``:
 
 A host that hangs is not waited for forever: after the bound, the check closes the stuck
 providers (which releases every blocked ``interrupt()`` and ends their runs) and cancels it.
+``modes`` picks some of the three cancel modes (all by default), in that order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import anyio
 
-from stuntset.errors import ConformanceFailure
+from stuntset.errors import ConformanceFailure, UsageError
 from stuntset.events import Event, is_terminal
 from stuntset.providers.base import AgentProvider
 from stuntset.providers.stuck import CancelMode, StuckProvider
@@ -168,17 +169,33 @@ async def _check_mode(make_host: HostFactory, mode: CancelMode, timeout: float) 
         )
 
 
-async def acheck_host_timeouts(make_host: HostFactory, *, timeout: float) -> None:
+def _modes(modes: Collection[CancelMode] | None) -> list[CancelMode]:
+    if modes is None:
+        return list(_MODES)
+    unknown = sorted(set(modes) - set(_MODES))
+    if unknown or not modes:
+        raise UsageError(
+            f"check_host_timeouts(modes=...): {unknown or 'none given'}; "
+            f"the cancel modes are {', '.join(_MODES)}"
+        )
+    return [mode for mode in _MODES if mode in modes]
+
+
+async def acheck_host_timeouts(
+    make_host: HostFactory, *, timeout: float, modes: Collection[CancelMode] | None = None
+) -> None:
     """``check_host_timeouts`` inside a running event loop."""
-    for mode in _MODES:
+    for mode in _modes(modes):
         await _check_mode(make_host, mode, timeout)
 
 
-def check_host_timeouts(make_host: HostFactory, *, timeout: float) -> None:
+def check_host_timeouts(
+    make_host: HostFactory, *, timeout: float, modes: Collection[CancelMode] | None = None
+) -> None:
     """Check the host ``make_host`` builds against a stuck provider in each cancel mode;
     ``ConformanceFailure`` names the rule broken, the mode and what the log holds."""
 
     async def main() -> None:
-        await acheck_host_timeouts(make_host, timeout=timeout)
+        await acheck_host_timeouts(make_host, timeout=timeout, modes=modes)
 
     anyio.run(main)

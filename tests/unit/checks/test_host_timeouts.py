@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from stuntset.checks import acheck_host_timeouts
-from stuntset.errors import ConformanceFailure
+from stuntset.errors import ConformanceFailure, UsageError
 from stuntset.log.memory import MemoryEventLog
 from stuntset.providers import AgentProvider, AgentRun
 from stuntset.runtime import SessionService
@@ -20,8 +20,12 @@ pytestmark = pytest.mark.anyio
 Providers = Mapping[str, Callable[[], AgentProvider]]
 #: The bound given to the check: far above the hosts' 0.05 s timeouts (a bound, not a timing).
 BOUND = 5.0
-#: For the broken hosts: the check waits this long before calling a host hung.
+#: For the broken hosts: the check waits this long (real time) before calling a host hung.
+#: Each test checks only the cancel mode its host breaks, so the bound only ever runs out
+#: where the test expects it to (a passing mode under a busy machine could overrun it).
 SHORT = 0.3
+#: For a host that must first end the run (its 0.05 s timeouts), then hang: a bound with room.
+ROOMY = 1.0
 
 
 @pytest.fixture
@@ -50,7 +54,7 @@ async def test_the_reference_host_passes(stores: list[SessionStore]) -> None:
 async def test_a_host_without_a_turn_timeout_fails(stores: list[SessionStore]) -> None:
     make_host = host_maker(SessionService, stores, turn_timeout=None)
     with pytest.raises(ConformanceFailure) as failed:
-        await acheck_host_timeouts(make_host, timeout=SHORT)
+        await acheck_host_timeouts(make_host, timeout=SHORT, modes=["ends"])
     assert failed.value.invariant == "timeout-ends-run"
     assert failed.value.scenario == "stuck(cancel='ends')"
     assert "no terminal event within 0.3 s of its start (its events: ['run.started'])" in str(
@@ -72,7 +76,9 @@ async def test_a_host_that_trusts_interrupt_fails_on_one_that_ignores_it(
     stores: list[SessionStore],
 ) -> None:
     with pytest.raises(ConformanceFailure) as failed:
-        await acheck_host_timeouts(host_maker(TrustsInterrupt, stores), timeout=SHORT)
+        await acheck_host_timeouts(
+            host_maker(TrustsInterrupt, stores), timeout=SHORT, modes=["ignored"]
+        )
     assert failed.value.scenario == "stuck(cancel='ignored')"
     assert str(failed.value).startswith(
         "check_host_timeouts [timeout-ends-run] with StuckProvider(cancel='ignored'), "
@@ -93,7 +99,9 @@ async def test_a_host_that_waits_forever_on_cancel_fails_and_is_released(
     stores: list[SessionStore],
 ) -> None:
     with pytest.raises(ConformanceFailure) as failed:
-        await acheck_host_timeouts(host_maker(WaitsOnCancel, stores), timeout=SHORT)
+        await acheck_host_timeouts(
+            host_maker(WaitsOnCancel, stores), timeout=SHORT, modes=["blocks"]
+        )
     assert failed.value.scenario == "stuck(cancel='blocks')"
     message = str(failed.value)
     assert "a provider whose interrupt() blocks" in message
@@ -111,8 +119,8 @@ class HangsOnExit(SessionService):
 
 
 async def test_a_host_that_does_not_stop_fails(stores: list[SessionStore]) -> None:
-    with pytest.raises(ConformanceFailure, match=r"\[host-stops\].*did not stop within 0.3 s"):
-        await acheck_host_timeouts(host_maker(HangsOnExit, stores), timeout=SHORT)
+    with pytest.raises(ConformanceFailure, match=r"\[host-stops\].*did not stop within 1.0 s"):
+        await acheck_host_timeouts(host_maker(HangsOnExit, stores), timeout=ROOMY, modes=["ends"])
 
 
 class CannotStart(SessionService):
@@ -126,7 +134,7 @@ async def test_a_host_that_cannot_start_the_turn_fails_saying_so(
     with pytest.raises(
         ConformanceFailure, match=r"could not start the turn: RuntimeError..no capacity"
     ):
-        await acheck_host_timeouts(host_maker(CannotStart, stores), timeout=SHORT)
+        await acheck_host_timeouts(host_maker(CannotStart, stores), timeout=BOUND)
 
 
 class BreaksOnExit(SessionService):
@@ -139,4 +147,15 @@ async def test_a_host_that_raises_as_it_stops_fails_naming_the_error(
     stores: list[SessionStore],
 ) -> None:
     with pytest.raises(ConformanceFailure, match=r"\[host-stops\].*stopped with RuntimeError"):
-        await acheck_host_timeouts(host_maker(BreaksOnExit, stores), timeout=SHORT)
+        await acheck_host_timeouts(host_maker(BreaksOnExit, stores), timeout=BOUND)
+
+
+async def test_modes_pick_cancel_modes_and_unknown_ones_are_refused(
+    stores: list[SessionStore],
+) -> None:
+    await acheck_host_timeouts(host_maker(SessionService, stores), timeout=BOUND, modes=["ends"])
+    for modes in (["sometimes"], []):
+        with pytest.raises(UsageError, match="the cancel modes are ends, ignored, blocks"):
+            await acheck_host_timeouts(
+                host_maker(SessionService, stores), timeout=BOUND, modes=modes
+            )
