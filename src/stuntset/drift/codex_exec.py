@@ -49,21 +49,8 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from stuntset.events import (
-    CrashKind,
-    Event,
-    MessageCompleted,
-    MessageDelta,
-    ReasoningCompleted,
-    ReasoningDelta,
-    RunCompleted,
-    RunCrashed,
-    RunKilled,
-    RunStarted,
-    ToolCompleted,
-    ToolStarted,
-    Usage,
-)
+from stuntset.events import CrashKind, Event, RunCompleted, RunCrashed, RunKilled, RunStarted
+from stuntset.providers._codex_turn_items import ItemNames, TurnItems
 from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
@@ -71,7 +58,24 @@ from stuntset.seams import current_clock, current_ids
 __all__ = ["ExecProvider", "ExecRun", "failure_of"]
 
 CAPABILITIES = Capabilities(interrupt=True, reasoning=True, usage=True)
-_TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
+#: exec's (snake_case, as ``@openai/codex-sdk`` types them) names for what ``TurnItems`` reads;
+#: the renderings that differ from the app-server's (``file_change`` output without its
+#: status, an MCP result as it is) are how this reader has always said them.
+EXEC = ItemNames(
+    message="agent_message",
+    tools={
+        kind: kind for kind in ("command_execution", "file_change", "mcp_tool_call", "web_search")
+    },
+    aggregated_output="aggregated_output",
+    exit_code="exit_code",
+    input_tokens="input_tokens",
+    output_tokens="output_tokens",
+    command_input=("command",),
+    reasoning_text=("text",),
+    text_started=False,
+    change_status=False,
+    mcp_text=False,
+)
 _LINE_LIMIT = 16 * 1024 * 1024
 #: ``exceeded retry limit, last status: 429 …`` / ``unexpected status 401 Unauthorized: …``
 _STATUS = re.compile(r"(?:last status:|unexpected status)\s+(\d{3})\b")
@@ -88,34 +92,6 @@ def failure_of(message: str) -> tuple[CrashKind, bool]:
     if "experiencing high demand" in message:  # how codex words a 5xx from the model API
         return "http", True
     return "internal", False
-
-
-def _tool_call(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    kind = str(item.get("type"))
-    if kind == "command_execution":
-        return kind, {"command": item.get("command")}
-    if kind == "file_change":
-        return kind, {"changes": item.get("changes") or []}
-    if kind == "web_search":
-        return kind, {"query": item.get("query")}
-    arguments = item.get("arguments")
-    tool_input = arguments if isinstance(arguments, dict) else {"arguments": arguments}
-    return str(item.get("tool") or "mcp_tool"), tool_input
-
-
-def _tool_result(item: dict[str, Any]) -> tuple[Any, bool]:
-    failed = item.get("status") in ("failed", "declined")
-    kind = item.get("type")
-    if kind == "command_execution":
-        return item.get("aggregated_output"), failed or item.get("exit_code") not in (0, None)
-    if kind == "mcp_tool_call":
-        error = item.get("error")
-        if error:
-            return (error.get("message") if isinstance(error, dict) else error), True
-        return item.get("result"), failed
-    if kind == "file_change":
-        return {"changes": item.get("changes") or []}, failed
-    return item.get("query"), failed
 
 
 class ExecProvider:
@@ -197,7 +173,7 @@ class ExecRun:
         self._eof = False
         self._stderr: IO[bytes] | None = None
         self._killed: str | None = None
-        self._tools_open: set[str] = set()
+        self._items = TurnItems(EXEC, self._emit, _OutOfOrder)
         self._known_items: set[str] = set()
         self._last_error = ""
 
@@ -355,20 +331,22 @@ class ExecRun:
             self._provider._session_id = self._session_id
             self._emit(RunStarted)
         elif kind == "item.started":
-            self._item_started(item)
+            self._known_items.add(str(item.get("id")))
+            self._items.started(item)
         elif kind == "item.updated":
             if str(item.get("id")) not in self._known_items:
                 self._broken(f"item {item.get('id')!r} changed, never started")
         elif kind == "item.completed":
-            self._item_completed(item)
+            try:
+                self._items.completed(item)
+            except _OutOfOrder as out_of_order:
+                self._broken(str(out_of_order))
         elif kind == "turn.completed":
-            usage = event.get("usage") or {}
-            tokens_in = int(usage.get("input_tokens") or 0)
-            tokens_out = int(usage.get("output_tokens") or 0)
-            if tokens_in or tokens_out:
-                self._emit(Usage, input_tokens=tokens_in, output_tokens=tokens_out)
+            self._items.add_usage(event.get("usage") or {})
+            self._items.report_usage()
             self._hold(RunCompleted, stop_reason="end_turn")
         elif kind == "turn.failed":
+            # not the app-server reader's: exec names a failure by its text alone
             error = event.get("error")
             message = str((error or {}).get("message") if isinstance(error, dict) else error)
             failure, retryable = failure_of(message or self._last_error)
@@ -379,42 +357,6 @@ class ExecRun:
     def _hold(self, cls: type[Any], **fields: Any) -> None:
         self._emit(RunStarted)
         self._held = (cls, fields)
-
-    def _item_started(self, item: dict[str, Any]) -> None:
-        item_id = str(item.get("id"))
-        self._known_items.add(item_id)
-        if item.get("type") in _TOOL_ITEMS:
-            self._tools_open.add(item_id)
-            name, tool_input = _tool_call(item)
-            server = item.get("server") if item.get("type") == "mcp_tool_call" else None
-            self._emit(
-                ToolStarted,
-                tool_call_id=item_id,
-                name=name,
-                input=tool_input,
-                server=str(server) if server else None,
-            )
-
-    def _item_completed(self, item: dict[str, Any]) -> None:
-        kind = item.get("type")
-        item_id = str(item.get("id"))
-        if kind in ("agent_message", "reasoning"):
-            text = str(item.get("text") or "")
-            delta, completed = (
-                (MessageDelta, MessageCompleted)
-                if kind == "agent_message"
-                else (ReasoningDelta, ReasoningCompleted)
-            )
-            if text:
-                self._emit(delta, item_id=item_id, text=text)
-            self._emit(completed, item_id=item_id, text=text)
-        elif kind in _TOOL_ITEMS:
-            if item_id not in self._tools_open:
-                self._broken(f"a {kind} item {item_id!r} completed, never started")
-                return
-            self._tools_open.discard(item_id)
-            output, is_error = _tool_result(item)
-            self._emit(ToolCompleted, tool_call_id=item_id, output=output, is_error=is_error)
 
     # --- steering ---------------------------------------------------------------------------
 
@@ -450,6 +392,10 @@ class ExecRun:
                 await process.aclose()
         if self._stderr is not None:
             self._stderr.close()
+
+
+class _OutOfOrder(Exception):
+    """An item completed that never started: the turn is broken (``protocol``)."""
 
 
 def _stop(process: Process | None, how: int = signal.SIGTERM) -> None:
