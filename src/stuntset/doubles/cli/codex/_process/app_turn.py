@@ -24,7 +24,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli.codex._process.app_server import Server, _Queued
+    from stuntset.doubles.cli.codex._process.app_methods import Queued
+    from stuntset.doubles.cli.codex._process.app_server import Server
 
 __all__ = ["Interrupted", "Turn", "agent_message", "turn_object"]
 
@@ -115,7 +116,7 @@ def _usage_breakdown(values: list[int]) -> dict[str, int]:
 class Turn:
     """One turn of a thread: the plan's ops rendered as app-server notifications."""
 
-    def __init__(self, server: Server, queued: _Queued) -> None:
+    def __init__(self, server: Server, queued: Queued) -> None:
         self.server = server
         self.rt = server.rt
         self.thread = queued.thread
