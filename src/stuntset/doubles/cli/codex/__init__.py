@@ -73,7 +73,8 @@ What runs where:
   ``CODEX``) and ``_demo`` (its section of ``stuntset demo``);
 * fake process (built-ins and ``stuntset.doubles.cli._runtime`` only): ``_process``, the
   executable's program: ``run`` (top-level command line), ``exec``, ``app_server`` with
-  ``app_methods``, ``app_turn`` and ``requests``, and ``common`` (what both modes share). The launcher maps
+  ``app_methods``, ``app_turn`` (with ``app_tools``) and ``requests``, and ``common`` (what
+  both modes share). The launcher maps
   this package in without running this module, and the test process imports ``_process``
   only to warm its bytecode.
 """
@@ -388,6 +389,7 @@ class CodexProgram:
         "stuntset.doubles.cli.codex._process.app_server",
         "stuntset.doubles.cli.codex._process.app_methods",
         "stuntset.doubles.cli.codex._process.app_turn",
+        "stuntset.doubles.cli.codex._process.app_tools",
     )
     wire = CODEX_WIRE
     journal_env: tuple[str, ...] = (
