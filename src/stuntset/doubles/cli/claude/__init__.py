@@ -47,8 +47,8 @@ What runs where:
   ``CLAUDE``), ``_client`` (a minimal stream-json client of the fake) and ``_demo`` (its
   section of ``stuntset demo``);
 * fake process (built-ins and ``stuntset.doubles.cli._runtime`` only): ``_process``, the
-  executable's program: ``run`` (command line, session loop, control protocol), ``turn``,
-  ``args``, ``common``, ``faults`` and ``hooks``. The launcher maps this package in without
+  executable's program: ``run`` (command line, session loop, control protocol), ``turn``
+  (with ``tools`` and ``endings``), ``args``, ``common``, ``faults`` and ``hooks``. The launcher maps this package in without
   running this module, and the test process imports ``_process`` only to warm its bytecode.
 """
 
@@ -241,6 +241,8 @@ class ClaudeProgram:
         "stuntset.doubles.cli.claude._process.common",
         "stuntset.doubles.cli.claude._process.run",
         "stuntset.doubles.cli.claude._process.turn",
+        "stuntset.doubles.cli.claude._process.tools",
+        "stuntset.doubles.cli.claude._process.endings",
         "stuntset.doubles.cli.claude._process.faults",
         "stuntset.doubles.cli.claude._process.hooks",
     )

@@ -3,10 +3,10 @@
 ``install_cli("codex", script, bin_dir=tmp_path)`` compiles the script here, in the test
 process, into a plan of plain tuples (text split into deltas, each tool call classified into
 the Codex item it becomes, faults resolved to what the CLI shows); the executable
-(``_process.run`` → ``_process.exec`` / ``_process.app_server`` + ``_process.app_turn``)
-only renders it. One script serves both modes: ``codex exec --json`` (JSONL events, what
-``@openai/codex-sdk`` drives) and ``codex app-server --listen stdio://`` (JSON-RPC, what the
-``openai-codex`` Python SDK drives).
+(``_process.run`` → ``_process.exec`` / ``_process.app_server`` + ``_process.app_methods``
++ ``_process.app_turn``) only renders it. One script serves both modes: ``codex exec
+--json`` (JSONL events, what ``@openai/codex-sdk`` drives) and ``codex app-server --listen
+stdio://`` (JSON-RPC, what the ``openai-codex`` Python SDK drives).
 
 How each step looks (exec JSONL item type / app-server item type):
 
@@ -73,7 +73,8 @@ What runs where:
   ``CODEX``) and ``_demo`` (its section of ``stuntset demo``);
 * fake process (built-ins and ``stuntset.doubles.cli._runtime`` only): ``_process``, the
   executable's program: ``run`` (top-level command line), ``exec``, ``app_server`` with
-  ``app_turn`` and ``requests``, and ``common`` (what both modes share). The launcher maps
+  ``app_methods``, ``app_turn`` (with ``app_tools``) and ``requests``, and ``common`` (what
+  both modes share). The launcher maps
   this package in without running this module, and the test process imports ``_process``
   only to warm its bytecode.
 """
@@ -386,7 +387,9 @@ class CodexProgram:
         "stuntset.doubles.cli.codex._process.exec",
         "stuntset.doubles.cli.codex._process.requests",
         "stuntset.doubles.cli.codex._process.app_server",
+        "stuntset.doubles.cli.codex._process.app_methods",
         "stuntset.doubles.cli.codex._process.app_turn",
+        "stuntset.doubles.cli.codex._process.app_tools",
     )
     wire = CODEX_WIRE
     journal_env: tuple[str, ...] = (

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from stuntset.doubles.cli._runtime import dumps
 from stuntset.doubles.cli.claude._process.common import usage
+from stuntset.doubles.cli.claude._process.endings import durations, finish
+from stuntset.doubles.cli.claude._process.tools import tool_message
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,8 +64,8 @@ def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool | dict[str, Any]:
         rt.journal.write("garbage", data=op[1].decode("utf-8", "replace"))
         rt.write_bytes(op[1])
     elif kind == "out_of_order":
-        run.tool_message("toolu_01NEVERSTARTED", "a result for a call never made", False, None)
-        run.finish()
+        tool_message(run, "toolu_01NEVERSTARTED", "a result for a call never made", False, None)
+        finish(run)
         rt.exit_code = 1
         run.open_message()
         run.emit(
@@ -184,7 +186,7 @@ def api_error(run: TurnRun, status: int, error_type: str, text: str, assistant_e
             "api_error_type": error_type,
         }
     )
-    duration, api = run.durations()
+    duration, api = durations(run)
     run.emit(
         {
             "type": "result",

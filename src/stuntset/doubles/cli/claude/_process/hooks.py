@@ -37,7 +37,7 @@ import posix
 import time
 
 from stuntset.doubles.cli._runtime import dumps, loads
-from stuntset.doubles.cli.claude._process.common import HookTurnError
+from stuntset.doubles.cli.claude._process.common import HookTurnError, choose_turn
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,11 +47,6 @@ if TYPE_CHECKING:
     from stuntset.doubles.cli._runtime import Ids, Runtime
     from stuntset.doubles.cli.claude._process.run import Session
     from stuntset.doubles.cli.claude._process.turn import TurnRun
-
-    #: ``turn.choose_turn``: (session, prompt, has_results, model) → (index, turn, error)
-    Choose = Callable[
-        [Session, str, bool, str | None], tuple[int, dict[str, Any] | None, str | None]
-    ]
 
 __all__ = [
     "Hooks",
@@ -675,9 +670,7 @@ def hook_prompt(prompt: str, hook_input: dict[str, Any]) -> str:
     return f"{prompt}\n\nARGUMENTS: {arguments}"
 
 
-def model_answer(
-    run: TurnRun, hook: dict[str, Any], hook_input: dict[str, Any], choose: Choose
-) -> Result:
+def model_answer(run: TurnRun, hook: dict[str, Any], hook_input: dict[str, Any]) -> Result:
     """A ``prompt`` or ``agent`` hook: the real CLI asks the model (the hook's ``model``, else
     the session's) one extra request; here the next scripted turn that accepts the hook's
     prompt answers it, as that turn would answer the real CLI through the model double.
@@ -689,7 +682,7 @@ def model_answer(
     agent would run) is a ``HookTurnError``: the fake cannot play it."""
     kind = hook["type"]
     text = hook_prompt(hook["prompt"], hook_input)
-    index, turn, error = choose(run.s, text, False, hook.get("model") or run.s.model)
+    index, turn, error = choose_turn(run.s, text, False, hook.get("model") or run.s.model)
     if turn is None:
         raise HookTurnError(str(error))
     result = Result(hook)
@@ -768,14 +761,11 @@ def session_event(session: Session, event: str, value: str, prompt_id: str | Non
     hooks.run(event, name, data, value, ids, session.send)
 
 
-def run_event(
-    run: TurnRun, event: str, tool: str | None, payload: dict[str, Any], choose: Choose
-) -> str | None:
+def run_event(run: TurnRun, event: str, tool: str | None, payload: dict[str, Any]) -> str | None:
     """Run ``event``'s settings hooks, then the SDK's (``hook_callback``), and apply what they
     decided to ``run``: a PreToolUse deny text (``hook_denial``), a blocked prompt
     (``prompt_blocked``), Stop feedback (``stop_feedback``), or ``hook_stop`` (the turn ends
-    after this action). Returns a PreToolUse permission decision (``"allow"``/``"deny"``).
-    ``choose`` is ``turn.choose_turn`` (passed in: ``turn`` imports this module)."""
+    after this action). Returns a PreToolUse permission decision (``"allow"``/``"deny"``)."""
     s = run.s
     data = hook_input(s, event, run.prompt_id(), payload)
     decision = None
@@ -783,7 +773,7 @@ def run_event(
         name = event if tool is None else f"{event}:{tool}"
 
         def ask(hook: dict[str, Any], given: dict[str, Any]) -> Result:
-            return model_answer(run, hook, given, choose)
+            return model_answer(run, hook, given)
 
         results = s.settings_hooks.run(event, name, data, tool, run.ids, s.send, ask)
         decision = _decide(run, event, tool, results)

@@ -1,6 +1,8 @@
 """``codex app-server --listen stdio://``: Codex's JSON-RPC server, as ``openai-codex`` drives it.
 
-Runs in the fake process (built-ins only, see ``_runtime``). What codex-cli 0.163.0 does
+Runs in the fake process (built-ins only, see ``_runtime``). This module is the command line
+and the JSON-RPC loop (reading, dispatching, writing, server → client requests); what each
+method does is ``app_methods``, a turn's notifications ``app_turn``. What codex-cli 0.163.0 does
 (protocols.md §6.6; shapes captured from the real binary and checked against the SDK's
 generated models):
 
@@ -23,7 +25,7 @@ generated models):
   listing the turn's last agent message | ``failed`` with ``turn.error`` | ``interrupted``).
   A 5xx is retried as codex retries it (the settings of the model provider in use, from
   config.toml and ``-c``: ``config``), each retry answered by the next scripted turn. Refused
-  (``-32600``/``-32602``, see ``turn_start``) where the real one refuses it; on a thread
+  (``-32600``/``-32602``, see ``app_methods.turn_start``) where the real one refuses it; on a thread
   whose turn runs, the input is steered into that turn.
 * ``turn/interrupt`` (the active turn; another id: "expected active turn id X but found Y")
   answers ``{}`` and ends the turn as ``interrupted``; ``turn/steer`` drops the model response
@@ -45,33 +47,24 @@ from __future__ import annotations
 
 import posix
 
-from stuntset.doubles.cli.codex._process.app_turn import Interrupted, Turn, turn_object
+from stuntset.doubles.cli.codex._process.app_methods import HANDLERS, thread_object
+from stuntset.doubles.cli.codex._process.app_turn import Interrupted, Turn
 from stuntset.doubles.cli.codex._process.common import (
-    BASE_TIME,
     COMMON_OPTIONS,
     DEFAULT_REQUEST_RETRIES,
     DEFAULT_STREAM_RETRIES,
     ArgumentError,
     Clock,
     Threads,
-    choose_turn,
     config_matters,
-    input_refusal,
     parse_options,
-    scripted_refusal,
 )
 from stuntset.doubles.cli.codex._process.requests import (
     KNOWN,
     KNOWN_METHODS,
     NO_PARAMS,
     RpcError,
-    check_input,
-    input_text,
     invalid,
-    parse_thread_id,
-    require,
-    serde_found,
-    texts,
 )
 
 TYPE_CHECKING = False
@@ -79,6 +72,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from stuntset.doubles.cli._runtime import Runtime
+    from stuntset.doubles.cli.codex._process.app_methods import Queued
     from stuntset.doubles.cli.codex._process.config import Settings
 
 __all__ = ["KNOWN_METHODS", "run_app_server"]
@@ -102,29 +96,9 @@ Options:
 """
 
 
-class _Queued:
-    """A started turn waiting to play: its thread, id, input and the scripted turn chosen
-    for it when it was started (or the error naming why none was)."""
-
-    def __init__(
-        self,
-        thread: dict[str, Any],
-        turn_id: str,
-        prompt: str,
-        items: list[Any],
-        chosen: dict[str, Any] | None,
-        error: str | None,
-    ) -> None:
-        self.thread = thread
-        self.turn_id = turn_id
-        self.prompt = prompt
-        self.items = items
-        self.chosen = chosen
-        self.error = error
-
-
 class Server:
-    """One app-server process: the JSON-RPC loop, its threads and the turn queue."""
+    """One app-server process: the JSON-RPC loop, its threads and the turn queue (the
+    methods that use them are ``app_methods``; the turns play in ``app_turn``)."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
@@ -134,7 +108,7 @@ class Server:
         self.loaded: dict[str, dict[str, Any]] = {}
         self.settings: dict[str, dict[str, Any]] = {}
         #: Started turns waiting to play.
-        self.queue: list[_Queued] = []
+        self.queue: list[Queued] = []
         self.active: Turn | None = None
         self.responses: dict[Any, dict[str, Any]] = {}
         self.waiting: set[Any] = set()
@@ -236,7 +210,7 @@ class Server:
             elif not self.initialized:
                 raise invalid("Not initialized")
             else:
-                handler = _HANDLERS.get(method)
+                handler = HANDLERS.get(method)
                 if handler is None:
                     raise RpcError(
                         -32601, f"stuntset fake codex does not simulate the method `{method}`"
@@ -249,7 +223,7 @@ class Server:
         if method == "initialize" and self.config_warning is not None:
             self.notify("configWarning", self.config_warning)
         if method == "thread/start":
-            self.notify("thread/started", {"thread": self.thread_object(result["thread"]["id"])})
+            self.notify("thread/started", {"thread": thread_object(self, result["thread"]["id"])})
 
     def server_request(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """A server → client request; blocks (handling other stdin) until its answer. ``None``
@@ -268,7 +242,7 @@ class Server:
         finally:
             self.waiting.discard(request_id)
 
-    # --- methods --------------------------------------------------------------------------
+    # --- the handshake (the other methods: ``app_methods``) --------------------------------
 
     def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         if self.initialized:
@@ -287,241 +261,6 @@ class Server:
             "platformFamily": "windows" if system.startswith("Windows") else "unix",
             "platformOs": {"Linux": "linux", "Darwin": "macos"}.get(system, system.lower()),
         }
-
-    def thread_object(self, thread_id: str, *, turns: bool = False) -> dict[str, Any]:
-        thread = self.loaded.get(thread_id) or self.threads.get(thread_id) or {}
-        created = BASE_TIME + int(thread.get("number", 0))
-        active = self.active is not None and self.active.thread["id"] == thread_id
-        cwd = thread.get("cwd", "/")
-        return {
-            "id": thread_id,
-            "environments": [
-                {"environmentId": "local", "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}
-            ],
-            "extra": None,
-            "sessionId": thread_id,
-            "forkedFromId": None,
-            "parentThreadId": None,
-            "preview": thread.get("preview", ""),
-            "ephemeral": bool(thread.get("ephemeral")),
-            "section": None,
-            "sectionEnteredAt": None,
-            "projectId": None,
-            "historyMode": "paginated",
-            "modelProvider": "openai",
-            "model": thread.get("model"),
-            "reasoningEffort": None,
-            "createdAt": created,
-            "updatedAt": created + int(thread.get("turns", 0)),
-            "recencyAt": created + int(thread.get("turns", 0)),
-            "status": {"type": "active", "activeFlags": []} if active else {"type": "idle"},
-            "path": None
-            if thread.get("ephemeral")
-            else f"{self.rt.plan['state_dir']}/sessions/rollout-{thread_id}.jsonl",
-            "cwd": cwd,
-            "cliVersion": self.rt.plan["version"],
-            "originator": self.client_name,
-            "source": "vscode",
-            "canAcceptDirectInput": True,
-            "threadSource": None,
-            "agentNickname": None,
-            "agentRole": None,
-            "gitInfo": None,
-            "name": None,
-            "daybreakEnabled": None,
-            "turns": list(thread.get("history", [])) if turns else [],
-        }
-
-    def thread_settings(self, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
-        previous = self.settings.get(thread_id, {})
-        policy = params.get("approvalPolicy") or previous.get("approvalPolicy") or "on-request"
-        reviewer = params.get("approvalsReviewer") or previous.get("approvalsReviewer") or "user"
-        sandbox = params.get("sandbox") or previous.get("sandboxMode") or "read-only"
-        settings = {"approvalPolicy": policy, "approvalsReviewer": reviewer, "sandboxMode": sandbox}
-        self.settings[thread_id] = settings
-        thread = self.loaded[thread_id]
-        policies = {
-            "read-only": {"type": "readOnly", "networkAccess": False},
-            "workspace-write": {
-                "type": "workspaceWrite",
-                "writableRoots": [],
-                "networkAccess": False,
-                "excludeTmpdirEnvVar": False,
-                "excludeSlashTmp": False,
-            },
-            "danger-full-access": {"type": "dangerFullAccess"},
-        }
-        return {
-            "thread": self.thread_object(thread_id),
-            "model": thread["model"],
-            "modelProvider": "openai",
-            "serviceTier": None,
-            "disabledPluginIds": [],
-            "cwd": thread["cwd"],
-            "runtimeWorkspaceRoots": [thread["cwd"]],
-            "instructionSources": [],
-            "approvalPolicy": policy,
-            "approvalsReviewer": reviewer,
-            "sandbox": policies.get(str(sandbox), policies["read-only"]),
-            "reasoningEffort": None,
-        }
-
-    def count(self, key: str) -> int:
-        """The next value of a counter in the double's shared state (ids unique across
-        invocations, and the same on every run)."""
-
-        def change(state: dict[str, Any]) -> int:
-            state[key] = value = int(state.get(key, 0)) + 1
-            return value
-
-        result: int = self.rt.state.update(change)
-        return result
-
-    def thread_start(self, params: dict[str, Any]) -> dict[str, Any]:
-        cwd = params.get("cwd") or posix.getcwd()
-        model = params.get("model") or self.rt.plan["model"]
-        thread = self.threads.create(str(cwd), str(model), bool(params.get("ephemeral")))
-        self.loaded[thread["id"]] = thread
-        return self.thread_settings(thread["id"], params)
-
-    def find_thread(self, params: dict[str, Any]) -> dict[str, Any]:
-        thread_id = require(params, "threadId")
-        thread = self.loaded.get(thread_id) or self.threads.get(str(thread_id))
-        if thread is None:
-            raise invalid(f"no rollout found for thread id {thread_id}")
-        self.loaded[thread["id"]] = thread
-        return thread
-
-    def thread_resume(self, params: dict[str, Any]) -> dict[str, Any]:
-        thread = self.find_thread(params)
-        if params.get("model"):
-            thread["model"] = str(params["model"])
-        return self.thread_settings(thread["id"], params)
-
-    def thread_read(self, params: dict[str, Any]) -> dict[str, Any]:
-        thread = self.find_thread(params)
-        return {"thread": self.thread_object(thread["id"], turns=bool(params.get("includeTurns")))}
-
-    def thread_list(self, params: dict[str, Any]) -> dict[str, Any]:
-        data = [self.thread_object(t["id"]) for t in reversed(self.threads.all())]
-        return {"data": data, "nextCursor": None, "backwardsCursor": None}
-
-    def turn_start(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Start a turn, in the real server's order of checks: the params' shape, the thread
-        id, the thread loaded here (``thread/resume`` first for an earlier process's), the
-        input's size, then the script (which may refuse the turn). A thread whose turn is
-        still running gets the input steered into that turn, and its id back."""
-        thread_id = require(params, "threadId")
-        items = require(params, "input")
-        if not isinstance(thread_id, str):
-            raise invalid(
-                f"Invalid request: invalid type: {serde_found(thread_id)}, expected a string"
-            )
-        check_input(items)
-        thread = self.loaded.get(parse_thread_id(thread_id))
-        if thread is None:
-            raise invalid(f"thread not found: {parse_thread_id(thread_id)}")
-        prompt = input_text(items)
-        refused = input_refusal(sum(len(t) for t in texts(items)))
-        if refused is not None:
-            raise RpcError(*refused)
-        busy = self.busy_turn(thread["id"])
-        if busy is not None:
-            self.steer(busy, items)
-            return {"turn": turn_object(busy, [], "inProgress", None, None, None, "notLoaded")}
-        if params.get("model"):
-            thread["model"] = str(params["model"])
-        chosen, error = choose_turn(self.rt, prompt, thread["model"])
-        refused = scripted_refusal(chosen)
-        if refused is not None:
-            raise RpcError(*refused)
-        turn_id = self.rt.ids(f"turn/{self.count('turns_started')}").uuid()
-        if params.get("approvalPolicy") or params.get("approvalsReviewer"):
-            self.thread_settings(thread["id"], params)
-        self.queue.append(_Queued(thread, turn_id, prompt, items, chosen, error))
-        return {"turn": turn_object(turn_id, [], "inProgress", None, None, None, "notLoaded")}
-
-    def busy_turn(self, thread_id: str) -> str | None:
-        """The id of the thread's running (or queued) turn, if it has one."""
-        active = self.active
-        if active is not None and not active.ended and active.thread["id"] == thread_id:
-            return active.id
-        for queued in self.queue:
-            if queued.thread["id"] == thread_id:
-                return queued.turn_id
-        return None
-
-    def steer(self, turn_id: str, items: list[Any]) -> None:
-        """Input for a running turn: it ends the model response in progress (or, that one
-        having called tools, waits for its end), then shows as a user message item and the
-        next scripted turn answers the follow-up request (``Turn.play_turn``); a queued turn
-        takes it with its own input."""
-        active = self.active
-        if active is not None and active.id == turn_id:
-            active.steers.append(list(items))
-            return
-        for queued in self.queue:
-            if queued.turn_id == turn_id:
-                queued.items = list(queued.items) + list(items)
-
-    def turn_interrupt(self, params: dict[str, Any]) -> dict[str, Any]:
-        require(params, "threadId")
-        turn_id = require(params, "turnId")
-        self.find_thread(params)
-        active = self.active
-        if active is None or active.thread["id"] != params["threadId"]:
-            raise invalid("no active turn to interrupt")
-        if turn_id != active.id:
-            raise invalid(f"expected active turn id {turn_id} but found {active.id}")
-        active.interrupted = True
-        return {}
-
-    def turn_steer(self, params: dict[str, Any]) -> dict[str, Any]:
-        items = require(params, "input")
-        check_input(items)  # before the thread is looked for (observed)
-        self.find_thread(params)
-        expected = require(params, "expectedTurnId")
-        active = self.active
-        if active is None or active.ended:
-            raise invalid("no active turn to steer")
-        if expected != active.id:
-            raise invalid(f"expected active turn id {expected} but found {active.id}")
-        self.steer(active.id, items)
-        return {"turnId": active.id}
-
-    def model_list(self, params: dict[str, Any]) -> dict[str, Any]:
-        model = self.rt.plan["model"]
-        efforts = [
-            {"reasoningEffort": effort, "description": f"{effort} reasoning"}
-            for effort in ("low", "medium", "high")
-        ]
-        entry = {
-            "id": model,
-            "model": model,
-            "displayName": model,
-            "description": "stuntset fake codex model",
-            "hidden": False,
-            "isDefault": True,
-            "defaultReasoningEffort": "medium",
-            "supportedReasoningEfforts": efforts,
-        }
-        return {"data": [entry], "nextCursor": None}
-
-    def account_read(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"account": {"type": "apiKey"}, "requiresOpenaiAuth": True}
-
-
-_HANDLERS: dict[str, Any] = {
-    "thread/start": Server.thread_start,
-    "thread/resume": Server.thread_resume,
-    "thread/read": Server.thread_read,
-    "thread/list": Server.thread_list,
-    "turn/start": Server.turn_start,
-    "turn/interrupt": Server.turn_interrupt,
-    "turn/steer": Server.turn_steer,
-    "model/list": Server.model_list,
-    "account/read": Server.account_read,
-}
 
 
 def run_app_server(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:

@@ -12,21 +12,26 @@ A scripted turn is one or more model responses (cut at its tool results, as the 
 cuts it). Besides its own, an app-server turn may play more scripted turns, each as one more
 model request of the same turn: the retries of a 5xx (``request_max_retries`` silently, then
 ``stream_max_retries`` announced by "Reconnecting... n/m"), and the follow-up request after
-``turn/steer``.
+``turn/steer``. Tool calls, their results and approvals, and questions are ``app_tools``
+(loaded when the turn's first tool op plays).
 """
 
 from __future__ import annotations
 
-from stuntset.doubles.cli.codex._process.common import Retries, choose_turn, text_of
+from stuntset.doubles.cli.codex._process.common import Retries, choose_turn
 from stuntset.doubles.cli.codex._process.requests import input_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli.codex._process.app_server import Server, _Queued
+    from stuntset.doubles.cli.codex._process.app_methods import Queued
+    from stuntset.doubles.cli.codex._process.app_server import Server
 
 __all__ = ["Interrupted", "Turn", "agent_message", "turn_object"]
+
+#: The ops ``app_tools`` plays (loaded when the first of them plays).
+_TOOL_OPS = frozenset({"tool", "result", "approval", "ask"})
 
 _CONTEXT_WINDOW = 258400
 
@@ -115,7 +120,7 @@ def _usage_breakdown(values: list[int]) -> dict[str, int]:
 class Turn:
     """One turn of a thread: the plan's ops rendered as app-server notifications."""
 
-    def __init__(self, server: Server, queued: _Queued) -> None:
+    def __init__(self, server: Server, queued: Queued) -> None:
         self.server = server
         self.rt = server.rt
         self.thread = queued.thread
@@ -355,18 +360,11 @@ class Turn:
                 self.item_at_once({**item, "summary": ["".join(shown)], "content": []})
                 raise
             self.item("item/completed", {**item, "summary": [text], "content": []})
-        elif kind == "tool":
-            self.start_tool(op)
-        elif kind == "result":
-            self.after_results = True
-            _, output, is_error, call_id = op
-            target = call_id or (self.waiting[0] if self.waiting else None)
-            if target is not None and target in self.calls:
-                self.finish_tool(target, output, bool(is_error))
-        elif kind == "approval":
-            self.approval(op)
-        elif kind == "ask":
-            self.ask(op[1])
+        elif kind in _TOOL_OPS:
+            from stuntset.doubles.cli.codex._process.app_tools import play_tool_op
+
+            if play_tool_op(self, op):  # an approval the client answered "cancel"
+                raise Interrupted
         elif kind == "usage":
             self.usage[0] += op[1]
             self.usage[2] += op[2]
@@ -405,210 +403,6 @@ class Turn:
             if not self.server.pump(left):
                 rt.sleep(1e9 if left is None else left / rt.time_scale)
                 return
-
-    # --- tools ----------------------------------------------------------------------------
-
-    def start_tool(self, op: tuple[Any, ...]) -> None:
-        _, call_id, kind, _name, tool_input, details = op
-        self.tools_called = True
-        key = call_id or f"call-{len(self.calls) + 1}"
-        item_id = "call_" + self.item_ids.hex(24)
-        if kind == "command":
-            item = {
-                "type": "commandExecution",
-                "id": item_id,
-                "command": details["command"],
-                "commandActions": [{"type": "unknown", "command": details["command"]}],
-                "cwd": self.thread["cwd"],
-                "processId": None,
-                "source": "agent",
-                "status": "inProgress",
-                "aggregatedOutput": None,
-                "exitCode": None,
-                "durationMs": None,
-            }
-        elif kind == "file_change":
-            changes = [
-                {"path": c["path"], "kind": {"type": c["kind"]}, "diff": c["diff"]}
-                for c in details["changes"]
-            ]
-            item = {"type": "fileChange", "id": item_id, "changes": changes, "status": "inProgress"}
-        elif kind == "web_search":
-            query = details["query"]
-            item = {
-                "type": "webSearch",
-                "id": item_id,
-                "query": query,
-                "action": {"type": "search", "query": query, "queries": None},
-            }
-        elif kind == "todo":
-            plan = [
-                {"step": entry["text"], "status": "completed" if entry["completed"] else "pending"}
-                for entry in details["items"]
-            ]
-            self.notify("turn/plan/updated", explanation=None, plan=plan)
-            item = {"type": "plan", "id": item_id, "text": ""}
-        else:
-            item = {
-                "type": "mcpToolCall",
-                "id": item_id,
-                "server": details["server"],
-                "tool": details["tool"],
-                "status": "inProgress",
-                "arguments": tool_input,
-                "result": None,
-                "error": None,
-                "durationMs": None,
-            }
-        self.calls[key] = {"item": item, "kind": kind, "declined": False}
-        self.waiting.append(key)
-        self.last_call = key
-        if kind != "todo":
-            self.item("item/started", item)
-
-    def finish_tool(self, key: str, output: Any, is_error: bool) -> None:
-        call = self.calls[key]
-        if key in self.waiting:
-            self.waiting.remove(key)
-        if call["declined"] or call.get("done"):
-            return
-        call["done"] = True
-        item = call["item"]
-        status = "failed" if is_error else "completed"
-        kind = item["type"]
-        if kind == "plan":
-            return
-        if kind == "commandExecution":
-            text = text_of(output)
-            if text:
-                self.notify("item/commandExecution/outputDelta", itemId=item["id"], delta=text)
-            item.update(aggregatedOutput=text, exitCode=1 if is_error else 0, durationMs=0)
-            item["status"] = status
-        elif kind == "fileChange":
-            item["status"] = status
-        elif kind == "mcpToolCall":
-            if is_error:
-                item["error"] = {"message": text_of(output)}
-            else:
-                content = [{"type": "text", "text": text_of(output)}]
-                item["result"] = {"content": content, "structuredContent": None}
-            item.update(status=status, durationMs=0)
-        self.item("item/completed", item)
-
-    def approval(self, op: tuple[Any, ...]) -> None:
-        _, tool, tool_input, call_id, details = op
-        key = call_id or self.last_call
-        if key is None or key not in self.calls:
-            key = key or f"approval-{len(self.calls) + 1}"
-            kind, info = details if details is not None else ("command", {"command": str(tool)})
-            self.start_tool(("tool", key, kind, tool, tool_input or {}, info))
-        call = self.calls[key]
-        item = call["item"]
-        settings = self.server.settings.get(self.thread["id"], {})
-        policy = settings.get("approvalPolicy")
-        if policy == "never":
-            decision: Any = "decline"
-        elif settings.get("approvalsReviewer") in ("auto_review", "guardian_subagent"):
-            decision = "accept"
-            self.auto_review(item)
-        else:
-            params = {
-                "threadId": self.thread["id"],
-                "turnId": self.id,
-                "itemId": item["id"],
-                "startedAtMs": self.server.clock.tick(),
-                "reason": None,
-            }
-            if item["type"] == "fileChange":
-                method = "item/fileChange/requestApproval"
-                params["grantRoot"] = None
-            else:
-                method = "item/commandExecution/requestApproval"
-                command = item.get("command") or f"{item.get('tool', tool)} {tool_input or {}}"
-                params.update(
-                    approvalId=None,
-                    command=command,
-                    cwd=self.thread["cwd"],
-                    commandActions=[{"type": "unknown", "command": command}],
-                    proposedExecpolicyAmendment=None,
-                )
-            answer = self.server.server_request(method, params)
-            request_id = self.server.next_request - 1
-            self.resolved(request_id)
-            result = answer.get("result") if isinstance(answer, dict) else None
-            decision = result.get("decision") if isinstance(result, dict) else "decline"
-        if decision in ("accept", "acceptForSession") or (
-            isinstance(decision, dict)
-            and (
-                "acceptWithExecpolicyAmendment" in decision
-                or "applyNetworkPolicyAmendment" in decision
-            )
-        ):
-            return
-        call["declined"] = True
-        if key in self.waiting:
-            self.waiting.remove(key)
-        if item["type"] in ("commandExecution", "fileChange"):
-            item["status"] = "declined"
-        else:
-            item.update(status="failed", error={"message": "user rejected the tool call"})
-        self.item("item/completed", item)
-        if decision == "cancel":
-            raise Interrupted
-
-    def auto_review(self, item: dict[str, Any]) -> None:
-        """The automatic reviewer (``approvalsReviewer: auto_review``, the SDK's default
-        ``ApprovalMode``) approves the action instead of asking the client."""
-        cwd = self.thread["cwd"]
-        if item["type"] == "fileChange":
-            files = [
-                c["path"] if c["path"].startswith("/") else f"{cwd}/{c['path']}"
-                for c in item["changes"]
-            ]
-            action: dict[str, Any] = {"type": "applyPatch", "cwd": cwd, "files": files}
-        elif item["type"] == "mcpToolCall":
-            action = {"type": "mcpToolCall", "server": item["server"], "toolName": item["tool"]}
-        else:
-            command = str(item.get("command"))
-            action = {"type": "command", "command": command, "cwd": cwd, "source": "shell"}
-        review_id = self.new_id()
-        started = self.server.clock.tick()
-        common = {"reviewId": review_id, "targetItemId": item["id"], "action": action}
-        self.notify(
-            "item/autoApprovalReview/started",
-            **common,
-            startedAtMs=started,
-            review={"status": "inProgress"},
-        )
-        self.notify(
-            "item/autoApprovalReview/completed",
-            **common,
-            startedAtMs=started,
-            completedAtMs=self.server.clock.tick(),
-            decisionSource="agent",
-            review={"status": "approved", "riskLevel": "low", "rationale": "stuntset: scripted"},
-        )
-
-    def ask(self, prompt: str) -> None:
-        item_id = "call_" + self.item_ids.hex(24)
-        question = {
-            "id": "q_1",
-            "header": "Question",
-            "question": prompt,
-            "isOther": True,
-            "isSecret": False,
-            "options": None,
-        }
-        params = {
-            "threadId": self.thread["id"],
-            "turnId": self.id,
-            "itemId": item_id,
-            "questions": [question],
-            "isBlocking": True,
-        }
-        answer = self.server.server_request("item/tool/requestUserInput", params)
-        self.resolved(self.server.next_request - 1)
-        self.rt.journal.write("answer", message=answer)
 
     # --- endings --------------------------------------------------------------------------
 

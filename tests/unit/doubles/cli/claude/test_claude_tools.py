@@ -1,0 +1,177 @@
+"""Tool calls in the fake ``claude`` (``_process/tools.py``): the tool result's content, the
+answers to ``can_use_tool`` that deny a tool (an error response, stdin closing), and the
+``AskUserQuestion`` tool a scripted question becomes — asked, answered, declined, or denied
+without a prompt tool, as Claude Code 2.1.332 does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stuntset import scenarios
+from stuntset.doubles.cli import InstalledCli, install_cli
+from stuntset.script import Script, Text, ToolCall, ToolResult
+
+STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
+PROMPT = "Which branch should I deploy?"
+
+
+def user(text: str) -> bytes:
+    return json.dumps({"type": "user", "message": {"role": "user", "content": text}}).encode()
+
+
+class Session:
+    """A fake claude process driven line by line (reads block; the test timeout bounds them)."""
+
+    def __init__(self, cli: InstalledCli, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [str(cli.path), *STREAM, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
+    def send(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, request: dict[str, Any], response: dict[str, Any]) -> None:
+        body = {"request_id": request["request_id"], **response}
+        self.send(json.dumps({"type": "control_response", "response": body}).encode())
+
+    def read_until(self, kind: str) -> list[dict[str, Any]]:
+        assert self.proc.stdout is not None
+        seen = []
+        while True:
+            message = json.loads(self.proc.stdout.readline())
+            seen.append(message)
+            if message["type"] == kind:
+                return seen
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        if not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        code = self.proc.wait(timeout=30)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            assert stream is not None
+            stream.close()
+        return code
+
+
+def tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``tool_result`` blocks of the ``user`` messages, with their ``tool_use_result``."""
+    return [
+        {**m["message"]["content"][0], "extra": m["tool_use_result"]}
+        for m in messages
+        if m["type"] == "user"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("output", "content"),
+    [
+        ("plain text", "plain text"),
+        ([{"type": "text", "text": "a block"}], [{"type": "text", "text": "a block"}]),
+        ({"rows": 2}, '{"rows":2}'),  # other data: as JSON text
+        ([1, 2], "[1,2]"),  # a list that is no content blocks
+    ],
+)
+def test_a_tool_result_is_text_blocks_or_json(tmp_path: Path, output: Any, content: Any) -> None:
+    script = Script.of([ToolCall("Bash", {"command": "ls"}), ToolResult(output), Text("done")])
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    done = subprocess.run(
+        [str(cli.path), *STREAM], input=user("go") + b"\n", capture_output=True, timeout=30
+    )
+    assert done.returncode == 0
+    messages = [json.loads(line) for line in done.stdout.splitlines()]
+    (result,) = tool_results(messages)
+    assert result["content"] == content
+    assert result["is_error"] is False
+    assert result["extra"] == {"input": {"command": "ls"}, "output": output}
+
+
+def test_a_permission_request_that_fails_denies_the_tool(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("needs_approval"), bin_dir=tmp_path)
+    session = Session(cli, "--permission-prompt-tool", "stdio")
+    session.send(user("clean"))
+    request = session.read_until("control_request")[-1]
+    session.answer(request, {"subtype": "error", "error": "the prompt crashed"})
+    seen = session.read_until("result")
+    (result,) = tool_results(seen)
+    assert result["content"] == "Tool permission request failed: the prompt crashed"
+    assert result["is_error"] is True
+    assert seen[-1]["permission_denials"][0]["tool_name"] == "bash"
+    assert session.close() == 0
+
+
+def test_stdin_closing_while_asking_denies_the_tool(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("needs_approval"), bin_dir=tmp_path)
+    session = Session(cli, "--permission-prompt-tool", "stdio")
+    session.send(user("clean"))
+    session.read_until("control_request")
+    assert session.proc.stdin is not None
+    session.proc.stdin.close()
+    (result,) = tool_results(session.read_until("result"))
+    assert (result["content"], result["is_error"]) == ("Stream closed", True)
+    assert session.close() == 0
+
+
+def test_a_question_without_a_prompt_tool_is_denied_as_headless(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("input_request"), bin_dir=tmp_path)
+    session = Session(cli)
+    session.send(user("deploy"))
+    seen = session.read_until("result")
+    blocks = [m["message"]["content"][0] for m in seen if m["type"] == "assistant"]
+    assert [b["name"] for b in blocks if b["type"] == "tool_use"] == ["AskUserQuestion"]
+    (result,) = tool_results(seen)
+    assert result["content"] == (
+        "Claude requested permissions to use AskUserQuestion, but you haven't granted it yet."
+    )
+    assert result["is_error"] is True
+    assert seen[-1]["permission_denials"][0]["tool_name"] == "AskUserQuestion"
+    assert session.close() == 0
+
+
+def test_an_answered_question_is_the_tool_result(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("input_request"), bin_dir=tmp_path)
+    session = Session(cli, "--permission-prompt-tool", "stdio")
+    session.send(user("deploy"))
+    request = session.read_until("control_request")[-1]
+    assert request["request"]["tool_name"] == "AskUserQuestion"
+    questions = request["request"]["input"]["questions"]
+    assert [q["question"] for q in questions] == [PROMPT]
+    answered = {"questions": questions, "answers": {PROMPT: "main"}}
+    session.answer(
+        request,
+        {"subtype": "success", "response": {"behavior": "allow", "updatedInput": answered}},
+    )
+    (result,) = tool_results(session.read_until("result"))
+    assert result["content"] == (
+        f'User has answered your questions: "{PROMPT}"="main". You can now continue with the '
+        "user's answers in mind."
+    )
+    assert result["is_error"] is False
+    assert result["extra"] == answered
+    assert session.close() == 0
+
+
+def test_a_declined_question_is_the_denial_only(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("input_request"), bin_dir=tmp_path)
+    session = Session(cli, "--permission-prompt-tool", "stdio")
+    session.send(user("deploy"))
+    request = session.read_until("control_request")[-1]
+    session.answer(
+        request,
+        {"subtype": "success", "response": {"behavior": "deny", "message": "not now"}},
+    )
+    seen = session.read_until("result")
+    (result,) = tool_results(seen)  # no answer follows the denial
+    assert (result["content"], result["is_error"]) == ("not now", True)
+    assert seen[-1]["permission_denials"][0]["tool_name"] == "AskUserQuestion"
+    assert session.close() == 0
