@@ -121,6 +121,8 @@ class Session:
             if tools is None or named == ["default"]
             else [t for t in named if t not in self.disallowed]
         )
+        #: ``system/init``'s ``mcp_servers`` (``_process.mcp``; none without ``--mcp-config``).
+        self.mcp_servers: list[dict[str, str]] = []
         max_turns = options.get("max_turns")
         self.max_turns = int(float(max_turns)) if isinstance(max_turns, str) else 0
         budget = options.get("max_budget_usd")
@@ -477,7 +479,12 @@ def run(rt: Runtime) -> None:
             from stuntset.doubles.cli.claude._process.hooks import load_hooks
 
             hooks = load_hooks(rt, files, settings)
-    except Exception as error:  # ArgumentError, SettingsError: the CLI's (or fake's) one line
+        mcp_servers: dict[str, Any] = {}
+        if "mcp_config" in options:
+            from stuntset.doubles.cli.claude._process.mcp import load_servers
+
+            mcp_servers = load_servers(options["mcp_config"], rt.cwd, rt.loads)
+    except Exception as error:  # ArgumentError, SettingsError, McpConfigError: the CLI's text
         rt.settle()
         rt.stderr(f"{error}\n")
         rt.exit(1)
@@ -486,6 +493,10 @@ def run(rt: Runtime) -> None:
     if startup_delay:
         rt.sleep(startup_delay, scaled=False)
     session = Session(rt, options)
+    if mcp_servers:
+        from stuntset.doubles.cli.claude._process.mcp import init_report
+
+        session.mcp_servers, session.tools = init_report(mcp_servers, session.tools, rt.env)
     session.open()
     if hooks:
         from stuntset.doubles.cli.claude._process.hooks import Hooks, session_event
