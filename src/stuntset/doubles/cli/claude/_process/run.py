@@ -31,6 +31,9 @@ SDK's code and the bundled CLI):
   ``error_max_budget_usd`` result (``errors: ["Reached maximum budget ($<budget>)"]``,
   ``terminal_reason: "budget_exhausted"``, no ``result`` text); a later turn gets that result
   at once, without using a scripted turn.
+* ``--mcp-config``: ``system/init`` reports the servers and the ``mcp__<server>__<tool>``
+  names of the connected ones, from the configuration and the script, without connecting
+  (``_process.mcp``); an invalid configuration is the CLI's error, exit 1.
 * ``--resume=<id>`` continues a session an earlier invocation of the same double recorded
   (state beside the double); an unknown id gets the CLI's error result before ``initialize``
   is answered, then exit 1. ``--continue`` picks the latest session.
