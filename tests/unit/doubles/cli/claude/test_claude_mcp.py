@@ -190,3 +190,61 @@ def test_the_mcp_module_loads_only_with_mcp_config(tmp_path: Path) -> None:
     )
     assert not imported(cli)
     assert imported(cli, "--mcp-config", config(web={"type": "http", "url": "http://x/"}))
+
+
+def test_mcp_status_describes_the_servers_as_after_connecting(cli: InstalledCli) -> None:
+    servers = config(
+        calc={"type": "sdk", "name": "calc"},
+        web={"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X-Key": "k"}},
+        gone={"command": "/nonexistent/bin/mcp"},
+    )
+    request = {"type": "control_request", "request_id": "r1", "request": {"subtype": "mcp_status"}}
+    done = subprocess.run(
+        [str(cli.path), *STREAM[2:], "--input-format", "stream-json", "--mcp-config", servers],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    answer = messages(done)[0]["response"]
+    assert answer["request_id"] == "r1"
+    assert answer["response"]["mcpServers"] == [
+        {
+            "name": "web",
+            "status": "connected",
+            "config": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X-Key": "k"}},
+            "transport": "http",
+            "scope": "dynamic",
+            "source": "dynamic",
+            "tools": [{"name": "fetch", "annotations": {}}, {"name": "search", "annotations": {}}],
+        },
+        {
+            "name": "gone",
+            "status": "failed",
+            "error": "ENOENT: no such file or directory, posix_spawn 'stdio'",
+            "config": {"type": "stdio", "command": "/nonexistent/bin/mcp", "args": []},
+            "transport": "stdio",
+            "scope": "dynamic",
+            "source": "dynamic",
+        },
+        {
+            "name": "calc",
+            "status": "connected",
+            "transport": "sdk",
+            "scope": "dynamic",
+            "source": "sdk",
+            "tools": [],
+        },
+    ]
+
+
+def test_mcp_status_without_servers_is_empty(cli: InstalledCli) -> None:
+    request = {"type": "control_request", "request_id": "r1", "request": {"subtype": "mcp_status"}}
+    done = subprocess.run(
+        [str(cli.path), *STREAM[2:], "--input-format", "stream-json"],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert messages(done)[0]["response"]["response"] == {"mcpServers": []}

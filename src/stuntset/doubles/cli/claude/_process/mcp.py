@@ -104,25 +104,55 @@ def _status(config: dict[str, Any], env: dict[str, str]) -> str:
     return "connected"
 
 
+def _config(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The configuration ``mcp_status`` shows (observed: stdio with ``args``, default ``[]``;
+    none for an SDK server)."""
+    kind = config.get("type", "stdio")
+    if kind == "sdk":
+        return None
+    if kind == "stdio":
+        shown = {"type": "stdio", "command": config["command"], "args": config.get("args") or []}
+        keys: tuple[str, ...] = ("env",)
+    else:
+        shown = {"type": kind, "url": config["url"]}
+        keys = ("headers",)
+    shown.update((key, config[key]) for key in keys if key in config)
+    return shown
+
+
 def init_report(
     servers: dict[str, dict[str, Any]],
     tools: list[str],
     env: dict[str, str],
-) -> tuple[list[dict[str, str]], list[str]]:
-    """``system/init``'s ``mcp_servers`` and its ``tools`` (``tools``: the built-in and
-    scripted names without this report). As observed: servers in configuration order, the
-    SDK's (``source: "sdk"``) after the others; the connected servers' tools after the
-    built-in ones, sorted; a configured server's scripted tools are listed only if it
-    connected."""
-    report: list[dict[str, str]] = []
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The servers as ``mcp_status`` describes them (``system/init``'s ``mcp_servers`` is
+    their ``name``, ``status`` and ``source``) and ``system/init``'s ``tools`` (``tools``:
+    the built-in and scripted names without this report). As observed: servers in
+    configuration order, the SDK's (``source: "sdk"``) after the others; the connected
+    servers' tools after the built-in ones, sorted; a configured server's scripted tools are
+    listed only if it connected. ``serverInfo``, which only a connection tells, is left
+    out."""
+    report: list[dict[str, Any]] = []
     connected: list[str] = []
     ordered = sorted(servers.items(), key=lambda item: item[1].get("type") == "sdk")
     for name, config in ordered:
         status = _status(config, env)
-        source = "sdk" if config.get("type") == "sdk" else "dynamic"
-        report.append({"name": name, "status": status, "source": source})
+        sdk = config.get("type") == "sdk"
+        entry: dict[str, Any] = {"name": name, "status": status}
+        if status == "failed":  # observed text, whatever the command
+            entry["error"] = "ENOENT: no such file or directory, posix_spawn 'stdio'"
+        shown = _config(config)
+        if shown is not None:
+            entry["config"] = shown
+        entry["transport"] = config.get("type", "stdio")
+        entry["scope"] = "dynamic"
+        entry["source"] = "sdk" if sdk else "dynamic"
         if status == "connected":
             connected.append(name)
+            prefix = f"mcp__{name}__"
+            named = sorted(t[len(prefix) :] for t in tools if t.startswith(prefix))
+            entry["tools"] = [{"name": tool, "annotations": {}} for tool in named]
+        report.append(entry)
     prefixes = tuple(f"mcp__{name}__" for name in servers)
     ready = tuple(f"mcp__{name}__" for name in connected)
     builtin = [t for t in tools if not t.startswith(prefixes)]

@@ -33,7 +33,8 @@ SDK's code and the bundled CLI):
   at once, without using a scripted turn.
 * ``--mcp-config``: ``system/init`` reports the servers and the ``mcp__<server>__<tool>``
   names of the connected ones, from the configuration and the script, without connecting
-  (``_process.mcp``); an invalid configuration is the CLI's error, exit 1.
+  (``_process.mcp``), and ``mcp_status`` describes them; an invalid configuration is the
+  CLI's error, exit 1.
 * ``--resume=<id>`` continues a session an earlier invocation of the same double recorded
   (state beside the double); an unknown id gets the CLI's error result before ``initialize``
   is answered, then exit 1. ``--continue`` picks the latest session.
@@ -124,8 +125,8 @@ class Session:
             if tools is None or named == ["default"]
             else [t for t in named if t not in self.disallowed]
         )
-        #: ``system/init``'s ``mcp_servers`` (``_process.mcp``; none without ``--mcp-config``).
-        self.mcp_servers: list[dict[str, str]] = []
+        #: The ``--mcp-config`` servers as ``mcp_status`` describes them (``_process.mcp``).
+        self.mcp_servers: list[dict[str, Any]] = []
         max_turns = options.get("max_turns")
         self.max_turns = int(float(max_turns)) if isinstance(max_turns, str) else 0
         budget = options.get("max_budget_usd")
@@ -323,7 +324,7 @@ class Session:
             self.model = str(request.get("model") or self.rt.plan["model"])
             self.respond(request_id, {"model": self.model})
         elif subtype == "mcp_status":
-            self.respond(request_id, {"mcpServers": []})
+            self.respond(request_id, {"mcpServers": self.mcp_servers})
         elif subtype == "get_context_usage":
             self.respond(
                 request_id,
