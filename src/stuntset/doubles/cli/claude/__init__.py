@@ -48,8 +48,8 @@ What runs where:
   section of ``stuntset demo``);
 * fake process (built-ins and ``stuntset.doubles.cli._runtime`` only): ``_process``, the
   executable's program: ``run`` (command line, session loop, control protocol), ``turn``
-  (with ``tools`` and ``endings``), ``args``, ``common``, ``faults`` and ``hooks``. The launcher maps this package in without
-  running this module, and the test process imports ``_process`` only to warm its bytecode.
+  (with ``tools`` and ``endings``), ``args``, ``common``, ``faults``, ``hooks`` and ``mcp``.
+  The launcher maps this package in without running this module, and the test process imports ``_process`` only to warm its bytecode.
 """
 
 from __future__ import annotations
@@ -245,6 +245,7 @@ class ClaudeProgram:
         "stuntset.doubles.cli.claude._process.endings",
         "stuntset.doubles.cli.claude._process.faults",
         "stuntset.doubles.cli.claude._process.hooks",
+        "stuntset.doubles.cli.claude._process.mcp",
     )
     wire = CLAUDE_WIRE
     journal_env: tuple[str, ...] = (

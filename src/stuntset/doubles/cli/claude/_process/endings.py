@@ -61,7 +61,9 @@ def init_message(run: TurnRun) -> dict[str, Any]:
         "cwd": s.cwd,
         "session_id": s.session_id,
         "tools": s.tools,
-        "mcp_servers": [],
+        "mcp_servers": [
+            {"name": m["name"], "status": m["status"], "source": m["source"]} for m in s.mcp_servers
+        ],
         "model": s.model,
         "permissionMode": s.permission_mode,
         "slash_commands": [],

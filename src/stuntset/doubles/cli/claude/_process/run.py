@@ -31,6 +31,10 @@ SDK's code and the bundled CLI):
   ``error_max_budget_usd`` result (``errors: ["Reached maximum budget ($<budget>)"]``,
   ``terminal_reason: "budget_exhausted"``, no ``result`` text); a later turn gets that result
   at once, without using a scripted turn.
+* ``--mcp-config``: ``system/init`` reports the servers and the ``mcp__<server>__<tool>``
+  names of the connected ones, from the configuration and the script, without connecting
+  (``_process.mcp``), and ``mcp_status`` describes them; an invalid configuration is the
+  CLI's error, exit 1.
 * ``--resume=<id>`` continues a session an earlier invocation of the same double recorded
   (state beside the double); an unknown id gets the CLI's error result before ``initialize``
   is answered, then exit 1. ``--continue`` picks the latest session.
@@ -121,6 +125,8 @@ class Session:
             if tools is None or named == ["default"]
             else [t for t in named if t not in self.disallowed]
         )
+        #: The ``--mcp-config`` servers as ``mcp_status`` describes them (``_process.mcp``).
+        self.mcp_servers: list[dict[str, Any]] = []
         max_turns = options.get("max_turns")
         self.max_turns = int(float(max_turns)) if isinstance(max_turns, str) else 0
         budget = options.get("max_budget_usd")
@@ -318,7 +324,7 @@ class Session:
             self.model = str(request.get("model") or self.rt.plan["model"])
             self.respond(request_id, {"model": self.model})
         elif subtype == "mcp_status":
-            self.respond(request_id, {"mcpServers": []})
+            self.respond(request_id, {"mcpServers": self.mcp_servers})
         elif subtype == "get_context_usage":
             self.respond(
                 request_id,
@@ -477,7 +483,12 @@ def run(rt: Runtime) -> None:
             from stuntset.doubles.cli.claude._process.hooks import load_hooks
 
             hooks = load_hooks(rt, files, settings)
-    except Exception as error:  # ArgumentError, SettingsError: the CLI's (or fake's) one line
+        mcp_servers: dict[str, Any] = {}
+        if "mcp_config" in options:
+            from stuntset.doubles.cli.claude._process.mcp import load_servers
+
+            mcp_servers = load_servers(options["mcp_config"], rt.cwd, rt.loads)
+    except Exception as error:  # ArgumentError, SettingsError, McpConfigError: the CLI's text
         rt.settle()
         rt.stderr(f"{error}\n")
         rt.exit(1)
@@ -486,6 +497,10 @@ def run(rt: Runtime) -> None:
     if startup_delay:
         rt.sleep(startup_delay, scaled=False)
     session = Session(rt, options)
+    if mcp_servers:
+        from stuntset.doubles.cli.claude._process.mcp import init_report
+
+        session.mcp_servers, session.tools = init_report(mcp_servers, session.tools, rt.env)
     session.open()
     if hooks:
         from stuntset.doubles.cli.claude._process.hooks import Hooks, session_event

@@ -99,10 +99,23 @@ def tool_message(run: TurnRun, call_id: str, content: Any, is_error: bool, extra
     )
 
 
+def _unavailable(run: TurnRun, name: str) -> bool:
+    """Whether ``name`` is a tool of a configured MCP server that did not connect: the real
+    CLI answers "No such tool available" (observed), without hooks or a permission check."""
+    if not name.startswith("mcp__") or not run.s.mcp_servers:
+        return False
+    server = name[5:].partition("__")[0]
+    return any(s["name"] == server and s["status"] != "connected" for s in run.s.mcp_servers)
+
+
 def _run_tool(run: TurnRun, call_id: str, output: Any, is_error: bool) -> None:
+    call = run.calls.get(call_id, {"name": "unknown", "input": {}})
+    if _unavailable(run, call["name"]):
+        error = f"Error: No such tool available: {call['name']}"
+        tool_message(run, call_id, f"<tool_use_error>{error}</tool_use_error>", True, error)
+        return
     if call_id not in run.checked and not _check_permission(run, call_id, ask=False):
         return
-    call = run.calls.get(call_id, {"name": "unknown", "input": {}})
     content = _content(output)
     extra = {"input": call["input"], "output": output}
     # observed: PostToolUse hooks run (and write their events) before the tool's result
