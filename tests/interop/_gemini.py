@@ -3,6 +3,7 @@ double: send, answer the function calls the model asked for, send the results ba
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 import httpx
@@ -118,3 +119,37 @@ def converse(
     finally:
         close_gemini_clients()
     return answers
+
+
+#: ``streamGenerateContent`` without ``?alt=sse``: the JSON-array form of the stream.
+ARRAY_PATH = f"models/{MODEL}:streamGenerateContent"
+PROMPT: dict[str, Any] = {"contents": [{"role": "user", "parts": [{"text": "Hello"}]}]}
+
+
+def read_array(client: genai.Client) -> list[types.GenerateContentResponse]:
+    """The JSON-array stream read whole through the SDK's own HTTP stack (``request``, the
+    call every method of it makes) and turned into the SDK's own response type, as
+    ``generate_content`` turns one response. The SDK's stream reader only reads SSE: it
+    raises on the array (``stream_array``)."""
+    from google.genai.models import _GenerateContentResponse_from_mldev
+
+    return [
+        types.GenerateContentResponse._from_response(
+            response=_GenerateContentResponse_from_mldev(e), kwargs={}
+        )
+        for e in array_elements(client)
+    ]
+
+
+def array_elements(client: genai.Client) -> list[Any]:
+    """The JSON-array stream's elements, the body read whole by the SDK's ``request``."""
+    response = client._api_client.request("post", ARRAY_PATH, PROMPT)
+    elements = json.loads(response.body or "null")
+    assert isinstance(elements, list), response.body
+    return elements
+
+
+def stream_array(client: genai.Client) -> list[str]:
+    """The JSON-array stream through the SDK's stream reader (``request_streamed``): the
+    bodies of the segments it yields (it raises first, on a real array)."""
+    return [r.body or "" for r in client._api_client.request_streamed("post", ARRAY_PATH, PROMPT)]

@@ -39,7 +39,9 @@ pytestmark = pytest.mark.stuntset_leaks(ignore=["streams"])
 
 
 @pytest.fixture(autouse=True)
-def _close_gemini_clients() -> Iterator[None]:
+def _close_gemini_clients(stand_in: StandIn) -> Iterator[None]:
+    # set up after the stand-in, so torn down before it: a loopback server stopping with a
+    # client's keep-alive connection still open waits ~1.5 s for it
     yield
     close_gemini_clients()
 
@@ -49,7 +51,8 @@ CONTENT = {k: v for k, v in CATALOG_CONTENT.items() if k not in ("rate_limited",
 #: Status faults: google-genai raises ClientError (4xx) / ServerError (5xx) with Google's
 #: ``code`` and ``status``; it does not retry unless the client is given retry options.
 API_ERRORS: dict[str, tuple[type[errors.APIError], int, str]] = {
-    "auth_expired_mid_run": (errors.ClientError, 401, "UNAUTHENTICATED"),
+    # an expired API key is the Developer API's 400 (reason API_KEY_INVALID), not a 401
+    "auth_expired_mid_run": (errors.ClientError, 400, "INVALID_ARGUMENT"),
     "rate_limited": (errors.ClientError, 429, "RESOURCE_EXHAUSTED"),
     "overloaded": (errors.ServerError, 503, "UNAVAILABLE"),
 }
@@ -100,6 +103,10 @@ def _check(stand_in: StandIn, name: str, stream: bool, mode: Mode) -> None:
             converse(stand_in, stream=stream, mode=mode)
         assert (raised.value.code, raised.value.status) == (code, status)
         assert raised.value.details["error"]["code"] == code
+        if name == "auth_expired_mid_run":
+            (info, _) = raised.value.details["error"]["details"]
+            assert info["reason"] == "API_KEY_INVALID"
+            assert raised.value.message == "API key expired. Please renew the API key."
         return
     if name == "out_of_order":
         answers = converse(stand_in, stream=stream, mode=mode)

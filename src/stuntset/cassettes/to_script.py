@@ -21,6 +21,7 @@ from stuntset.cassettes.cli_script import cli_turns
 from stuntset.cassettes.format import Cassette, Frame, Interaction, reading
 from stuntset.errors import ScriptError
 from stuntset.script import (
+    AuthExpired,
     HttpError,
     Overloaded,
     Reasoning,
@@ -210,9 +211,8 @@ def _gemini_response(response: Any, turn: _Turn) -> bool:
     error = response.get("error")
     if isinstance(error, dict):
         code = error.get("code")
-        status = code if isinstance(code, int) and code >= 400 else 500
         turn.tail.append(
-            HttpError(status, message=error.get("message"), error_type=error.get("status"))
+            _gemini_error(error, code if isinstance(code, int) and code >= 400 else 500)
         )
         return True
     usage = response.get("usageMetadata") or {}
@@ -231,6 +231,26 @@ def _gemini_response(response: Any, turn: _Turn) -> bool:
             if part.get("thoughtSignature"):
                 turn.items[kind]["signature"] = _signature(part["thoughtSignature"])
     return bool(candidate.get("finishReason"))
+
+
+def _gemini_error(error: dict[str, Any], status: int) -> Step:
+    """A Google error object as the step that renders it (``_key_invalid``, or an
+    ``HttpError`` with Google's ``status`` as its type)."""
+    message = error.get("message")
+    if _key_invalid(error):
+        return AuthExpired(message=message) if isinstance(message, str) else AuthExpired()
+    return HttpError(status, message=message, error_type=error.get("status"))
+
+
+def _key_invalid(error: dict[str, Any]) -> bool:
+    """Whether a Google error object is an expired or invalid API key: a 400 whose
+    ``google.rpc.ErrorInfo`` reason is ``API_KEY_INVALID``, which ``AuthExpired`` renders on
+    the Gemini wire (docs/protocol-gemini.md#errors)."""
+    details = error.get("details")
+    return any(
+        isinstance(d, dict) and d.get("reason") == "API_KEY_INVALID"
+        for d in (details if isinstance(details, list) else [])
+    )
 
 
 def _signature(encoded: str) -> str:
@@ -304,7 +324,11 @@ def _whole_body(wire: str, body: Any, turn: _Turn) -> None:
 
 def _error_turn(interaction: Interaction) -> Step:
     body = interaction.response.body
+    if isinstance(body, list) and len(body) == 1:  # Gemini's error before an array stream
+        body = body[0]
     error = body.get("error") if isinstance(body, dict) else None
+    if interaction.wire == "gemini" and isinstance(error, dict) and _key_invalid(error):
+        return _gemini_error(error, interaction.response.status)
     message = error.get("message") if isinstance(error, dict) else None
     # Anthropic and OpenAI say ``type``, Gemini ``status`` (RESOURCE_EXHAUSTED…)
     kind = (error.get("type") or error.get("status")) if isinstance(error, dict) else None
@@ -333,11 +357,17 @@ def steps_of(interaction: Interaction) -> list[Step]:
         return [_error_turn(interaction)]
     turn = _Turn()
     wire = interaction.wire
-    if response.frames is None:
+    if wire == "gemini" and response.frames is None and isinstance(response.body, list):
+        # a stream asked for without alt=sse: the JSON array of responses, recorded whole
+        done = False
+        for element in response.body:
+            done = _gemini_response(element, turn) or done
+    elif response.frames is None:
         _whole_body(wire, response.body, turn)
         return turn.steps()
-    reader = next((r for key, r in _FRAME_READERS.items() if key in wire), _chat_frames)
-    done = reader(response.frames, turn)
+    else:
+        reader = next((r for key, r in _FRAME_READERS.items() if key in wire), _chat_frames)
+        done = reader(response.frames, turn)
     steps = turn.steps()
     if not done and not turn.tail:
         steps.append(StreamCut(clean=True))

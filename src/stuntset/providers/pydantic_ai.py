@@ -72,7 +72,7 @@ from stuntset.events import (
     ToolStarted,
     Usage,
 )
-from stuntset.providers._crash_kinds import status_crash
+from stuntset.providers._crash_kinds import google_reason, status_crash
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
 
@@ -82,16 +82,18 @@ CAPABILITIES = Capabilities(approvals=True, interrupt=True, resume=True, reasoni
 _DENIED = "The user denied this tool call."
 
 
-def _status_crash(status: int, text: str) -> tuple[CrashKind, str, bool]:
-    # the shared table; the message gains the status, which an SDK error's text may not name
-    return status_crash(status, f"HTTP {status}: {text}")
+def _status_crash(status: int, text: str, body: object = None) -> tuple[CrashKind, str, bool]:
+    # the shared table; the message gains the status, which an SDK error's text may not name.
+    # A Google error body's ErrorInfo reason is passed on: Gemini's expired key is a 400
+    # whose reason (API_KEY_INVALID) alone says it is an auth failure
+    return status_crash(status, f"HTTP {status}: {text}", reason=google_reason(body))
 
 
 def crash_of(error: BaseException) -> tuple[CrashKind, str, bool]:
     """The ``run.crashed`` (kind, message, retryable) for an exception out of an agent run."""
     text = str(error) or type(error).__name__
     if isinstance(error, ai_errors.ModelHTTPError):
-        return _status_crash(error.status_code, text)
+        return _status_crash(error.status_code, text, error.body)
     if isinstance(error, ai_errors.ModelAuthenticationError):
         return "auth", text, False
     if isinstance(error, ai_errors.ModelRateLimitError):
@@ -123,7 +125,7 @@ def crash_of(error: BaseException) -> tuple[CrashKind, str, bool]:
     if module == "google":  # google-genai's own, out of pydantic-ai's GoogleModel stream
         code = getattr(error, "code", None)
         if isinstance(code, int):
-            return _status_crash(code, text)
+            return _status_crash(code, text, getattr(error, "details", None))
         if name == "UnknownApiResponseError":  # a frame or body that is not JSON
             return "protocol", f"{name}: {text}", False
     cause = error.__cause__

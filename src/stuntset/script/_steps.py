@@ -249,7 +249,8 @@ class HttpError(_Fault, frozen=True, tag="http_error"):
 
 
 class AuthExpired(_Fault, frozen=True, tag="auth_expired"):
-    """Credentials stop working mid-run (401 on model wires; the CLI's auth failure)."""
+    """Credentials stop working mid-run (401 on the OpenAI and Anthropic wires, Gemini's 400
+    ``API_KEY_INVALID``; the CLI's auth failure)."""
 
     message: str = (
         "OAuth token has expired. Please obtain a new token or refresh your existing token."

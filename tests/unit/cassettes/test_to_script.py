@@ -14,8 +14,10 @@ import stuntset
 from stuntset.cassettes import Cassette, Frame, Interaction, RecordedRequest, RecordedResponse
 from stuntset.cassettes.sse import parse_sse
 from stuntset.cassettes.to_script import dumps_script_toml, script_from_cassette
+from stuntset.doubles.model import ModelDouble
 from stuntset.errors import ScriptError
 from stuntset.script import (
+    AuthExpired,
     HttpError,
     Reasoning,
     Script,
@@ -54,22 +56,26 @@ WIRES = {
 }
 
 
-def record(wire: str, stream: bool) -> Cassette:
+def record(wire: str, stream: bool, *, sse: bool = True) -> Cassette:
     path, body = WIRES[wire]
     interactions = []
     with httpx2.Client(transport=stuntset.transport(ORIGINAL), base_url="http://stand-in") as http:
         for index in range(len(ORIGINAL.turns)):
             request = {**body, "stream": stream}
+            params = {}
             if stream and wire == "gemini":  # Gemini streams by its method, not a field
                 path = path.replace(":generateContent", ":streamGenerateContent")
+                # as google-genai asks; without it the stream is one JSON array (recorded whole)
+                params = {"alt": "sse"} if sse else {}
             if stream and wire == "openai-chat":
                 request["stream_options"] = {"include_usage": True}
             response = http.post(
                 path,
                 json=request,
+                params=params,
                 headers={"anthropic-version": "2023-06-01", "x-stainless-retry-count": "0"},
             )
-            streamed = stream and response.status_code == 200
+            streamed = stream and sse and response.status_code == 200
             interactions.append(
                 Interaction(
                     id=f"i-{index + 1}",
@@ -116,6 +122,61 @@ def test_a_recording_becomes_the_script_that_made_it(wire: str, stream: bool) ->
     assert script.turns[2].steps[0].retry_after_ms == 5  # type: ignore[union-attr]
     if stream:
         assert script.turns[1].steps[0].chunks == 4  # type: ignore[union-attr]
+
+
+def test_a_gemini_array_stream_recorded_whole_becomes_the_script_that_made_it() -> None:
+    cassette = record("gemini", True, sse=False)
+    assert isinstance(cassette.interactions[0].response.body, list)  # the array, whole
+    assert isinstance(cassette.interactions[2].response.body, list)  # the one-error array
+    assert essentials(script_from_cassette(cassette)) == essentials(ORIGINAL)
+
+
+KEY_EXPIRED = {
+    "code": 400,
+    "message": "API key expired. Please renew the API key.",
+    "status": "INVALID_ARGUMENT",
+    "details": [
+        {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"},
+        {"@type": "type.googleapis.com/google.rpc.LocalizedMessage", "locale": "en-US"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"error": KEY_EXPIRED}, [{"error": KEY_EXPIRED}]],
+    ids=["object", "array"],
+)
+def test_a_recorded_gemini_expired_key_becomes_auth_expired(body: Any) -> None:
+    gemini = "/v1beta/models/g:generateContent"
+    recorded = Interaction(
+        id="i-1",
+        wire="gemini",
+        request=RecordedRequest(method="POST", path=gemini),
+        response=RecordedResponse(status=400, body=body),
+    )
+    (turn,) = script_from_cassette(Cassette(interactions=[recorded])).turns
+    assert turn.steps == (AuthExpired(message="API key expired. Please renew the API key."),)
+    # and the Gemini wire renders it back as the API sent it
+    reply = ModelDouble(Script(turns=(turn,))).handle(
+        "POST", gemini, "", {}, json.dumps({"contents": [{"parts": [{"text": "hi"}]}]}).encode()
+    )
+    assert reply.status == 400
+    sent = json.loads(b"".join(a for a in reply.actions if isinstance(a, bytes)))
+    assert sent["error"]["details"][0]["reason"] == "API_KEY_INVALID"
+
+
+def test_any_other_gemini_400_stays_an_http_error() -> None:
+    recorded = Interaction(
+        id="i-1",
+        wire="gemini",
+        request=RecordedRequest(method="POST", path="/v1beta/models/g:generateContent"),
+        response=RecordedResponse(
+            status=400, body={"error": {**KEY_EXPIRED, "details": [], "message": "bad"}}
+        ),
+    )
+    (turn,) = script_from_cassette(Cassette(interactions=[recorded])).turns
+    assert turn.steps == (HttpError(400, message="bad", error_type="INVALID_ARGUMENT"),)
 
 
 def test_the_toml_reads_back_as_the_same_script() -> None:

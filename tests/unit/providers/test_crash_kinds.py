@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stuntset.providers._crash_kinds import status_crash
+from stuntset.providers._crash_kinds import google_reason, status_crash
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,42 @@ def test_an_x_should_retry_header_wins_over_the_status(status: int) -> None:
     kind = status_crash(status, "m")[0]
     assert status_crash(status, "m", should_retry=True) == (kind, "m", True)
     assert status_crash(status, "m", should_retry=False) == (kind, "m", False)
+
+
+#: What the Gemini Developer API sends for an expired key (docs/protocol-gemini.md#errors).
+KEY_EXPIRED = {
+    "error": {
+        "code": 400,
+        "message": "API key expired. Please renew the API key.",
+        "status": "INVALID_ARGUMENT",
+        "details": [
+            {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "API_KEY_INVALID",
+                "domain": "googleapis.com",
+                "metadata": {"service": "generativelanguage.googleapis.com"},
+            },
+            {"@type": "type.googleapis.com/google.rpc.LocalizedMessage", "locale": "en-US"},
+        ],
+    }
+}
+
+
+def test_googles_key_invalid_reason_makes_a_400_an_auth_crash() -> None:
+    assert google_reason(KEY_EXPIRED) == "API_KEY_INVALID"
+    assert google_reason(KEY_EXPIRED["error"]) == "API_KEY_INVALID"  # the error object alone
+    assert status_crash(400, "m", reason=google_reason(KEY_EXPIRED)) == ("auth", "m", False)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "bad request"}},
+        {"error": {"details": [{"@type": "type.googleapis.com/google.rpc.BadRequest"}]}},
+        {"error": {"details": "not a list"}},
+        "a text body",
+        None,
+    ],
+)
+def test_a_400_without_that_reason_stays_an_http_crash(body: object) -> None:
+    assert status_crash(400, "m", reason=google_reason(body)) == ("http", "m", False)

@@ -297,6 +297,17 @@ def _caused(error: BaseException, cause: BaseException) -> BaseException:
     return error
 
 
+#: What the Gemini Developer API sends for an expired key (docs/protocol-gemini.md#errors).
+KEY_EXPIRED = {
+    "error": {
+        "code": 400,
+        "message": "API key expired. Please renew the API key.",
+        "status": "INVALID_ARGUMENT",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
+        ],
+    }
+}
 _REQUEST = httpx2.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
 
 
@@ -333,6 +344,13 @@ _REQUEST = httpx2.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
             ("overloaded", True),
         ),
         (genai_errors.ClientError(401, {"error": {"code": 401}}), ("auth", False)),
+        # Gemini's expired key: a 400 whose ErrorInfo reason says the key is bad
+        (genai_errors.ClientError(400, KEY_EXPIRED), ("auth", False)),
+        (
+            genai_errors.ClientError(400, {"error": {"code": 400, "status": "INVALID_ARGUMENT"}}),
+            ("http", False),
+        ),
+        (ai_errors.ModelHTTPError(400, "m", body=KEY_EXPIRED), ("auth", False)),
         (genai_errors.APIError(0, {}), ("internal", False)),
         (
             _caused(ai_errors.ModelAPIError("m", "wrapped"), httpx2.ConnectTimeout("c")),

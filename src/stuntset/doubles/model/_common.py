@@ -204,6 +204,9 @@ class StatusFault:
     message: str
     error_type: str | None
     headers: list[tuple[str, str]]
+    #: The ``google.rpc.ErrorInfo`` reason a Google API gives with it (``API_KEY_INVALID``);
+    #: only the Gemini wire sets it.
+    reason: str | None = None
 
 
 def _retry_headers(
@@ -281,6 +284,20 @@ class WireCodec(ABC):
         if request_id and self.provider == "anthropic" and isinstance(body, dict):
             body["request_id"] = request_id  # Anthropic repeats it in the body
         return json_reply(status, body, [*extra, *(headers or [])])
+
+    def fault_reply(self, fault: StatusFault, request_id: str | None) -> Reply:
+        """The error reply for a status fault that fires before any content."""
+        return self.error_reply(
+            fault.status, fault.message, fault.error_type, fault.headers, request_id
+        )
+
+    def stream_headers(self) -> list[tuple[str, str]]:
+        """The headers of a streamed reply (before the request id)."""
+        return [("content-type", "text/event-stream; charset=utf-8"), ("cache-control", "no-cache")]
+
+    def repeat_frame(self, frame: bytes) -> bytes:
+        """``frame`` (a stream's first) as sent again right after itself (``repeat_first_event``)."""
+        return frame
 
     def status_fault(self, fault: Step) -> StatusFault:
         if isinstance(fault, HttpError):
@@ -364,17 +381,12 @@ def render(codec: WireCodec, plan: Plan, streaming: bool, ctx: RenderContext) ->
     id_header = (codec.request_id_header, ctx.request_id)
     fault = plan.fault
     if isinstance(fault, _STATUS_FAULTS) and not (streaming and plan.has_content):
-        sf = codec.status_fault(fault)
-        reply = codec.error_reply(sf.status, sf.message, sf.error_type, sf.headers, ctx.request_id)
+        reply = codec.fault_reply(codec.status_fault(fault), ctx.request_id)
         reply.wait = plan.delay()
         return reply
     if not streaming:
         return _render_complete(codec, plan, ctx, fault, id_header)
-    headers = [
-        ("content-type", "text/event-stream; charset=utf-8"),
-        ("cache-control", "no-cache"),
-        id_header,
-    ]
+    headers = [*codec.stream_headers(), id_header]
     actions = _render_stream(codec, plan, ctx, fault)
     return Reply(200, headers, ctx.framing.split(actions), streaming=True)
 
@@ -430,7 +442,7 @@ def _render_stream(
         return codec.out_of_order(plan, ctx)
     body = codec.stream_body(plan, ctx)
     if ctx.framing.repeat_first_event and body and isinstance(body[0], bytes):
-        body = [body[0], *body]
+        body = [body[0], codec.repeat_frame(body[0]), *body[1:]]
     if fault is None:
         return body + codec.stream_terminal(plan, ctx)
     if isinstance(fault, _STATUS_FAULTS):

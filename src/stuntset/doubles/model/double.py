@@ -44,7 +44,7 @@ from ._common import (
 from ._reply import PLAIN_FRAMING, Framing, Reply, json_reply
 from ._template import Template, head_lines, make_template
 from .anthropic import AnthropicCodec
-from .gemini import GEMINI_ID_PREFIX, gemini_codec
+from .gemini import GEMINI_ID_PREFIX, asks_for_sse, gemini_codec
 from .journal import Journal, JournalEntry
 from .openai_chat import ChatCodec
 from .openai_responses import ResponsesCodec, rate_limit_headers
@@ -94,6 +94,16 @@ def route(path: str) -> Route:
             provider, rest = prefix, rest[len(prefix) + 1 :] or "/"
             break
     return Route(scenario, provider, rest)
+
+
+def _codec(path: str, query: str) -> WireCodec | None:
+    """The codec for an API ``path`` (a Gemini stream's form is in its ``query``)."""
+    codec = _ROUTES.get(path)
+    if codec is not None:
+        return codec
+    if path.endswith(":streamGenerateContent"):
+        return gemini_codec(path, sse=asks_for_sse(query))
+    return gemini_codec(path)
 
 
 def _header_dict(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -230,7 +240,7 @@ class ModelDouble:
     ) -> Reply:
         """``handle`` with the body decoded (``parsed``: its JSON, or its text)."""
         where = route(path)
-        codec = _ROUTES.get(where.path) or gemini_codec(where.path)
+        codec = _codec(where.path, query)
         reply: Reply | None = None
         turn: int | None = None
         try:
@@ -422,7 +432,7 @@ class ModelDouble:
         """The provider's 413 for a request body over ``limit`` bytes (the body is not read;
         the connection closes after the reply). Journaled without a body."""
         where = route(path)
-        codec = _ROUTES.get(where.path) or gemini_codec(where.path)
+        codec = _codec(where.path, query)
         routed = codec is not None
         if codec is None:
             anthropic_like = where.provider == "anthropic" or (

@@ -1,5 +1,5 @@
 """The Gemini API (``POST /v1beta/models/{model}:generateContent`` and
-``:streamGenerateContent?alt=sse``), streamed and not.
+``:streamGenerateContent``, with ``?alt=sse`` or without), streamed and not.
 
 Wire facts (docs/protocol-gemini.md, checked against google-genai 2.34): the model is in the
 path, not the body; a request is ``{"contents": [{"role", "parts": [...]}], ...}`` whose parts
@@ -9,8 +9,13 @@ are ``text``, ``functionCall`` (``name``, ``args``) and ``functionResponse`` (``
 ``data:`` lines without ``event:``, each one a whole ``GenerateContentResponse``: text and
 thoughts (``"thought": true``) arrive as deltas, a function call whole in one part, and the
 last chunk carries ``finishReason`` (``STOP``, also after function calls) and the full usage.
-There is no ``[DONE]``: the body ends. Errors are ``{"error": {"code", "message", "status"}}``
-with the google.rpc status name; mid-stream the same object is one ``data:`` line.
+There is no ``[DONE]``: the body ends. Without ``alt=sse`` the same responses are the
+elements of one JSON array, written as it grows: ``[`` before the first, ``\\n,\\r\\n``
+between two, ``\\n]`` after the last, each element pretty-printed (``application/json``).
+Errors are ``{"error": {"code", "message", "status"}}`` with the google.rpc status name;
+mid-stream the same object is one ``data:`` line (or one array element); before an array
+stream, the array of that one object. An expired API key is a 400 ``INVALID_ARGUMENT`` whose
+``details`` carry the ``google.rpc.ErrorInfo`` reason ``API_KEY_INVALID``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ import functools
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
+from urllib.parse import parse_qsl
+
+import msgspec
 
 from stuntset.script import (
     AuthExpired,
@@ -43,10 +51,10 @@ from ._common import (
     pause,
     require_object,
 )
-from ._reply import Action
+from ._reply import Action, Reply, json_reply
 from .wires import GEMINI
 
-__all__ = ["GEMINI_ID_PREFIX", "GeminiCodec", "gemini_codec", "gemini_status"]
+__all__ = ["GEMINI_ID_PREFIX", "GeminiCodec", "asks_for_sse", "gemini_codec", "gemini_status"]
 
 #: The prefix of the ``responseId`` the double mints.
 GEMINI_ID_PREFIX: Final = "gen"
@@ -67,17 +75,15 @@ _STATUSES: Final = {
     503: "UNAVAILABLE",
     504: "DEADLINE_EXCEEDED",
 }
-_UNAUTHENTICATED = (
-    "Request had invalid authentication credentials. Expected OAuth 2 access token, login "
-    "cookie or other valid authentication credential. See "
-    "https://developers.google.com/identity/sign-in/web/devconsole-project."
-)
 _RATE_LIMITED = "Resource has been exhausted (e.g. check quota)."
 _OVERLOADED = "The model is overloaded. Please try again later."
+#: What the Developer API says of an expired key (a 400, docs/protocol-gemini.md#errors).
+_KEY_EXPIRED = "API key expired. Please renew the API key."
+_KEY_INVALID = "API_KEY_INVALID"
 #: Per fault kind: its default message, and what the Gemini API says instead (a message the
 #: script chose is sent as it is).
 _MESSAGES: Final[dict[type[Step], tuple[str, str]]] = {
-    AuthExpired: (AuthExpired().message, _UNAUTHENTICATED),
+    AuthExpired: (AuthExpired().message, _KEY_EXPIRED),
     RateLimit: (RateLimit().message, _RATE_LIMITED),
     Overloaded: (Overloaded().message, _OVERLOADED),
 }
@@ -86,19 +92,46 @@ _MESSAGES: Final[dict[type[Step], tuple[str, str]]] = {
 _PATH = re.compile(r"/(v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent)")
 
 
+#: A stream without ``alt=sse``: one JSON array, its elements pretty-printed, ``[`` before
+#: the first, this between two, ``\n]`` after the last (docs/protocol-gemini.md#streams).
+_SEPARATOR: Final = b"\n,\r\n"
+_CLOSE: Final = b"\n]"
+_ARRAY_TYPE: Final = "application/json; charset=UTF-8"
+_OPENED: Final = "gemini_array_opened"
+
+
 def gemini_status(status: int) -> str:
     """The google.rpc ``status`` name the Gemini API gives with HTTP ``status``."""
     return _STATUSES.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")
 
 
+def asks_for_sse(query: str) -> bool:
+    """Whether a ``streamGenerateContent`` query asks for SSE (``alt=sse``; Google's front end
+    also reads ``$alt``, with options after ``;``). Without it the stream is a JSON array."""
+    return any(
+        key in ("alt", "$alt") and value.partition(";")[0] == "sse"
+        for key, value in parse_qsl(query)
+    )
+
+
 @functools.lru_cache(maxsize=256)
-def gemini_codec(path: str) -> GeminiCodec | None:
+def gemini_codec(path: str, *, sse: bool = True) -> GeminiCodec | None:
     """The codec for a Gemini model method path, or ``None`` for any other path (one codec
-    per model and method, so templates keyed by codec stay per model)."""
+    per model, method and stream form, so templates keyed by codec stay per model). ``sse``:
+    the request asked for SSE (``asks_for_sse``); it only matters to a stream."""
     found = _PATH.fullmatch(path)
     if found is None:
         return None
-    return GeminiCodec(found.group(2), stream=found.group(3) == "streamGenerateContent")
+    stream = found.group(3) == "streamGenerateContent"
+    return GeminiCodec(found.group(2), stream=stream, sse=sse or not stream)
+
+
+def _pretty(data: bytes) -> bytes:
+    """JSON bytes as the API pretty-prints them: two-space indent, ``"key": value``."""
+    try:
+        return msgspec.json.format(data, indent=2)
+    except msgspec.DecodeError:  # a malformed frame is sent as it is
+        return data
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
@@ -119,12 +152,33 @@ class GeminiCodec(WireCodec):
     request_id_header: ClassVar[str] = "x-stuntset-request-id"
     overloaded_status: ClassVar[int] = 503
 
-    def __init__(self, model: str, *, stream: bool) -> None:
+    def __init__(self, model: str, *, stream: bool, sse: bool = True) -> None:
         self.model = model
         self.stream = stream
+        #: a stream without ``alt=sse``: the responses as the elements of one JSON array
+        self.array = stream and not sse
 
     def streams(self, body: Mapping[str, Any]) -> bool:
         return self.stream
+
+    def stream_headers(self) -> list[tuple[str, str]]:
+        if self.array:
+            return [("content-type", _ARRAY_TYPE)]
+        return super().stream_headers()
+
+    def repeat_frame(self, frame: bytes) -> bytes:
+        if self.array and frame.startswith(b"["):  # the repeat is the array's second element
+            return _SEPARATOR + frame[1:]
+        return frame
+
+    def _frame(self, data: bytes, ctx: RenderContext) -> bytes:
+        """One response (or error) of the stream: an SSE event, or the array's next element."""
+        if not self.array:
+            return ctx.framing.frame(data)
+        if ctx.extra.get(_OPENED):
+            return _SEPARATOR + _pretty(data)
+        ctx.extra[_OPENED] = True
+        return b"[" + _pretty(data)
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
         data = require_object(body)
@@ -156,23 +210,79 @@ class GeminiCodec(WireCodec):
     # --- errors ---
 
     def error_body(self, status: int, message: str, error_type: str | None) -> object:
-        return {
-            "error": {
-                "code": status,
-                "message": message,
-                "status": error_type or gemini_status(status),
-            }
+        return self._error(status, message, error_type, None)
+
+    def _error(
+        self, status: int, message: str, error_type: str | None, reason: str | None
+    ) -> dict[str, Any]:
+        error: dict[str, Any] = {
+            "code": status,
+            "message": message,
+            "status": error_type or gemini_status(status),
         }
+        if reason is not None:
+            # what the Developer API sends with an expired or invalid key (continuedev/continue
+            # #9655, google-gemini/gemini-cli #4430); pydantic-ai reads the reason as auth
+            error["details"] = [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": reason,
+                    "domain": "googleapis.com",
+                    "metadata": {"service": "generativelanguage.googleapis.com"},
+                },
+                {
+                    "@type": "type.googleapis.com/google.rpc.LocalizedMessage",
+                    "locale": "en-US",
+                    "message": message,
+                },
+            ]
+        return {"error": error}
+
+    def error_reply(
+        self,
+        status: int,
+        message: str,
+        error_type: str | None = None,
+        headers: list[tuple[str, str]] | None = None,
+        request_id: str | None = None,
+    ) -> Reply:
+        body = self._error(status, message, error_type, None)
+        return self._error_reply(status, body, headers or [], request_id)
+
+    def fault_reply(self, fault: StatusFault, request_id: str | None) -> Reply:
+        body = self._error(fault.status, fault.message, fault.error_type, fault.reason)
+        return self._error_reply(fault.status, body, fault.headers, request_id)
+
+    def _error_reply(
+        self,
+        status: int,
+        body: dict[str, Any],
+        headers: list[tuple[str, str]],
+        request_id: str | None,
+    ) -> Reply:
+        extra = [(self.request_id_header, request_id)] if request_id else []
+        if not self.array:
+            return json_reply(status, body, [*extra, *headers])
+        # before an array stream, the error is the array's one element (the SDK unwraps a
+        # one-element list: google/genai/errors.py, APIError.__init__)
+        data = b"[" + _pretty(encode(body)) + _CLOSE
+        return Reply(status, [("content-type", _ARRAY_TYPE), *extra, *headers], [data])
 
     def status_fault(self, fault: Step) -> StatusFault:
         found = super().status_fault(fault)
         default, google = _MESSAGES.get(type(fault), (None, None))
-        if google is None or found.message != default:
+        message = found.message if google is None or found.message != default else google
+        if isinstance(fault, AuthExpired):
+            # the Developer API answers an expired API key with 400 INVALID_ARGUMENT and the
+            # reason API_KEY_INVALID, not with 401 (docs/protocol-gemini.md#errors)
+            return StatusFault(400, message, "INVALID_ARGUMENT", found.headers, _KEY_INVALID)
+        if message is found.message:
             return found
-        return StatusFault(found.status, google, found.error_type, found.headers)
+        return StatusFault(found.status, message, found.error_type, found.headers)
 
     def in_band_error(self, fault: StatusFault, ctx: RenderContext) -> bytes:
-        return ctx.framing.frame(encode(self.error_body(fault.status, fault.message, None)))
+        body = self._error(fault.status, fault.message, fault.error_type, fault.reason)
+        return self._frame(encode(body), ctx) + (_CLOSE if self.array else b"")
 
     # --- bodies ---
 
@@ -248,7 +358,7 @@ class GeminiCodec(WireCodec):
         self, ctx: RenderContext, part: dict[str, Any], plan: Plan, *, finish: bool = False
     ) -> bytes:
         usage = self._usage(plan, final=finish)
-        return ctx.framing.frame(encode(self._response(ctx, [part], usage, finish)))
+        return self._frame(encode(self._response(ctx, [part], usage, finish)), ctx)
 
     def stream_body(self, plan: Plan, ctx: RenderContext) -> list[Action]:
         out: list[Action] = []
@@ -258,7 +368,7 @@ class GeminiCodec(WireCodec):
             # a chunk with no candidates (what the API sends for a blocked prompt)
             unknown = {"usageMetadata": self._usage(plan, final=False), "modelVersion": ctx.model}
             first = next(i for i, a in enumerate(out) if isinstance(a, bytes))
-            out.insert(first + 1, ctx.framing.frame(encode(unknown)))
+            out.insert(first + 1, self._frame(encode(unknown), ctx))
         return out
 
     def _part_events(
@@ -279,15 +389,19 @@ class GeminiCodec(WireCodec):
         return out
 
     def stream_terminal(self, plan: Plan, ctx: RenderContext) -> list[Action]:
-        return [self._chunk(ctx, {"text": ""}, plan, finish=True)]
+        # the array closes with its last element (one write, so a cut counts the same frames)
+        last = self._chunk(ctx, {"text": ""}, plan, finish=True)
+        return [last + _CLOSE if self.array else last]
 
     def malformed(self, text: str, ctx: RenderContext) -> bytes:
-        return ctx.framing.frame(text.encode())
+        # an array element that does not parse, in an array that closes
+        return self._frame(text.encode(), ctx) + (_CLOSE if self.array else b"")
 
     def out_of_order(self, plan: Plan, ctx: RenderContext) -> list[Action]:
-        # text after the chunk that finished the candidate
+        # text after the chunk that finished the candidate (inside the array, before it closes)
+        end = _CLOSE if self.array else b""
         return [
             *self.stream_body(plan, ctx),
-            *self.stream_terminal(plan, ctx),
-            self._chunk(ctx, {"text": "out of order"}, plan),
+            self._chunk(ctx, {"text": ""}, plan, finish=True),
+            self._chunk(ctx, {"text": "out of order"}, plan) + end,
         ]

@@ -118,7 +118,6 @@ def test_function_responses_answer_the_rest_of_the_turn() -> None:
 @pytest.mark.parametrize(
     ("fault", "status", "google", "message"),
     [
-        (AuthExpired(), 401, "UNAUTHENTICATED", "Request had invalid authentication credentials"),
         (RateLimit(), 429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."),
         (Overloaded(), 503, "UNAVAILABLE", "The model is overloaded."),
         (HttpError(500), 500, "INTERNAL", "Internal Server Error"),
@@ -143,6 +142,47 @@ def test_status_faults_are_googles_error_object(
     assert (error["code"], error["status"]) == (status, google)
     assert error["message"].startswith(message)
     assert set(error) == {"code", "message", "status"}
+
+
+KEY_EXPIRED = {
+    "code": 400,
+    "message": "API key expired. Please renew the API key.",
+    "status": "INVALID_ARGUMENT",
+    "details": [
+        {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "API_KEY_INVALID",
+            "domain": "googleapis.com",
+            "metadata": {"service": "generativelanguage.googleapis.com"},
+        },
+        {
+            "@type": "type.googleapis.com/google.rpc.LocalizedMessage",
+            "locale": "en-US",
+            "message": "API key expired. Please renew the API key.",
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize(("path", "query"), [(PATH, ""), (STREAM, "alt=sse")])
+def test_an_expired_key_is_the_developer_apis_400_not_a_401(path: str, query: str) -> None:
+    status, body = post(ModelDouble(Script.of([AuthExpired()])), path, ASK, query)
+    assert status == 400
+    assert json.loads(body) == {"error": KEY_EXPIRED}
+
+
+def test_an_expired_key_keeps_a_scripted_message_and_fires_mid_stream_too() -> None:
+    double = ModelDouble(Script.of([Text("partial"), AuthExpired(message="key gone")]))
+    status, body = post(double, STREAM, ASK, "alt=sse")
+    assert status == 200
+    error = chunks(body)[-1]["error"]
+    assert (error["code"], error["status"], error["message"]) == (
+        400,
+        "INVALID_ARGUMENT",
+        "key gone",
+    )
+    assert error["details"][0]["reason"] == "API_KEY_INVALID"
+    assert error["details"][1]["message"] == "key gone"
 
 
 def test_a_fault_after_content_is_an_error_chunk_in_the_stream() -> None:
@@ -177,7 +217,7 @@ def test_a_request_the_api_refuses_is_its_400(body: Any, message: str) -> None:
 
 
 def test_out_of_order_is_text_after_the_finish_or_an_array_for_an_object() -> None:
-    streamed = chunks(post(ModelDouble(Script.of([OutOfOrder()])), STREAM, ASK)[1])
+    streamed = chunks(post(ModelDouble(Script.of([OutOfOrder()])), STREAM, ASK, "alt=sse")[1])
     assert "finishReason" in streamed[-2]["candidates"][0]
     assert streamed[-1]["candidates"][0]["content"]["parts"] == [{"text": "out of order"}]
     whole = json.loads(post(ModelDouble(Script.of([OutOfOrder()])), PATH, ASK)[1])
@@ -187,7 +227,7 @@ def test_out_of_order_is_text_after_the_finish_or_an_array_for_an_object() -> No
 
 def test_an_unknown_event_is_a_chunk_without_candidates() -> None:
     double = ModelDouble(Script.of([Text("ab", chunks=2)]), framing=Framing(unknown_events=True))
-    seen = chunks(post(double, STREAM, ASK)[1])
+    seen = chunks(post(double, STREAM, ASK, "alt=sse")[1])
     assert "candidates" not in seen[1]
     assert [("candidates" in c) for c in seen] == [True, False, True, True]
 

@@ -72,8 +72,14 @@ def _fresh(
 @pytest.mark.parametrize(("name", "plan"), SEGMENTS, ids=[n for n, _ in SEGMENTS])
 @pytest.mark.parametrize(
     "codec",
-    [CHAT, RESPONSES, ANTHROPIC, gemini_codec("/v1beta/models/g:streamGenerateContent")],
-    ids=["chat", "responses", "anthropic", "gemini"],
+    [
+        CHAT,
+        RESPONSES,
+        ANTHROPIC,
+        gemini_codec("/v1beta/models/g:streamGenerateContent"),
+        gemini_codec("/v1beta/models/g:streamGenerateContent", sse=False),  # the JSON array
+    ],
+    ids=["chat", "responses", "anthropic", "gemini", "gemini-array"],
 )
 def test_a_filled_template_is_the_fresh_render(name: str, plan: object, codec: object) -> None:
     for streaming in (False, True):
