@@ -390,6 +390,55 @@ class Runtime:
         posix._exit(code)
 
 
+def accepts(match: dict[str, Any] | None, prompt: str, model: str, has_results: bool) -> bool:
+    """Whether a turn's ``match`` accepts the request, as ``TurnMatch`` does (a fake CLI makes
+    no retries, so ``retry_count`` matches only 0)."""
+    if not match:
+        return True
+    contains = match.get("contains")
+    wanted_model = match.get("model")
+    retry_count = match.get("retry_count")
+    tool_result = match.get("tool_result")
+    return (
+        (contains is None or contains in prompt)
+        and (wanted_model is None or wanted_model == model)
+        and (retry_count is None or retry_count == 0)
+        and (tool_result is None or tool_result == has_results)
+    )
+
+
+def take_turn(
+    rt: Runtime,
+    prompt: str,
+    model: str,
+    wire: str,
+    *,
+    has_results: bool = False,
+    session_id: str | None = None,
+) -> tuple[int, str | None]:
+    """The index of the first scripted turn with uses left that accepts the request (as
+    ``ScriptPlayer`` chooses), counted in the double's shared state (and per session, given
+    ``session_id``); or ``-1`` and an error text naming the miss (``no_turn_message``)."""
+    plan = rt.plan
+    turns: list[dict[str, Any]] = plan["turns"]
+
+    def take(state: dict[str, Any]) -> tuple[int, str | None]:
+        left: list[int] = state.setdefault("left", [t["times"] for t in turns])
+        played = state.get("played", 0) + 1
+        state["played"] = played
+        if session_id is not None:
+            sessions = state.setdefault("sessions", {})
+            sessions[session_id] = sessions.get(session_id, 0) + 1
+        for index, turn in enumerate(turns):
+            if left[index] and accepts(turn["match"], prompt, model, has_results):
+                left[index] -= 1
+                return index, None
+        return -1, no_turn_message(state, plan, left, played, prompt, model, wire)
+
+    result: tuple[int, str | None] = rt.state.update(take)
+    return result
+
+
 def no_turn_message(
     state: dict[str, Any],
     plan: dict[str, Any],

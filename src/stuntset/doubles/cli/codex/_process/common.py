@@ -214,41 +214,13 @@ class Threads:
         self.rt.state.update(change)
 
 
-def _accepts(match: dict[str, Any] | None, prompt: str, model: str) -> bool:
-    if not match:
-        return True
-    contains = match.get("contains")
-    wanted_model = match.get("model")
-    retry_count = match.get("retry_count")
-    tool_result = match.get("tool_result")
-    return (
-        (contains is None or contains in prompt)
-        and (wanted_model is None or wanted_model == model)
-        and (retry_count is None or retry_count == 0)
-        and (tool_result is None or tool_result is False)
-    )
-
-
 def choose_turn(rt: Runtime, prompt: str, model: str) -> tuple[dict[str, Any] | None, str | None]:
     """The first scripted turn with uses left that accepts the prompt (as ``ScriptPlayer``
     chooses), counted in the double's shared state; or an error text naming the miss."""
-    plan = rt.plan
-    turns: list[dict[str, Any]] = plan["turns"]
+    from stuntset.doubles.cli._runtime import take_turn
 
-    def take(state: dict[str, Any]) -> tuple[int, str | None]:
-        left: list[int] = state.setdefault("left", [t["times"] for t in turns])
-        played = state.get("played", 0) + 1
-        state["played"] = played
-        for index, turn in enumerate(turns):
-            if left[index] and _accepts(turn["match"], prompt, model):
-                left[index] -= 1
-                return index, None
-        from stuntset.doubles.cli._runtime import no_turn_message
-
-        return -1, no_turn_message(state, plan, left, played, prompt, model, "codex")
-
-    index, error = rt.state.update(take)
-    return (turns[index] if index >= 0 else None), error
+    index, error = take_turn(rt, prompt, model, "codex")
+    return (rt.plan["turns"][index] if index >= 0 else None), error
 
 
 #: The most text characters one user input may carry (codex-cli 0.163.0 refuses more).
