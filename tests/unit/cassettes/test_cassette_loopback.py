@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import pytest
 
 from stuntset.cassettes._loopback import read_body, serving
 
@@ -34,3 +35,14 @@ def test_an_app_is_served_until_the_block_ends() -> None:
     with serving(app, name="test-loopback") as url, httpx2.Client(base_url=url) as client:
         assert url.startswith("http://127.0.0.1:")
         assert client.post("/", content=b"stressed").content == b"desserts"
+
+
+# uvicorn ends its thread with SystemExit (ignored by threading, reported by pytest)
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_an_app_that_cannot_load_fails_at_once_naming_the_server() -> None:
+    # uvicorn cannot import the app and ends its thread before start-up: no 30 s wait
+    with (
+        pytest.raises(RuntimeError, match=r"test-loopback could not start on 127\.0\.0\.1:0"),
+        serving("no_such_module_here:app", name="test-loopback"),
+    ):
+        pass  # pragma: no cover - never entered

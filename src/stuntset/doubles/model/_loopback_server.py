@@ -46,6 +46,12 @@ class _Server(uvicorn.Server):
         finally:
             self._ready.set()
 
+    def run(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            super().run(sockets=sockets)
+        finally:  # ended before its start-up (it raised): nobody waits out the 30 s
+            self._ready.set()
+
 
 class LoopbackServer:
     """uvicorn serving a ``ModelApp`` on a thread. ``attach(double)`` chooses which double
