@@ -244,6 +244,7 @@ class ClaudeProgram:
         "stuntset.doubles.cli.claude._process.tools",
         "stuntset.doubles.cli.claude._process.endings",
         "stuntset.doubles.cli.claude._process.faults",
+        "stuntset.doubles.cli.claude._process.hook_settings",
         "stuntset.doubles.cli.claude._process.hooks",
         "stuntset.doubles.cli.claude._process.mcp",
     )

@@ -21,7 +21,8 @@ from typing import Any, ClassVar
 import pytest
 
 from stuntset.doubles.cli import InstalledCli, install_cli
-from stuntset.doubles.cli.claude._process.hooks import matches, transcript_path, valid_hooks
+from stuntset.doubles.cli.claude._process.hook_settings import transcript_path, valid_hooks
+from stuntset.doubles.cli.claude._process.hooks import matches
 from stuntset.script import Delay, Match, Script, Text, ToolCall, ToolResult, Turn, Usage
 
 STREAM = ["--output-format", "stream-json", "--verbose"]

@@ -472,7 +472,7 @@ def run(rt: Runtime) -> None:
     hooks: dict[str, Any] = {}
     try:
         if isinstance(options.get("settings"), str):
-            from stuntset.doubles.cli.claude._process.hooks import load_settings
+            from stuntset.doubles.cli.claude._process.hook_settings import load_settings
 
             settings = load_settings(options["settings"], rt.cwd)
         permissions = (settings or {}).get("permissions")
@@ -480,7 +480,7 @@ def run(rt: Runtime) -> None:
         check_root(options, rt.env, posix.getuid(), default_mode)
         files = _settings_files(rt, options)
         if files or settings:
-            from stuntset.doubles.cli.claude._process.hooks import load_hooks
+            from stuntset.doubles.cli.claude._process.hook_settings import load_hooks
 
             hooks = load_hooks(rt, files, settings)
         mcp_servers: dict[str, Any] = {}
