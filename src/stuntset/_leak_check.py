@@ -156,7 +156,9 @@ def _describe_task(task: asyncio.Task[Any]) -> tuple[str, str]:
 
 def _finalising(task: asyncio.Task[Any]) -> bool:
     """The loop's own task closing an async generator that was dropped mid-iteration (a
-    consumer broke out of an SDK's ``async for``): the loop's cleanup, not the test's leak."""
+    consumer broke out of an SDK's ``async for``): the loop's cleanup, not the test's leak.
+    The async check waits for it (within the settle period): a loop that ends first cancels
+    it mid-cleanup (claude-agent-sdk's ``query()`` then never closes its message stream)."""
     return type(task.get_coro()).__name__ == "async_generator_athrow"
 
 
@@ -498,10 +500,15 @@ class LeakSnapshot:
     ) -> Literal[False]:
         __tracebackhide__ = True
         if kind is None:
-            await self.note_tasks(self._tasks_before or set())
-            if self._still_open():  # settle with the loop running: cleanup may be its tasks
+            before = self._tasks_before or set()
+            await self.note_tasks(before)
+
+            def settling() -> bool:  # cleanup may be the loop's tasks: judge once they are done
+                return self._still_open() or any(_finalising(t) for t in self.tasks_now() - before)
+
+            if settling():  # settle with the loop running
                 with contextlib.suppress(WaitTimeout):
-                    await wait_for_async(lambda: not self._still_open(), timeout=SETTLE_SECONDS)
+                    await wait_for_async(lambda: not settling(), timeout=SETTLE_SECONDS)
             self.check(settle=0)
         else:
             self.close()  # the block's own error is the one to read
@@ -521,7 +528,8 @@ def check_no_leaks(
     temp_root: str | os.PathLike[str] | None = None,
     where: str = "",
 ) -> LeakSnapshot:
-    """``with check_no_leaks():`` (or ``async with``, which also checks asyncio tasks): at
+    """``with check_no_leaks():`` (or ``async with``, which also checks asyncio tasks, and
+    first lets the loop finish closing the async generators dropped in the block): at
     the end of the block, ``ResourceLeak`` lists the child processes, sockets, pipes, tasks,
     temporary directories and model-double streams it opened and left open. Not checked if
     the block raised (its own error is the one to read)."""

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx2
@@ -172,6 +172,30 @@ def test_finished_and_kept_tasks_pass() -> None:
             kept = asyncio.get_running_loop().create_task(asyncio.Event().wait())
             snapshot.keep(kept)
         kept.cancel()
+
+    asyncio.run(main())
+
+
+def test_the_async_check_waits_for_the_loop_to_finish_closing_a_dropped_generator() -> None:
+    """A consumer that breaks out of an async generator leaves its closing to the loop (a
+    task of its own); the check waits for it, or the loop's end would cancel it mid-cleanup
+    (what claude-agent-sdk's ``query()`` did under load: its message stream never closed)."""
+    cleaned: list[str] = []
+
+    async def parts() -> AsyncIterator[int]:
+        try:
+            yield 1
+            yield 2
+        finally:
+            for _ in range(10):  # cleanup that takes loop turns (an SDK waiting for its CLI)
+                await asyncio.sleep(0)
+            cleaned.append("done")
+
+    async def main() -> None:
+        async with check_no_leaks():
+            async for _ in parts():
+                break  # dropped unclosed: the loop's finaliser closes it
+        assert cleaned == ["done"]
 
     asyncio.run(main())
 
