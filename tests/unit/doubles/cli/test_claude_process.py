@@ -16,6 +16,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
+from stuntset.doubles.cli.claude._client import StreamJsonClient
 from stuntset.script import ApprovalRequest, Script, Text, ToolCall, ToolResult, Usage
 
 STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
@@ -49,39 +50,10 @@ def run(cli: InstalledCli, stdin: bytes, *args: str, env: dict[str, str] | None 
     return Run(done.returncode, done.stdout, done.stderr, messages)
 
 
-class Live:
-    """A fake claude process driven line by line (reads block; the test timeout bounds them)."""
-
-    def __init__(self, cli: InstalledCli, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [str(cli.path), *STREAM, *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def read_until(self, kind: str) -> list[dict[str, Any]]:
-        assert self.proc.stdout is not None
-        seen = []
-        while True:
-            message = json.loads(self.proc.stdout.readline())
-            seen.append(message)
-            if message["type"] == kind:
-                return seen
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        code = self.proc.wait(timeout=30)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            assert stream is not None
-            stream.close()
-        return code
+def Live(cli: InstalledCli, *args: str) -> StreamJsonClient:
+    """A fake claude process driven message by message, as the SDK drives it (reads block; the
+    test timeout bounds them)."""
+    return StreamJsonClient(str(cli.path), *args, base=STREAM)
 
 
 @pytest.fixture

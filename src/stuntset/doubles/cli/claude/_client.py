@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["ARGS", "StreamJsonClient", "allow_all"]
@@ -22,11 +23,13 @@ ARGS = [
 
 
 class StreamJsonClient:
-    """Just enough of claude-agent-sdk: initialize, prompts, answers, interrupt."""
+    """Just enough of claude-agent-sdk: initialize, prompts, answers, interrupt. ``base`` and
+    ``extra`` are the command line after the path (``ARGS``, the SDK's, by default). Reads
+    block: the caller bounds them (the fake ends every turn; a test has its timeout)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *extra: str, base: Sequence[str] = ARGS) -> None:
         self.proc = subprocess.Popen(
-            [path, *ARGS],
+            [path, *base, *extra],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -54,6 +57,22 @@ class StreamJsonClient:
             self.messages.append(message)
             return dict(message)
         return None
+
+    def read_until(self, kind: str) -> list[dict[str, Any]]:
+        """The messages up to and including the next one of type ``kind``; ``EOFError`` if
+        stdout ends first."""
+        seen: list[dict[str, Any]] = []
+        while (message := self.read()) is not None:
+            seen.append(message)
+            if message["type"] == kind:
+                return seen
+        raise EOFError(f"stdout ended before a {kind!r} message (after {len(seen)} others)")
+
+    def answer(self, request: dict[str, Any], response: dict[str, Any]) -> None:
+        """Answer the ``control_request`` ``request`` with ``response`` (its ``subtype`` and
+        the rest of its body)."""
+        body = {"request_id": request["request_id"], **response}
+        self.send({"type": "control_response", "response": body})
 
     def turn(self, prompt: str, *, stall: bool, last: bool) -> dict[str, Any] | None:
         """Play one prompt; the last one closes stdin at once (as ``query()`` does) unless the

@@ -14,54 +14,21 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
+from stuntset.doubles.cli.claude._client import StreamJsonClient
 from stuntset.script import Script, Text, ToolCall, ToolResult
 
 STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 PROMPT = "Which branch should I deploy?"
 
 
-def user(text: str) -> bytes:
-    return json.dumps({"type": "user", "message": {"role": "user", "content": text}}).encode()
+def user(text: str) -> dict[str, Any]:
+    return {"type": "user", "message": {"role": "user", "content": text}}
 
 
-class Session:
-    """A fake claude process driven line by line (reads block; the test timeout bounds them)."""
-
-    def __init__(self, cli: InstalledCli, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [str(cli.path), *STREAM, *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-
-    def send(self, line: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + b"\n")
-        self.proc.stdin.flush()
-
-    def answer(self, request: dict[str, Any], response: dict[str, Any]) -> None:
-        body = {"request_id": request["request_id"], **response}
-        self.send(json.dumps({"type": "control_response", "response": body}).encode())
-
-    def read_until(self, kind: str) -> list[dict[str, Any]]:
-        assert self.proc.stdout is not None
-        seen = []
-        while True:
-            message = json.loads(self.proc.stdout.readline())
-            seen.append(message)
-            if message["type"] == kind:
-                return seen
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        if not self.proc.stdin.closed:
-            self.proc.stdin.close()
-        code = self.proc.wait(timeout=30)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            assert stream is not None
-            stream.close()
-        return code
+def Session(cli: InstalledCli, *args: str) -> StreamJsonClient:
+    """A fake claude process driven message by message, as the SDK drives it (reads block; the
+    test timeout bounds them)."""
+    return StreamJsonClient(str(cli.path), *args, base=STREAM)
 
 
 def tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -86,7 +53,10 @@ def test_a_tool_result_is_text_blocks_or_json(tmp_path: Path, output: Any, conte
     script = Script.of([ToolCall("Bash", {"command": "ls"}), ToolResult(output), Text("done")])
     cli = install_cli("claude", script, bin_dir=tmp_path)
     done = subprocess.run(
-        [str(cli.path), *STREAM], input=user("go") + b"\n", capture_output=True, timeout=30
+        [str(cli.path), *STREAM],
+        input=json.dumps(user("go")).encode() + b"\n",
+        capture_output=True,
+        timeout=30,
     )
     assert done.returncode == 0
     messages = [json.loads(line) for line in done.stdout.splitlines()]
@@ -115,8 +85,7 @@ def test_stdin_closing_while_asking_denies_the_tool(tmp_path: Path) -> None:
     session = Session(cli, "--permission-prompt-tool", "stdio")
     session.send(user("clean"))
     session.read_until("control_request")
-    assert session.proc.stdin is not None
-    session.proc.stdin.close()
+    session.end_input()
     (result,) = tool_results(session.read_until("result"))
     assert (result["content"], result["is_error"]) == ("Stream closed", True)
     assert session.close() == 0
