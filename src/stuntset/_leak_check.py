@@ -157,8 +157,7 @@ def _describe_task(task: asyncio.Task[Any]) -> tuple[str, str]:
 def _finalising(task: asyncio.Task[Any]) -> bool:
     """The loop's own task closing an async generator that was dropped mid-iteration (a
     consumer broke out of an SDK's ``async for``): the loop's cleanup, not the test's leak.
-    The async check waits for it (within the settle period): a loop that ends first cancels
-    it mid-cleanup (claude-agent-sdk's ``query()`` then never closes its message stream)."""
+    The async check (and the plugin's, on an async test's loop) waits for it: see ``settle``."""
     return type(task.get_coro()).__name__ == "async_generator_athrow"
 
 
@@ -328,6 +327,21 @@ class LeakSnapshot:
                 continue
             what, origin = _describe_task(task)
             self._tasks.append((weakref.ref(task), what, origin))
+
+    async def settle(self, before: set[asyncio.Task[Any]], *, until_closed: bool = False) -> None:
+        """At the end of an async block, on its loop: wait (within ``SETTLE_SECONDS``) for
+        the loop's tasks closing the async generators dropped since ``before`` (and, with
+        ``until_closed``, for what the block opened to close): a loop that ends first cancels
+        them mid-cleanup (claude-agent-sdk's ``query()`` then never closes its message stream)."""
+
+        def settling() -> bool:  # cleanup may be the loop's tasks: judge once they are done
+            return (until_closed and self._still_open()) or any(
+                _finalising(t) for t in self.tasks_now() - before
+            )
+
+        if settling():
+            with contextlib.suppress(WaitTimeout):
+                await wait_for_async(lambda: not settling(), timeout=SETTLE_SECONDS)
 
     # --- the check ---
 
@@ -502,13 +516,7 @@ class LeakSnapshot:
         if kind is None:
             before = self._tasks_before or set()
             await self.note_tasks(before)
-
-            def settling() -> bool:  # cleanup may be the loop's tasks: judge once they are done
-                return self._still_open() or any(_finalising(t) for t in self.tasks_now() - before)
-
-            if settling():  # settle with the loop running
-                with contextlib.suppress(WaitTimeout):
-                    await wait_for_async(lambda: not settling(), timeout=SETTLE_SECONDS)
+            await self.settle(before, until_closed=True)  # with the loop running
             self.check(settle=0)
         else:
             self.close()  # the block's own error is the one to read
@@ -604,13 +612,17 @@ def at_teardown(
 
 def noting_tasks(test: Callable[..., Any], snapshot: LeakSnapshot) -> Callable[..., Any]:
     """``test`` (a coroutine function) wrapped so that, on its loop and before the loop ends,
-    the tasks it left pending are noted in ``snapshot``."""
+    the tasks it left pending are noted in ``snapshot`` and the loop finishes closing the
+    async generators it dropped (the test's runner, pytest-asyncio's or anyio's, cancels
+    every task when it closes the loop; ``loop.shutdown_asyncgens()`` then only closes the
+    generators not yet dropped, not the cleanup tasks of those already dropped)."""
 
     @functools.wraps(test)
     async def run(**kwargs: Any) -> Any:
         before = snapshot.tasks_now()
         result = await test(**kwargs)
         await snapshot.note_tasks(before)
+        await snapshot.settle(before)  # not until_closed: its fixtures may still hold things
         return result
 
     return run

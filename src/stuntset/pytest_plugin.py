@@ -648,7 +648,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     from stuntset._leak_check import noting_tasks
 
     original = pyfuncitem.obj
-    pyfuncitem.obj = noting_tasks(original, snapshot)  # notes its tasks before its loop ends
+    # notes its tasks, and lets its loop finish closing generators it dropped, before the loop ends
+    pyfuncitem.obj = noting_tasks(original, snapshot)
     try:
         return (yield)
     finally:

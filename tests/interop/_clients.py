@@ -28,6 +28,11 @@ class Answer:
     output_tokens: int = 0
 
 
+#: Over loopback this is real time: every read of a passing response must come within it, even
+#: on a loaded machine. A test whose call must time out sets its own (the in-process transport
+#: under the fake clock fires it at once; over loopback it takes real time).
+DEFAULT_TIMEOUT = httpx2.Timeout(5.0, read=5.0)
+
 #: Clients made for the current test; ``close_clients()`` (an autouse fixture) closes them, so
 #: no socket is left to the garbage collector and a later test's warnings.
 OPEN: list[openai.OpenAI | anthropic.Anthropic] = []
@@ -39,7 +44,7 @@ def close_clients() -> None:
 
 
 def openai_client(stand_in: StandIn, mode: Mode, **options: Any) -> openai.OpenAI:
-    options.setdefault("timeout", httpx2.Timeout(5.0, read=1.0))
+    options.setdefault("timeout", DEFAULT_TIMEOUT)
     if mode == "loopback":
         client = openai.OpenAI(base_url=stand_in.url("openai"), api_key="sk-test", **options)
     else:
@@ -50,7 +55,7 @@ def openai_client(stand_in: StandIn, mode: Mode, **options: Any) -> openai.OpenA
 
 
 def anthropic_client(stand_in: StandIn, mode: Mode, **options: Any) -> anthropic.Anthropic:
-    options.setdefault("timeout", httpx2.Timeout(5.0, read=1.0))
+    options.setdefault("timeout", DEFAULT_TIMEOUT)
     if mode == "loopback":
         client = anthropic.Anthropic(
             base_url=stand_in.url("anthropic"), api_key="sk-test", **options

@@ -224,15 +224,18 @@ def test_connection_faults_on_a_whole_response(
 
 def test_a_first_byte_later_than_the_read_timeout_times_out(stand_in: StandIn) -> None:
     stand_in.play(Script.of([Delay(5.0), Text("too late")]))
+    client = chat(stand_in, max_retries=0, timeout=httpx2.Timeout(5.0, read=1.0))  # fake clock
     with pytest.raises(openai.APITimeoutError):
-        chat(stand_in, max_retries=0).chat.completions.create(model="m", messages=MESSAGES)
+        client.chat.completions.create(model="m", messages=MESSAGES)
 
 
 @pytest.mark.real_time
 def test_real_time_stall_and_slow_drip(stand_in: StandIn) -> None:
     """The read timeout is per read: a drip never times out, a stall does (real clock)."""
     stand_in.play(Script.of([Text("a b c d e", interval=0.03)], [Text("a"), Stall()]))
-    client = chat(stand_in, max_retries=0, timeout=httpx2.Timeout(5.0, read=0.1))
+    # real time: each 0.03 s drip must beat the read timeout even on a loaded machine, so
+    # the timeout is wide (the stall then takes it in full)
+    client = chat(stand_in, max_retries=0, timeout=httpx2.Timeout(5.0, read=1.0))
     drip = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
     assert "".join(c.choices[0].delta.content or "" for c in drip) == "a b c d e"
     with pytest.raises(openai.APITimeoutError):

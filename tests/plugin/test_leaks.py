@@ -241,3 +241,60 @@ def test_a_bad_ini_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(*QUIET)
     result.stderr.fnmatch_lines(["*ini stuntset_leaks = 'sometimes': expected one of*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+DROPPED = """
+import asyncio, warnings
+import pytest
+
+CLOSED = []
+
+class Stream:
+    closed = False
+
+    def close(self):
+        self.closed = True
+        CLOSED.append(self)
+
+    def __del__(self):
+        if not self.closed:
+            warnings.warn("Unclosed <Stream>", ResourceWarning)
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+async def messages():
+    stream = Stream()
+    try:
+        yield 1
+        yield 2
+    finally:
+        for _ in range(10):  # cleanup that takes loop turns (an SDK waiting for its CLI)
+            await asyncio.sleep(0)
+        stream.close()
+
+@pytest.mark.anyio
+async def test_breaks_out_early(stuntset_leaks):
+    async for _ in messages():
+        break  # dropped unclosed: the loop's finaliser task closes it
+
+def test_its_stream_was_closed():
+    assert len(CLOSED) == 1
+"""
+
+
+def test_an_async_test_s_dropped_generator_is_closed_before_its_loop_ends(
+    pytester: pytest.Pytester,
+) -> None:
+    """An async test that breaks out of an async generator leaves its closing to a task of
+    the loop's; the check waits for it on the test's loop, or the loop's end (anyio's runner
+    cancels every task) cuts it off mid-cleanup and the stream is dropped unclosed (what
+    claude-agent-sdk's ``query()`` did: "ResourceWarning: Unclosed <MemoryObjectReceiveStream>")."""
+    pytester.makepyfile(DROPPED)
+    result = pytester.runpytest(*QUIET, "-W", "error")
+    assert outcome(result) == {
+        "test_breaks_out_early": "passed",
+        "test_its_stream_was_closed": "passed",
+    }
+    assert "Unclosed <Stream>" not in result.stdout.str()
