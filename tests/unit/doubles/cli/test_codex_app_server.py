@@ -1106,3 +1106,28 @@ def test_turn_start_and_resume_settings_apply_to_the_thread(tmp_path: Path) -> N
     resumed = session.request("r2", "thread/resume", {"threadId": thread_id, "model": "o3"})
     assert resumed["result"]["model"] == "o3"
     session.close()
+
+
+def test_an_interrupt_between_deltas_completes_the_message_so_far(tmp_path: Path) -> None:
+    # the interval is real time the fake would wait before the next delta; the interrupt, read
+    # during that wait, ends it at once (the message so far is completed: observed)
+    script = Script.of([Text("one two three", chunks=3, interval=30.0)])
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin")
+    session = _Session(cli.path)
+    session.request("1", "initialize", INITIALIZE["params"])
+    thread_id = session.request("2", "thread/start", {})["result"]["thread"]["id"]
+    text = [{"type": "text", "text": "go"}]
+    started = session.request("t", "turn/start", {"threadId": thread_id, "input": text})
+    turn_id = started["result"]["turn"]["id"]
+    first = session.until(lambda m: m.get("method") == "item/agentMessage/delta")
+    right = {"threadId": thread_id, "turnId": turn_id}
+    assert session.request("i", "turn/interrupt", right) == {"id": "i", "result": {}}
+    completed = session.until(
+        lambda m: (
+            m.get("method") == "item/completed" and m["params"]["item"]["type"] == "agentMessage"
+        )
+    )
+    assert completed["params"]["item"]["text"] == first["params"]["delta"]
+    done = session.until(lambda m: m.get("method") == "turn/completed")
+    assert done["params"]["turn"]["status"] == "interrupted"
+    session.close()
