@@ -22,15 +22,69 @@ export STUNTSET_UV := $(UV)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.stuntset-synced
+DEMO_STAMP := $(VENV)/.stuntset-demo-synced
 
-.PHONY: demo test lint typecheck pytest legacy cassettes mocks wheel-smoke docs bench sync clean
+.PHONY: demo test ci lint typecheck fast slow coverage real browser node wheel wheel-smoke legacy \
+	cassettes mocks docs stress durations bench sync demo-sync clean
 
 # `make bench CASES=openai_inprocess` runs one case
 
-demo: $(STAMP)
+# The demo needs the base install only: no extras, no dev group (browser, docs, linters), and
+# no bytecode compiled ahead for the thousands of files it never imports. If the full venv is
+# already there (after `make test`), it is used as it is.
+demo: $(DEMO_STAMP)
 	$(BIN)/stuntset demo
 
-test: lint typecheck pytest legacy cassettes mocks wheel-smoke docs
+# --- the tiers ------------------------------------------------------------------------------
+# `make test` is the fast tier: lint, types and every all-fake test, no coverage. The tests
+# marked with a tier (tests/_tiers.py: real_cli, browser, node, wheel, docs, slow) run in their own
+# targets below; a test that starts a real binary, node, a browser or a package build without
+# its tier's marker fails. `make ci` runs everything, as .ci/run does.
+FAST := not real_cli and not browser and not node and not wheel and not docs and not slow
+PYTEST := $(BIN)/pytest -p no:cacheprovider
+# each pytest run keeps its durations (tests/_tiers.py), `make durations` prints the slowest 15
+# of each tier
+RESULTS := build/test-results
+
+test: lint typecheck fast
+
+fast: $(STAMP)
+	$(PYTEST) -n auto -m "$(FAST)" --tier-durations=$(RESULTS)/fast.json
+
+ci: test coverage legacy cassettes mocks wheel-smoke docs
+	@$(MAKE) --no-print-directory durations
+
+durations: $(STAMP)
+	$(BIN)/python tests/tools/durations.py $(RESULTS)
+
+# `make stress ROUNDS=5` runs the fast tier ROUNDS times with a busy loop on every core
+# (bounded: MAX_SECONDS in all); a flake is a failure, never retried
+ROUNDS ?= 5
+MAX_SECONDS ?= 1800
+stress: $(STAMP)
+	$(BIN)/python tests/tools/stress.py --rounds $(ROUNDS) --max-seconds $(MAX_SECONDS) -- \
+		$(PYTEST) -n auto -m "$(FAST)" -q
+
+# all-fake tests over 0.5 s (tests/_tiers.py)
+slow: $(STAMP)
+	$(PYTEST) -n auto -m slow --tier-durations=$(RESULTS)/slow.json
+
+# the real claude and codex binaries (bundled in the claude and codex extras' wheels) over the
+# doubles: drift, the real-CLI interop and fidelity tests
+real: $(STAMP)
+	$(PYTEST) -n auto -m real_cli --tier-durations=$(RESULTS)/real.json
+
+# the console and the trace viewer in a real Chromium (Debian's; .ci/run installs it)
+browser: $(STAMP)
+	$(PYTEST) -n auto -m browser --tier-durations=$(RESULTS)/browser.json
+
+# node and the npm SDKs against the doubles and the fake CLIs
+node: $(STAMP)
+	$(PYTEST) -n auto -m node --tier-durations=$(RESULTS)/node.json
+
+# package builds and fresh venvs inside the suite (installed_package, declared imports)
+wheel: $(STAMP)
+	$(PYTEST) -n auto -m wheel --tier-durations=$(RESULTS)/wheel.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -39,7 +93,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
-# The coverage gate: branch coverage of src/stuntset (the fake CLI processes and the tests'
+# The coverage gate: the whole suite (every tier), branch coverage of src/stuntset (the fake CLI processes and the tests'
 # other Python subprocesses measure themselves too, see tests/conftest.py), in total and for
 # every file: 95 and 90. Measured (covspeed, on main 2f90c79): 96.06% total; lowest files
 # claude/_process/hooks.py 82.3 (new code without tests yet: the gate fails on it),
@@ -50,8 +104,9 @@ typecheck: $(STAMP)
 COV_TOTAL := 95
 COV_FILE := 90
 
-pytest: $(STAMP)
-	$(BIN)/pytest -n auto --cov=stuntset --cov-branch --cov-report=term
+coverage: $(STAMP)
+	rm -f .coverage .coverage.*
+	$(PYTEST) -n auto --cov=stuntset --cov-branch --cov-report=term --tier-durations=$(RESULTS)/coverage.json
 	$(BIN)/python tests/tools/coverage_gate.py --total $(COV_TOTAL) --file $(COV_FILE)
 
 # the doubles against an httpx-era client (openai 1.x), in its own environment
@@ -79,10 +134,11 @@ wheel-smoke: $(STAMP)
 	$(BIN)/python tests/wheel/smoke.py --uv $(UV) --python $(PYTHON)
 
 # the user's guide (mkdocs.yml) into build/site, warnings as errors, offline; its examples
-# run in the suite (tests/examples/test_docs.py); not --quiet, which hides the warnings
+# run here too (tests/examples/test_docs.py, marked docs); not --quiet, which hides the warnings
 # --strict counts (it then passes with a broken link). `.venv/bin/mkdocs serve` serves it.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+	$(PYTEST) -n auto -m docs --tier-durations=$(RESULTS)/docs.json
 
 sync: $(STAMP)
 
@@ -93,9 +149,22 @@ $(STAMP): pyproject.toml uv.lock | $(UV)
 	$(UV) sync --locked --compile-bytecode --all-extras --python $(PYTHON)
 	touch $@
 
+# --inexact: a venv synced in full (by `make test`) keeps its dev group; the demo's own sync
+# only adds what the base install lacks. No --compile-bytecode: the demo imports a few hundred
+# of the venv's files, compiled (and cached) as they are imported.
+$(DEMO_STAMP): pyproject.toml uv.lock | $(UV)
+	@if [ -f $(STAMP) ] && [ $(STAMP) -nt uv.lock ] && [ $(STAMP) -nt pyproject.toml ]; then \
+		echo "make demo: using the full venv ($(VENV))"; \
+	else \
+		echo "make demo: installing the base install into $(VENV) (uv sync, locked, no dev group)"; \
+		$(UV) sync --locked --inexact --no-default-groups --no-dev --python $(PYTHON); \
+	fi
+	touch $@
+
 $(CURDIR)/.tools/bin/uv:
+	@echo "installing uv $(UV_VERSION) into .tools (not on PATH)"
 	$(PYTHON) -m venv .tools
-	.tools/bin/python -m pip install --quiet "uv==$(UV_VERSION)"
+	.tools/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
 
 clean:
 	rm -rf .venv .venv-legacy .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* htmlcov dist build

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from pathlib import Path
 from typing import Any
 
 # Loaded before any in-process pytester run takes its sys.modules snapshot: httpx2 imports
@@ -13,6 +14,10 @@ from typing import Any
 # and ConnectError then escaped unmapped in later tests of the same xdist worker (seen as flaky
 # loopback tests under -n 2).
 import pytest
+
+# the suite's tiers (markers) and the guard that fails a test starting a real binary, node, a
+# browser or a package build without its tier's marker: tests/_tiers.py
+pytest_plugins = ["_tiers"]
 
 with contextlib.suppress(ImportError):  # the legacy environment has httpx and no httpx2
     import httpcore2  # noqa: F401
@@ -59,6 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
             return
         rc = _subprocess_coverage_config(config, current)
         os.environ["STUNTSET_COVERAGE_PROCESS_START"] = rc
+        # the fake CLIs save into a folder of their own, then rename into place (_install.py)
+        partial = os.path.join(os.path.dirname(rc), "partial")
+        os.mkdir(partial)
+        os.environ["STUNTSET_COVERAGE_PARTIAL"] = partial
+        os.environ["STUNTSET_COVERAGE_DATA"] = str(Path(current.config.data_file).resolve())
         os.environ["STUNTSET_COVERAGE_PATH"] = os.path.dirname(os.path.dirname(coverage.__file__))
     controller = not hasattr(config, "workerinput") and config.getoption("dist", "no") != "no"
     if not controller:

@@ -82,6 +82,7 @@ def test_interrupt_and_close_over_the_socket(daemon: DaemonHandle, tmp_path: Pat
             client.call("start_turn", session_id=session_id, prompt="again")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("message", "field", "says"),
     [
@@ -344,6 +345,7 @@ def test_hostile_messages_get_an_error_and_the_connection_lives_on(
         assert client.call("create_task", workdir=str(tmp_path))["workdir"] == str(tmp_path)
 
 
+@pytest.mark.slow
 def test_events_of_10_mb_reach_a_subscriber_written_by_another_connection(
     daemon: DaemonHandle, tmp_path: Path
 ) -> None:

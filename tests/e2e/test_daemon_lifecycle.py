@@ -105,6 +105,7 @@ def test_sigterm_and_sigint_end_every_running_run_and_remove_the_token_file(
         store.close()
 
 
+@pytest.mark.slow
 def test_a_second_daemon_on_the_same_database_refuses_naming_the_first_pid(
     tmp_path: Path,
 ) -> None:

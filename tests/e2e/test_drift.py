@@ -30,6 +30,7 @@ README = Path(__file__).parents[2] / "README.md"
 _MARKERS = re.compile(r"<!-- drift-table -->\n(.*?)<!-- /drift-table -->", re.S)
 
 pytestmark = [
+    pytest.mark.real_cli,
     pytest.mark.skipif(
         any(real_binary(cli) is None for cli in CLIS),
         reason="the real claude/codex binaries come with the claude and codex extras",

@@ -102,6 +102,7 @@ def closed_by_server(sock: socket.socket) -> bool:
         return True
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_over_20000_requests(served: Served) -> None:
     # the bound is the issue's: RSS within 10 MiB over 20,000 requests after a warm-up that
     # fills the journal (its default keeps the last 1,000)
@@ -116,6 +117,7 @@ def test_memory_stays_flat_over_20000_requests(served: Served) -> None:
     assert grown < 10 * 1024, f"RSS grew {grown} KiB over 20,000 requests"
 
 
+@pytest.mark.slow
 def test_a_client_keeps_its_latency_beside_1000_half_open_connections(served: Served) -> None:
     # the bound is the issue's: p99 under 50 ms while 1,000 half-sent requests sit there
     crowd = []
@@ -137,6 +139,7 @@ def test_a_client_keeps_its_latency_beside_1000_half_open_connections(served: Se
     assert p99 < 0.050, f"p99 {p99 * 1000:.1f} ms"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "served",
     [
@@ -247,6 +250,7 @@ def test_a_hang_up_stops_the_stream_with_no_flood_of_log_lines(tmp_path: Path) -
     assert len(err.splitlines()) <= 10, err
 
 
+@pytest.mark.slow
 def test_a_stderr_nobody_reads_does_not_freeze_the_server() -> None:
     # every malformed request is a warning line; 3,000 of them overflow a 64 KiB pipe that
     # is never read, and the server must keep answering (the lines beyond the queue dropped)

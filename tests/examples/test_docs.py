@@ -21,7 +21,7 @@ import stuntset
 
 # the first import of every stuntset module and of the client libraries (a module fixture,
 # then per example): 5-30 s each on a loaded machine
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.docs]
 
 QUIET = (
     "-p",
@@ -171,6 +171,7 @@ def test_a_script_example_runs_beside_its_pages_files(tmp_path: Path) -> None:
     assert run_script(block, where).returncode == 3  # found its file, and its failure shows
 
 
+@pytest.mark.node
 @pytest.mark.parametrize(("language", "program"), [("sh", "bash"), ("js", "node")])
 def test_the_other_language_examples_of_the_serve_page_run(
     language: str, program: str, tmp_path: Path

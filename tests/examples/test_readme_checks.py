@@ -47,6 +47,7 @@ def installed_example() -> str:
     return block
 
 
+@pytest.mark.wheel
 def test_the_installed_package_example_runs_on_a_sample_plugin(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -101,6 +102,7 @@ def leaks_example() -> str:
 
 
 # Tests real time: the leaking run waits out the check's settle period (1 s of real time).
+@pytest.mark.slow
 def test_the_leaks_example_passes_and_fails_on_code_that_leaks(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_example=leaks_example())
     pytester.runpytest(*QUIET).assert_outcomes(passed=2)

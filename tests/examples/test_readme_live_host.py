@@ -38,6 +38,7 @@ def test_the_live_tier_example_runs_the_doubles_half(
     pytester.runpytest(*QUIET, "--live").assert_outcomes(passed=1, skipped=1)
 
 
+@pytest.mark.slow
 def test_the_host_timeouts_example_passes(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_example=example("check_host_timeouts("))
     pytester.runpytest(*QUIET).assert_outcomes(passed=1)

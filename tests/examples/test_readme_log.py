@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from readme import session_log_example
 
 from stuntset.log import SqliteEventLog
 from stuntset.runtime.testing import LogSeam
 
 
+@pytest.mark.slow
 def test_the_session_log_example_passes(
     tmp_path: Path, event_log: SqliteEventLog, log_seam: LogSeam
 ) -> None:

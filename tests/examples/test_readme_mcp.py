@@ -14,11 +14,13 @@ def example() -> str:
     return block
 
 
+@pytest.mark.slow
 def test_the_mcp_example_passes(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_example=example())
     pytester.runpytest(*QUIET).assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_the_mcp_example_fails_when_a_scripted_call_never_comes(
     pytester: pytest.Pytester,
 ) -> None:

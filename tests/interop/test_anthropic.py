@@ -29,6 +29,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["in-process", "loopback"])
 def test_create_and_stream_helper_agree(stand_in: StandIn, mode: Mode) -> None:
     stand_in.play(Script.of(TURN, TURN))

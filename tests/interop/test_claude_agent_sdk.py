@@ -130,6 +130,7 @@ async def test_init_reports_the_working_directory_the_sdk_chose(tmp_path: Path) 
     assert cli.invocations[0].cwd == str(work)
 
 
+@pytest.mark.slow
 async def test_found_first_on_path(tmp_path: Path) -> None:
     """The SDK prefers the binary bundled in its wheel over PATH (protocols.md §5.1). Where it
     has none (an sdist install, a platform without a bundled CLI) it searches PATH: shown with
@@ -638,6 +639,7 @@ async def test_garbage_bytes_escape_as_a_raw_unicode_error(tmp_path: Path) -> No
     assert isinstance(error, UnicodeDecodeError)
 
 
+@pytest.mark.slow
 async def test_an_over_long_line_hits_the_sdk_buffer_limit(tmp_path: Path) -> None:
     """A single line over 1 MiB: ``CLIJSONDecodeError``. The SDK stops reading there and
     never closes its stdout pipe (a leak it reports as a ResourceWarning when collected:
@@ -690,6 +692,7 @@ async def test_more_prompts_than_turns_is_a_result_error_and_script_exhausted(
 
 # Real time, on purpose (~5.3 s): the SDK's own escalation (5 s after stdin EOF, then
 # SIGTERM) is what this test proves, and the SDK reads the real clock.
+@pytest.mark.slow
 async def test_a_process_ignoring_sigterm_is_killed_and_nothing_hangs(tmp_path: Path) -> None:
     """disconnect() closes stdin, waits 5 s for the exit, then SIGTERMs (then 5 s, SIGKILL): a
     stalled turn that ignores SIGTERM for 0.3 s still ends, and disconnect() returns (~5.3 s)."""

@@ -261,6 +261,7 @@ def hook_messages(messages: list[Any]) -> list[tuple[Any, ...]]:
     return sorted(found, key=repr)
 
 
+@pytest.mark.real_cli
 async def test_the_same_hooks_fire_the_same_way_on_the_real_claude_and_the_fake(
     tmp_path: Path, hook_server: tuple[str, list[Any]]
 ) -> None:
@@ -461,6 +462,7 @@ def shown(messages: list[Any]) -> list[tuple[Any, ...]]:
     return out
 
 
+@pytest.mark.real_cli
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 async def test_what_a_hook_answer_does_is_the_same_on_the_real_claude_and_the_fake(
     tmp_path: Path, shape: str

@@ -137,6 +137,7 @@ async def test_the_fake_reports_its_servers_in_the_init_message(
     cli.assert_all_used()
 
 
+@pytest.mark.real_cli
 @pytest.mark.skipif(not BUNDLED_CLAUDE.exists(), reason="this wheel bundles no claude")
 async def test_the_real_claude_and_the_fake_report_the_same_servers(
     tmp_path: Path, servers: dict[str, Any]

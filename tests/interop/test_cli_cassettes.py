@@ -122,6 +122,7 @@ async def test_another_prompt_fails_the_sdk_and_verify_says_why(tmp_path: Path) 
         replay.verify()
 
 
+@pytest.mark.slow
 @pytest.mark.real_time
 @needs_bundled_claude
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -202,6 +203,7 @@ def test_codex_exec_json_replays_as_the_typescript_sdk_reads_it(tmp_path: Path) 
     replay.verify()
 
 
+@pytest.mark.real_cli
 @pytest.mark.real_time
 @needs_bundled_claude
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

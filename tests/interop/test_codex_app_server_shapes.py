@@ -117,6 +117,7 @@ def test_the_fake_lists_the_last_message_of_a_completed_turn_only(tmp_path: Path
 
 
 # real time: the real binary starts and talks to the double over loopback (a few seconds)
+@pytest.mark.real_cli
 @pytest.mark.skipif(REAL_CODEX is None, reason="no real codex binary here")
 @pytest.mark.real_time
 @pytest.mark.timeout(180)

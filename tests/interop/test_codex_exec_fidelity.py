@@ -116,6 +116,7 @@ CASES = {
 
 # real time: the real binary starts and talks to the double over loopback (about a second a
 # case, more for the retries' backoff)
+@pytest.mark.real_cli
 @needs_real_codex
 @pytest.mark.real_time
 @pytest.mark.timeout(180)

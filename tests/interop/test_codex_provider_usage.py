@@ -77,6 +77,7 @@ async def test_each_turn_reports_its_own_tokens_on_the_fake(tmp_path: Path) -> N
 
 
 # real time: the real binary starts (twice) and talks to the double over loopback
+@pytest.mark.real_cli
 @pytest.mark.skipif(REAL_CODEX is None, reason="no real codex binary here")
 @pytest.mark.real_time
 @pytest.mark.timeout(180)

@@ -83,6 +83,7 @@ async def test_breaking_out_of_a_model_stream_and_closing_releases_everything(
     assert entry.body["stream"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_stream_broken_off_and_not_closed_is_reported(
     stand_in: StandIn, mode: Mode
@@ -100,6 +101,7 @@ async def test_a_stream_broken_off_and_not_closed_is_reported(
     assert "[streams] model double stream: " in str(raised.value)
 
 
+@pytest.mark.slow
 def test_the_endless_stream_really_holds_until_closed(stand_in: StandIn) -> None:
     """The control for the tests above: a stream opened before the snapshot and not closed is
     still open at the check (over loopback, with the synchronous SDK)."""
@@ -180,6 +182,7 @@ async def test_codex_provider_stopped_early_leaves_no_process_or_fd(
             pass
 
 
+@pytest.mark.slow
 def test_openai_codex_turn_stream_stopped_early_leaves_no_process(
     fake_codex: Any, tmp_path: Path
 ) -> None:

@@ -51,6 +51,7 @@ continuity = true
 """
 
 
+@pytest.mark.real_cli
 @pytest.mark.parametrize("cli", ["claude", "codex"])
 async def test_the_real_binary_reads_the_skill_and_runs_the_command(
     cli: str, tmp_path: Path
@@ -64,6 +65,7 @@ async def test_the_real_binary_reads_the_skill_and_runs_the_command(
     assert (kept / "workspace" / "out.txt").read_text() == "text of report.pdf\n"
 
 
+@pytest.mark.real_cli
 @pytest.mark.parametrize("cli", ["claude", "codex"])
 async def test_a_write_beside_the_workspace_is_caught_on_disk(cli: str, tmp_path: Path) -> None:
     result = await arun_eval(

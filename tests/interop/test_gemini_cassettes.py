@@ -46,6 +46,7 @@ def _converse(client: genai.Client) -> tuple[list[str], str]:
     return calls, answer.text or ""
 
 
+@pytest.mark.slow
 @pytest.mark.real_time
 def test_a_gemini_session_is_recorded_secret_free_and_replays_to_the_sdk(tmp_path: Path) -> None:
     path = tmp_path / "gemini.jsonl"

@@ -103,6 +103,7 @@ def text_of(result: Any) -> str:
     return "".join(block.text for block in result.content)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_catalog_tools_resources_and_prompts(make: Make, transport: str) -> None:
     double = make(
@@ -150,6 +151,7 @@ async def test_catalog_tools_resources_and_prompts(make: Make, transport: str) -
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_results_error_results_and_protocol_errors(make: Make, transport: str) -> None:
     double = make(
@@ -188,6 +190,7 @@ async def test_results_error_results_and_protocol_errors(make: Make, transport: 
         double.check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_slow_tool_answers_late_and_times_a_short_wait_out(
     make: Make, transport: str
@@ -206,6 +209,7 @@ async def test_slow_tool_answers_late_and_times_a_short_wait_out(
     assert [c.outcome for c in double.tool_calls()] == ["result", "result"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_tool_that_never_answers_times_out_and_the_session_goes_on(
     make: Make, transport: str
@@ -220,6 +224,7 @@ async def test_a_tool_that_never_answers_times_out_and_the_session_goes_on(
     assert "notifications/cancelled" in double.methods()
 
 
+@pytest.mark.slow
 async def test_malformed_message_on_stdio_is_skipped_by_the_client_and_the_call_times_out(
     make: Make,
 ) -> None:
@@ -241,6 +246,7 @@ async def test_malformed_message_over_http_fails_the_call(make: Make) -> None:
     assert [c.outcome for c in double.tool_calls()] == ["fault:malformed_json", "fault:garbage"]
 
 
+@pytest.mark.slow
 async def test_server_crash_mid_call_on_stdio_closes_the_connection(make: Make) -> None:
     double = make(Script.of([ToolCall("t"), Delay(0.01), Exit(3, stderr="segfault")]))
     async with connect(double, "stdio") as session:
@@ -249,6 +255,7 @@ async def test_server_crash_mid_call_on_stdio_closes_the_connection(make: Make) 
     assert double.tool_calls()[0].outcome == "fault:exit"
 
 
+@pytest.mark.slow
 async def test_dropped_stdout_on_stdio_closes_the_connection(make: Make) -> None:
     double = make(Script.of([ToolCall("t"), StreamCut()]))
     async with connect(double, "stdio") as session:
@@ -270,6 +277,7 @@ async def test_server_crash_or_dropped_connection_over_http_fails_the_call(
     assert text_of(again) == "back"
 
 
+@pytest.mark.slow
 async def test_auth_failure_over_http_is_401_with_a_challenge(make: Make) -> None:
     double = make(Script.of([ToolCall("t"), ToolResult("ok")]), auth_token="s3cret")
     server = double.serve_http()
@@ -315,6 +323,7 @@ async def test_auth_expiring_mid_session_and_http_errors(make: Make) -> None:
     ]
 
 
+@pytest.mark.slow
 async def test_http_only_faults_on_stdio_are_json_rpc_errors(make: Make) -> None:
     double = make(Script.of([ToolCall("t"), AuthExpired(message="token expired")]))
     async with connect(double, "stdio") as session:

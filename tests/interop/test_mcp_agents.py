@@ -77,6 +77,7 @@ def tool_results(request_body: Any) -> list[Any]:
     return [block for block in content if block.get("type") == "tool_result"]
 
 
+@pytest.mark.real_cli
 @needs_bundled_claude
 @pytest.mark.mcp_double(Script.of([ToolCall("read_file"), ToolResult("hello from MCP")]))
 async def test_the_real_claude_calls_a_tool_of_the_mcp_double(
@@ -121,6 +122,7 @@ async def test_the_real_claude_calls_a_tool_of_the_mcp_double(
     assert answered["content"][0] == {"type": "text", "text": "hello from MCP\n"}
 
 
+@pytest.mark.real_cli
 @needs_bundled_claude
 @pytest.mark.mcp_double(
     Script.of(
@@ -200,6 +202,7 @@ def codex_home(tmp_path: Path, base_url: str, mcp: McpDouble) -> Path:
 CODEX_READ_FILE = "mcp__files/read_file"
 
 
+@pytest.mark.real_cli
 @needs_real_codex
 @pytest.mark.mcp_double(Script.of([ToolCall("read_file"), ToolResult("hello from MCP")]))
 def test_the_real_codex_calls_a_tool_of_the_mcp_double(
@@ -231,6 +234,7 @@ def test_the_real_codex_calls_a_tool_of_the_mcp_double(
     assert "hello from MCP" in json.dumps(outputs)
 
 
+@pytest.mark.real_cli
 @needs_real_codex
 @pytest.mark.mcp_double(
     Script.of(

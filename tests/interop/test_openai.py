@@ -229,6 +229,7 @@ def test_a_first_byte_later_than_the_read_timeout_times_out(stand_in: StandIn) -
         client.chat.completions.create(model="m", messages=MESSAGES)
 
 
+@pytest.mark.slow
 @pytest.mark.real_time
 def test_real_time_stall_and_slow_drip(stand_in: StandIn) -> None:
     """The read timeout is per read: a drip never times out, a stall does (real clock)."""

@@ -154,6 +154,7 @@ def test_by_default_a_single_503_is_retried_silently(tmp_path: Path) -> None:
 
 
 # real time: the real binary starts and talks to the double over loopback (a few seconds)
+@pytest.mark.real_cli
 @needs_real_codex
 @pytest.mark.real_time
 @pytest.mark.timeout(180)
@@ -169,6 +170,7 @@ def test_steering_matches_the_real_binary(tmp_path: Path) -> None:
     assert fake.status == real.status == "completed"
 
 
+@pytest.mark.real_cli
 @needs_real_codex
 @pytest.mark.real_time
 @pytest.mark.timeout(180)

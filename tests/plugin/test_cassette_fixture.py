@@ -31,6 +31,7 @@ def test_chat(cassette):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.real_time
 def test_record_then_replay(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CI", raising=False)
@@ -51,6 +52,7 @@ def test_record_then_replay(pytester: pytest.Pytester, monkeypatch: pytest.Monke
     pytester.runpytest(*QUIET).assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_replay_needs_the_cassette_and_ci_refuses_to_record(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,6 +23,7 @@ def test_demands_too_much(agent_eval):
 """
 
 
+@pytest.mark.slow
 def test_agent_eval_fixture(pytester: pytest.Pytester) -> None:
     (pytester.path / "evals").mkdir()
     (pytester.path / "evals" / "pdf_skill.toml").write_text(EXAMPLE.read_text())

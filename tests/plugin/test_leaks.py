@@ -132,6 +132,7 @@ def outcome(result: pytest.RunResult) -> dict[str, str]:
 
 # Tests real time: each leaking test waits out the check's settle period (SETTLE_SECONDS,
 # 1 s of real time, not configurable from pytest) before it counts what is still open.
+@pytest.mark.slow
 def test_each_kind_of_leak_fails_its_test_at_teardown(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(TESTS)
     result = pytester.runpytest(*QUIET)

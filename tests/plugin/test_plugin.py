@@ -111,6 +111,7 @@ def _outputs(path: Path) -> list[bytes]:
     return [(path / f"events-{i}.jsonl").read_bytes() for i in range(3)]
 
 
+@pytest.mark.slow
 def test_event_json_is_byte_identical_across_runs_and_workers(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(DETERMINISM)
     run(pytester).assert_outcomes(passed=4)

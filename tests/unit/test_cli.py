@@ -60,6 +60,7 @@ def test_a_bad_script_file_is_one_clear_line_and_exit_2(cli: CliRunner, tmp_path
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.slow
 def test_demo_plays_the_catalog_and_passes(cli: CliRunner) -> None:
     result = cli.invoke(main, ["demo"])
     assert result.exit_code == 0, result.output

@@ -85,6 +85,7 @@ def test_the_corpus_covers_every_command_group() -> None:
     assert set(main.commands) <= groups, f"no hostile cases for {set(main.commands) - groups}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ALL, ids=[f"{c.group}: {c.name}" for c in ALL])
 def test_hostile_input_is_one_line_exit_2_no_traceback(case: Case, tmp_path: Path) -> None:
     here = CORPUS / case.group

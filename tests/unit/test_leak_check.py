@@ -48,6 +48,7 @@ def waiting_child() -> Iterator[list[subprocess.Popen[bytes]]]:
         child.wait(10)
 
 
+@pytest.mark.slow
 def test_a_child_process_left_running_is_named_with_its_command_and_origin(
     waiting_child: list[subprocess.Popen[bytes]],
 ) -> None:
@@ -84,6 +85,7 @@ def test_a_kept_process_and_its_pipe_pass(waiting_child: list[subprocess.Popen[b
     snapshot.check(settle=FAST)
 
 
+@pytest.mark.slow
 def test_a_listening_socket_left_open_is_named_with_its_address_and_origin() -> None:
     snapshot = LeakSnapshot.take(kinds=["sockets"])
     server = socket.create_server(("127.0.0.1", 0))
@@ -96,6 +98,7 @@ def test_a_listening_socket_left_open_is_named_with_its_address_and_origin() -> 
     assert f"opened at {__file__}:" in message
 
 
+@pytest.mark.slow
 def test_a_connected_socket_names_both_ends() -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
@@ -111,6 +114,7 @@ def test_a_connected_socket_names_both_ends() -> None:
     assert f"tcp socket 127.0.0.1:{port} -> 127.0.0.1:" in message  # the accepted end
 
 
+@pytest.mark.slow
 def test_a_socket_dropped_unclosed_is_reported_with_what_the_collector_said() -> None:
     snapshot = LeakSnapshot.take(kinds=["sockets"])
 
@@ -136,6 +140,7 @@ def test_closed_sockets_and_socket_pairs_pass() -> None:
         os.close(write)
 
 
+@pytest.mark.slow
 def test_a_unix_socket_pair_left_open_is_reported() -> None:
     snapshot = LeakSnapshot.take(kinds=["sockets"])
     left, right = socket.socketpair()
@@ -235,6 +240,7 @@ def client_of(script: Script) -> httpx2.Client:
 CHAT = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 
 
+@pytest.mark.slow
 def test_an_in_process_stream_its_client_did_not_close_is_reported() -> None:
     client = client_of(Script.of([Text("one two"), Stall()]))
     snapshot = LeakSnapshot.take(kinds=["streams"])

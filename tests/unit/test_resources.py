@@ -254,6 +254,7 @@ class _RaisesWhenCollected:
         raise RuntimeError("a finaliser failed")
 
 
+@pytest.mark.slow
 def test_what_finalisers_said_is_held_back_then_let_through(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

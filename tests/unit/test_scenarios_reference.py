@@ -22,11 +22,13 @@ def generated() -> str:
     return catalog_markdown()
 
 
+@pytest.mark.slow
 def test_the_committed_catalog_is_what_the_generator_makes_now(generated: str) -> None:
     problem = drift(CATALOG, fresh=generated)
     assert problem is None, problem
 
 
+@pytest.mark.slow
 def test_drift_regenerates_when_not_given_the_text(tmp_path: Path, generated: str) -> None:
     same = tmp_path / "catalog.md"
     same.write_text(generated, encoding="utf-8")

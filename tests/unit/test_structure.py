@@ -191,6 +191,7 @@ def cycle_report(found: list[list[str]]) -> str:
 # --- no cycle -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_src_has_no_import_cycle() -> None:
     found = cycles(src_graph(type_checking=False))
     assert not found, cycle_report(found)
@@ -356,6 +357,7 @@ def rule_breaks(
     return breaks
 
 
+@pytest.mark.slow
 def test_every_import_in_src_follows_the_package_map() -> None:
     breaks = rule_breaks(src_graph(type_checking=True), MAY_IMPORT, ENTRY_POINTS)
     assert breaks == []

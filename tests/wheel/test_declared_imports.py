@@ -72,6 +72,7 @@ def check(modules: dict[str, str], metadata: str, distributions: dict[str, list[
     )
 
 
+@pytest.mark.slow
 def test_every_import_of_the_built_wheel_is_declared(
     wheel: Path, distributions: dict[str, list[str]]
 ) -> None:
@@ -80,6 +81,7 @@ def test_every_import_of_the_built_wheel_is_declared(
     assert check(modules, wheel_metadata(wheel), distributions) == []
 
 
+@pytest.mark.slow
 def test_the_extra_and_host_tables_name_real_scopes(wheel: Path) -> None:
     """A renamed function must not leave a stale entry that excuses nothing (or the wrong
     thing): every listed scope encloses at least one third-party import."""

@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from stuntset.cassettes import Cassette, load_cassette, write_cassette
 from stuntset.cassettes import _demo as demo
 
 
+@pytest.mark.slow
 def test_every_row_replays_what_was_recorded() -> None:
     rows = demo.cassette_rows()
     assert [(r.layer, r.scenario) for r in rows] == [

@@ -89,6 +89,7 @@ def test_an_openai_session_is_recorded_as_streamed_and_secret_free(
     assert any(isinstance(s, ToolCall) and s.input == {"path": "a.txt"} for s in steps)
 
 
+@pytest.mark.slow
 @pytest.mark.real_time
 def test_anthropic_and_errors_are_recorded_and_nothing_is_written_on_failure(
     tmp_path: Path, stack: ExitStack
@@ -149,6 +150,7 @@ def test_wires_are_told_by_path() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.real_time
 def test_the_record_command_writes_on_ctrl_c(tmp_path: Path, stack: ExitStack) -> None:
     import signal

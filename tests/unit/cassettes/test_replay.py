@@ -66,6 +66,7 @@ def openai_client(replayer: Replayer) -> openai.OpenAI:
     )
 
 
+@pytest.mark.slow
 def test_replay_serves_the_recording_to_the_real_client(chat_cassette: Path) -> None:
     replayer = Replayer(load_cassette(chat_cassette))
     client = openai_client(replayer)

@@ -63,6 +63,7 @@ def answers(url: str, stack: ExitStack) -> tuple[str, str]:
     return text, block.text
 
 
+@pytest.mark.slow
 @pytest.mark.real_time
 def test_clients_get_the_recording_over_loopback(recorded: Path, stack: ExitStack) -> None:
     with replay_server(recorded) as server:
@@ -101,6 +102,7 @@ def test_the_session_serves_its_cassette_to_other_processes(
         session.close()
 
 
+@pytest.mark.slow
 @pytest.mark.real_time
 def test_the_serve_command_replays_until_ctrl_c_then_checks(
     recorded: Path, stack: ExitStack

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -31,6 +32,7 @@ events = st.lists(
 )
 
 
+@pytest.mark.slow
 @given(
     events=events,
     ending=st.sampled_from([b"\n", b"\r\n", b"\r"]),

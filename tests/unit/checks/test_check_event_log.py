@@ -101,6 +101,7 @@ def test_the_scenario_catches_a_log_that_breaks(invariant: str) -> None:
     assert isinstance(info.value, HarnessFailure)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("invariant", sorted(BROKEN))
 def test_the_state_machine_catches_a_log_that_breaks(
     invariant: str, found_by_the_state_machine: dict[str, str | None]

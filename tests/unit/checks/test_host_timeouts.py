@@ -118,6 +118,7 @@ class HangsOnExit(SessionService):
             await super().__aexit__(*exc)
 
 
+@pytest.mark.slow
 async def test_a_host_that_does_not_stop_fails(stores: list[SessionStore]) -> None:
     with pytest.raises(ConformanceFailure, match=r"\[host-stops\].*did not stop within 1.0 s"):
         await acheck_host_timeouts(host_maker(HangsOnExit, stores), timeout=ROOMY, modes=["ends"])

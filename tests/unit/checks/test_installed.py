@@ -49,6 +49,7 @@ def sample(installed_package: Callable[..., InstalledPackage]) -> InstalledPacka
     return built
 
 
+@pytest.mark.wheel
 def test_the_console_script_runs_from_the_venv(sample: InstalledPackage) -> None:
     script = sample.bin("sample-hello")
     assert script.parent == sample.venv / "bin"
@@ -131,6 +132,7 @@ def test_a_project_without_pyproject_is_refused_with_the_place(tmp_path: Path) -
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.wheel
 def test_a_failed_build_shows_the_tail_of_the_build_output(tmp_path: Path) -> None:
     project = tmp_path / "broken"
     project.mkdir()
@@ -175,6 +177,7 @@ def no_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert find_uv() is None
 
 
+@pytest.mark.wheel
 @pytest.mark.usefixtures("no_uv")
 def test_without_uv_a_python_that_cannot_start_is_named(tmp_path: Path) -> None:
     with pytest.raises(
@@ -184,6 +187,7 @@ def test_without_uv_a_python_that_cannot_start_is_named(tmp_path: Path) -> None:
     assert str(tmp_path / "no-python") in str(caught.value)
 
 
+@pytest.mark.wheel
 @pytest.mark.usefixtures("no_uv")
 def test_without_uv_pip_wheel_gets_the_index_options_and_its_failure_is_shown(
     tmp_path: Path,
@@ -224,6 +228,7 @@ MKDIR, CP = shutil.which("mkdir"), shutil.which("cp")  # PATH is empty under no_
 
 # a real venv with pip (ensurepip) and a real pip install: ~10 s alone, and it passed 60 s
 # once on a machine loaded ten times over; the bound is for a hang, not for a slow machine
+@pytest.mark.wheel
 @pytest.mark.timeout(240)
 @pytest.mark.usefixtures("no_uv")
 def test_without_uv_the_stdlib_venv_and_pip_install_the_wheel(

@@ -138,6 +138,7 @@ def test_misuse_is_a_usage_error(project: Path) -> None:
         run_lint([str(project / "tests")], baseline=str(project / "nope.txt"), shrink=True)
 
 
+@pytest.mark.slow
 def test_stuntsets_own_tests_pass_with_an_empty_baseline() -> None:
     assert own_packages(REPO) == ["bench", "stuntset"]
     assert find_mock_patches([REPO / "tests", REPO / "bench"], root=REPO) == []

@@ -333,6 +333,7 @@ MESSAGES = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(chunks=st.lists(MESSAGES, min_size=2, max_size=4), data=st.data())
 def test_appending_always_passes_and_any_rewrite_is_caught_where_it_happens(

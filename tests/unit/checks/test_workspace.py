@@ -129,6 +129,7 @@ def test_verify_command_passes_and_returns_the_output(project: Path) -> None:
     assert verify_command(step).stdout == "1\n"
 
 
+@pytest.mark.slow
 def test_verify_command_fails_when_the_agents_claim_does_not_hold(project: Path) -> None:
     code = "import sys; print('1 failed'); print('boom', file=sys.stderr); sys.exit(1)"
     with pytest.raises(WorkspaceMismatch) as caught:

@@ -75,6 +75,7 @@ def _recorded(
     return result.exit_code, result.output
 
 
+@pytest.mark.slow
 def test_the_real_apis_recorded_streams_have_the_doubles_shape() -> None:
     """Pings, breakdowns, labels and a reasoning item on the live side, none on the double's:
     the same shape. Each distinct request is sent once (four scenarios ask alike)."""
@@ -135,6 +136,7 @@ def _without_output_tokens(frames: list[Frame]) -> list[Frame]:
     return frames
 
 
+@pytest.mark.slow
 def test_an_extra_event_kind_is_drift_named_at_its_place(tmp_path: Path) -> None:
     changed = _changed(tmp_path, OPENAI, "i-1", _extra_event)
     code, out = _recorded(["--scenario", "happy_path", "--cli", "codex"], openai=changed)
@@ -145,6 +147,7 @@ def test_an_extra_event_kind_is_drift_named_at_its_place(tmp_path: Path) -> None
     assert code == 1
 
 
+@pytest.mark.slow
 def test_a_reordered_frame_is_drift_named_at_its_place(tmp_path: Path) -> None:
     changed = _changed(tmp_path, ANTHROPIC, "i-1", _reordered)
     code, out = _recorded(["--scenario", "happy_path", "--cli", "claude"], anthropic=changed)
@@ -156,6 +159,7 @@ def test_a_reordered_frame_is_drift_named_at_its_place(tmp_path: Path) -> None:
     assert code == 1
 
 
+@pytest.mark.slow
 def test_a_missing_usage_field_is_drift_named_at_its_place(tmp_path: Path) -> None:
     changed = _changed(tmp_path, OPENAI, "i-2", _without_output_tokens)
     code, out = _recorded(["--scenario", "tool_use", "--cli", "codex-exec"], openai=changed)
@@ -174,6 +178,7 @@ def _live(args: list[str], anthropic: Script, openai: Script) -> tuple[int, str]
     return result.exit_code, result.output
 
 
+@pytest.mark.slow
 def test_the_same_shape_passes_whatever_the_text() -> None:
     other_words = Script.of([Text("Entirely different words, same shape."), *_usage()])
     code, out = _live(["--scenario", "happy_path"], other_words, other_words)
@@ -184,6 +189,7 @@ def test_the_same_shape_passes_whatever_the_text() -> None:
     assert code == 0
 
 
+@pytest.mark.slow
 def test_a_changed_shape_fails_naming_the_first_event_that_differs() -> None:
     happy = scenarios.build("happy_path")
     tool_use = scenarios.build("tool_use")  # the "provider" now frames a tool call

@@ -244,6 +244,7 @@ def test_runs_need_asyncio(clis: Clis) -> None:
     anyio.run(iterate, backend="trio")
 
 
+@pytest.mark.slow
 def test_the_provider_keeps_the_conformance_invariants_over_the_catalog(clis: Clis) -> None:
     report = check_provider_conformance(clis, timeout=30)
     # the stuck run is interrupted once its scripted events arrived, never after a quiet wait

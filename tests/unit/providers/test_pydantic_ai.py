@@ -267,6 +267,7 @@ WIRE_SCENARIOS = [
 ]
 
 
+@pytest.mark.slow
 def test_the_provider_keeps_the_conformance_invariants_on_every_wire(world: World) -> None:
     chosen = None if world.wire == "openai-chat" else WIRE_SCENARIOS
     report = check_provider_conformance(world, scenarios=chosen, timeout=30)

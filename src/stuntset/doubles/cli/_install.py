@@ -281,16 +281,32 @@ if b"STUNTSET_COVERAGE_PROCESS_START" in posix.environ:
     sys.path.append(posix.environ[b"STUNTSET_COVERAGE_PATH"].decode())
     import coverage
     _config = posix.environ[b"STUNTSET_COVERAGE_PROCESS_START"].decode()
-    _measure = coverage.Coverage(config_file=_config, data_suffix=True)
+    _partial = posix.environ.get(b"STUNTSET_COVERAGE_PARTIAL")
+    if _partial is None:
+        _measure = coverage.Coverage(config_file=_config, data_suffix=True)
+    else:
+        # saved into a folder of its own, then renamed beside the run's data: a process killed
+        # while saving leaves its half-written file there, never where combine reads
+        _partial = _partial.decode() + "/" + str(posix.getpid())
+        posix.mkdir(_partial)
+        _measure = coverage.Coverage(
+            config_file=_config, data_file=_partial + "/.coverage", data_suffix=True
+        )
     _measure.start()
-    def _save_then_exit(code, _exit=posix._exit, _measure=_measure):
+    def _save(_measure=_measure, _partial=_partial):
         _measure.stop()
         _measure.save()
+        if _partial is not None:
+            _final = posix.environ[b"STUNTSET_COVERAGE_DATA"].decode()
+            for _name in posix.listdir(_partial):
+                posix.rename(_partial + "/" + _name, _final + _name[len(".coverage"):])
+            posix.rmdir(_partial)
+    def _save_then_exit(code, _exit=posix._exit, _save=_save):
+        _save()
         _exit(code)
-    def _save_then_kill(pid, signal, _kill=posix.kill, _measure=_measure):
+    def _save_then_kill(pid, signal, _kill=posix.kill, _save=_save):
         if pid == posix.getpid():
-            _measure.stop()
-            _measure.save()
+            _save()
         _kill(pid, signal)
     posix._exit = _save_then_exit
     posix.kill = _save_then_kill

@@ -173,6 +173,36 @@ def test_with_the_variables_the_fake_process_measures_itself(tmp_path: Path) -> 
         assert any(name.endswith(wanted) for name in measured), wanted
 
 
+def test_a_partial_folder_keeps_the_data_away_until_it_is_whole(tmp_path: Path) -> None:
+    """With ``STUNTSET_COVERAGE_PARTIAL`` the process saves into a folder of its own and only
+    then renames the file beside the run's data: a process killed while saving can leave a
+    half-written file in that folder, never one that ``coverage combine`` reads."""
+    import coverage
+
+    rc = tmp_path / "subprocess.ini"
+    rc.write_text(
+        f"[run]\nbranch = true\nparallel = true\ndata_file = {tmp_path / '.coverage'}\n"
+        f"source = {Path(install_cli.__code__.co_filename).parents[1]}\n"
+    )
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    env = {
+        **without_coverage(),
+        "STUNTSET_COVERAGE_PROCESS_START": str(rc),
+        "STUNTSET_COVERAGE_PATH": str(Path(coverage.__file__).parents[1]),
+        "STUNTSET_COVERAGE_PARTIAL": str(partial),
+        "STUNTSET_COVERAGE_DATA": str(tmp_path / ".coverage"),
+    }
+    cli = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path / "bin")
+    done = subprocess.run([cli.path, "-p", "hi"], capture_output=True, env=env, check=False)
+    assert (done.returncode, done.stderr) == (0, b"")
+    (data_path,) = tmp_path.glob(".coverage.*")
+    assert list(partial.iterdir()) == []  # its own folder is gone once the file is in place
+    data = coverage.CoverageData(basename=str(data_path))
+    data.read()
+    assert any(Path(n).as_posix().endswith("cli/_runtime.py") for n in data.measured_files())
+
+
 def test_a_request_without_a_turn_is_explained_either_way() -> None:
     from stuntset.doubles.cli._runtime import no_turn_message
 

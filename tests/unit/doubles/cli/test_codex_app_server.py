@@ -718,6 +718,7 @@ class _Session:
         self.proc.wait(timeout=10)
 
 
+@pytest.mark.real_cli
 def test_every_message_validates_against_the_real_protocol_schema(
     tmp_path: Path, real_schema: Path
 ) -> None:

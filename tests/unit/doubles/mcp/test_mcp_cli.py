@@ -36,6 +36,7 @@ def test_the_default_spec_echoes_the_arguments() -> None:
     assert [getattr(step, "text", None) for step in made.steps] == ['{"a": 1, "b": 2}']
 
 
+@pytest.mark.slow
 async def test_serve_on_stdio_answers_echo_and_keeps_a_journal(tmp_path: Path) -> None:
     journal = tmp_path / "journal"
     command = [*STUNTSET, "mcp", "serve", "--stdio", "--journal", str(journal)]
@@ -48,6 +49,7 @@ async def test_serve_on_stdio_answers_echo_and_keeps_a_journal(tmp_path: Path) -
     assert [c.tool for c in read_journal(journal) if c.method == "tools/call"] == ["echo"]
 
 
+@pytest.mark.slow
 async def test_serve_on_a_port_crashes_for_real_on_a_scripted_exit(tmp_path: Path) -> None:
     spec = tmp_path / "spec.json"
     script = Script.of([ToolCall("t"), ToolResult("ok")], [ToolCall("t"), Exit(7, stderr="bye")])
@@ -84,6 +86,7 @@ async def test_serve_on_a_port_crashes_for_real_on_a_scripted_exit(tmp_path: Pat
     assert code == 7
 
 
+@pytest.mark.slow
 async def test_serve_on_a_port_plays_a_scenario_and_stops_on_sigint(tmp_path: Path) -> None:
     journal = tmp_path / "journal"
     process = subprocess.Popen(

@@ -88,6 +88,7 @@ def test_garbage_and_a_stray_response_arrive_in_the_event_stream(
     assert b'"id":"stuntset-out-of-order-9"' in stray.content
 
 
+@pytest.mark.slow
 def test_a_stalled_call_holds_its_response_until_the_client_gives_up(
     served: tuple[McpDouble, str],
 ) -> None:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx2
+import pytest
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 
@@ -33,6 +34,7 @@ def _stop(process: subprocess.Popen[str]) -> None:
     process.communicate(timeout=20)
 
 
+@pytest.mark.slow
 def test_serve_plays_a_script_file_and_every_scenario(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(

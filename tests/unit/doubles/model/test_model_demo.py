@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from stuntset import scenarios
 from stuntset.doubles.model._demo import model_rows
 
 
+@pytest.mark.slow
 def test_every_scenario_on_every_wire_shows_what_the_client_saw() -> None:
     rows = model_rows()
     applicable = [s.name for s in scenarios.all() if s.name != "spawn_missing"]

@@ -52,6 +52,7 @@ def test_last_closes_the_kept_client():
 
 # Tests real time: the leaking test waits out the check's settle period (1 s of real time,
 # not configurable from pytest) before its open connection counts.
+@pytest.mark.slow
 def test_the_leaking_test_is_named_and_the_next_is_unaffected(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(TESTS)
     result = pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider", "-W", "error")
@@ -76,11 +77,13 @@ def _no_garbage_from_earlier_tests() -> None:
         gc.collect()
 
 
+@pytest.mark.slow
 def test_a_connection_that_closes_by_itself_passes() -> None:
     states = iter([frozenset({("127.0.0.1", 1)}), frozenset()])
     check_unclosed_clients(lambda: next(states, frozenset()), frozenset(), "t::a", settle=1.0)
 
 
+@pytest.mark.slow
 def test_a_connection_held_open_by_a_live_client_passes() -> None:
     check_unclosed_clients(lambda: frozenset({("127.0.0.1", 1)}), frozenset(), "t::a", settle=0.01)
 
@@ -90,6 +93,7 @@ def test_connections_open_before_the_test_are_not_its_leaks() -> None:
     check_unclosed_clients(lambda: peer, peer, "t::a", settle=0.01)
 
 
+@pytest.mark.slow
 def test_a_connection_that_closes_late_without_a_finaliser_warning_passes() -> None:
     open_until_collected = [frozenset({("127.0.0.1", 8)})]
 
@@ -108,6 +112,7 @@ def test_a_connection_that_closes_late_without_a_finaliser_warning_passes() -> N
         gc.enable()
 
 
+@pytest.mark.slow
 def test_a_connection_that_closes_only_when_collected_fails() -> None:
     open_until_collected = [frozenset({("127.0.0.1", 9)})]
 

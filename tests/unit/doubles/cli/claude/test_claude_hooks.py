@@ -573,6 +573,7 @@ def server() -> Iterator[tuple[str, type[HookServer]]]:
     thread.join()
 
 
+@pytest.mark.slow
 def test_an_http_hook_posts_the_input_and_its_json_answer_decides(
     place: Place, server: tuple[str, type[HookServer]]
 ) -> None:
@@ -610,6 +611,7 @@ def test_an_http_hook_posts_the_input_and_its_json_answer_decides(
     assert result["message"]["content"][0]["content"] == "PreToolUse:Bash hook error: no"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "reply", "fields", "timed_out"),
     [
@@ -714,6 +716,7 @@ def test_a_prompt_answer_within_the_timeout_decides_after_its_delay(place: Place
     assert done.messages[-1]["terminal_reason"] == "hook_stopped"
 
 
+@pytest.mark.slow
 def test_an_empty_2xx_body_is_an_answer_that_decides_nothing(
     place: Place, server: tuple[str, type[HookServer]]
 ) -> None:
@@ -726,6 +729,7 @@ def test_an_empty_2xx_body_is_an_answer_that_decides_nothing(
     assert done.messages[-1]["result"] == "after"
 
 
+@pytest.mark.slow
 def test_an_http_url_without_a_path_posts_to_the_root_with_its_query(
     place: Place, server: tuple[str, type[HookServer]]
 ) -> None:
@@ -752,6 +756,7 @@ def test_an_http_url_without_a_port_uses_the_scheme_default(place: Place) -> Non
     )
 
 
+@pytest.mark.slow
 def test_a_header_dollar_that_names_no_variable_stays(
     place: Place, server: tuple[str, type[HookServer]]
 ) -> None:
@@ -776,6 +781,7 @@ class Dropper(BaseHTTPRequestHandler):
         """Quiet."""
 
 
+@pytest.mark.slow
 def test_an_http_hook_whose_server_hangs_up_has_no_usable_answer(place: Place) -> None:
     """The fake's stderr is Python's error text (the real CLI's Node text is not simulated);
     the outcome, the missing ``exit_code`` and the warning are as for a refused connection."""
