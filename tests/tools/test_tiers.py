@@ -107,7 +107,8 @@ def test_the_durations_report_groups_by_tier_slowest_first(tmp_path: Path) -> No
         "t.py::fast18",
         "t.py::fast17",
     ]
-    assert out[4].startswith("== coverage run, tier real_cli: 1 tests") and "1 over 2 s" in out[4]
+    assert out[4].startswith("== coverage run, tier real_cli: 1 tests")
+    assert "1 over 2 s" in out[4]
 
 
 @pytest.mark.slow  # a pytest or a stress run in a subprocess
@@ -119,8 +120,19 @@ def test_stress_reports_every_failed_round_and_never_retries(tmp_path: Path) -> 
         "if p.exists() else 0; p.write_text(str(n+1)); sys.exit(1 if n == 1 else 0)"
     )
     done = subprocess.run(
-        [sys.executable, str(TOOLS / "stress.py"), "--rounds", "3", "--spinners", "1", "--"]
-        + [sys.executable, "-c", flaky, str(counter)],
+        [
+            sys.executable,
+            str(TOOLS / "stress.py"),
+            "--rounds",
+            "3",
+            "--spinners",
+            "1",
+            "--",
+            sys.executable,
+            "-c",
+            flaky,
+            str(counter),
+        ],
         capture_output=True,
         text=True,
         check=False,
