@@ -104,9 +104,15 @@ typecheck: $(STAMP)
 COV_TOTAL := 95
 COV_FILE := 90
 
+# pytest-timeout's bound is a hang guard: measuring (in every fake CLI process too) makes the
+# longest tests two to three times slower, so it is wider here
 coverage: $(STAMP)
 	rm -f .coverage .coverage.*
-	$(PYTEST) -n auto --cov=stuntset --cov-branch --cov-report=term --tier-durations=$(RESULTS)/coverage.json
+	$(PYTEST) -n auto -m "not browser" -o timeout=300 --cov=stuntset --cov-branch --cov-report= \
+		--tier-durations=$(RESULTS)/coverage.json
+	$(PYTEST) -n auto -m browser -o timeout=300 --cov=stuntset --cov-branch --cov-append \
+		--cov-config=tests/tools/coverage-greenlet.ini --cov-report=term \
+		--tier-durations=$(RESULTS)/coverage-browser.json
 	$(BIN)/python tests/tools/coverage_gate.py --total $(COV_TOTAL) --file $(COV_FILE)
 
 # the doubles against an httpx-era client (openai 1.x), in its own environment
@@ -163,8 +169,12 @@ $(DEMO_STAMP): pyproject.toml uv.lock | $(UV)
 
 $(CURDIR)/.tools/bin/uv:
 	@echo "installing uv $(UV_VERSION) into .tools (not on PATH)"
-	$(PYTHON) -m venv .tools
-	.tools/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+	@# the interpreter's own pip installs into a venv made without one (ensurepip costs 5-30 s);
+	@# a Python whose pip cannot (none, or older than 22.3) gets a venv with a pip of its own
+	$(PYTHON) -m venv --without-pip .tools
+	$(PYTHON) -m pip --python .tools/bin/python install --quiet --disable-pip-version-check \
+		"uv==$(UV_VERSION)" 2>/dev/null || { rm -rf .tools && $(PYTHON) -m venv .tools && \
+		.tools/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"; }
 
 clean:
 	rm -rf .venv .venv-legacy .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* htmlcov dist build
