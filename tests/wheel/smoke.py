@@ -50,12 +50,24 @@ EXTRAS = {
     "pydantic-ai": ("stuntset.providers.pydantic_ai", "pydantic-ai"),
 }
 #: extra → what it enables, run in its environment as a user would (beside the fixtures)
-FEATURE_EXTRAS = ("mcp", "browser")
+FEATURE_EXTRAS = ("mcp", "browser", "hypothesis")
 PROBES = Path(__file__).parent / "probes"
 USER_PROJECT = Path(__file__).parent / "user_project"
 #: the user project's browser test runs only in the `browser` environment (elsewhere the
 #: fixture would skip it: no Playwright)
 BROWSER_TESTS = "test_browser.py"
+#: the README's session log example calls check_event_log, whose state machine is the
+#: `hypothesis` extra: it runs in that environment; the bare one shows the extra is named
+SESSION_LOG_TESTS = "test_readme_session_log.py"
+NAMES_THE_EXTRA = (
+    "from stuntset.checks import check_event_log\n"
+    "from stuntset.errors import MissingExtra\n"
+    "from stuntset.log import MemoryEventLog\n"
+    "try:\n"
+    "    check_event_log(MemoryEventLog, scenario=False, host=False)\n"
+    "except MissingExtra as missing:\n"
+    "    print(missing)\n"
+)
 TWO_SCENARIOS = ["--scenario", "happy_path", "--scenario", "tool_use"]
 #: what the user brings besides stuntset
 USER_BRINGS = ["pytest"]
@@ -177,7 +189,7 @@ class Smoke:
         out = self.run(
             f"[{name}] pytest user project ({what})",
             ["pytest", "-q", "-p", "no:cacheprovider", "-W", "error", *only]
-            + ([] if only else [f"--ignore={BROWSER_TESTS}"]),
+            + ([] if only else [f"--ignore={BROWSER_TESTS}", f"--ignore={SESSION_LOG_TESTS}"]),
             cwd=project,
             env=self.env(venv),
         )
@@ -201,6 +213,14 @@ def bare_wheel(smoke: Smoke, wheel: Path) -> None:
         env=env,
     )
     smoke.user_project("wheel", venv, project)
+    said = smoke.run(
+        "[wheel] check_event_log's state machine without hypothesis names the extra",
+        ["python", "-c", NAMES_THE_EXTRA],
+        cwd=project,
+        env=env,
+    )
+    if "pip install 'stuntset[hypothesis]'" not in said:
+        raise SystemExit(f"wheel smoke: [wheel] without hypothesis check_event_log said {said!r}")
 
 
 def bare_sdist(smoke: Smoke, sdist: Path) -> None:
@@ -245,6 +265,9 @@ def with_feature(smoke: Smoke, wheel: Path, extra: str) -> None:
         if said.strip() != "hello from the installed MCP double":
             raise SystemExit(f"wheel smoke: [mcp] the probe said {said!r}")
         smoke.user_project(extra, venv, project, "test_fixtures.py")
+        return
+    if extra == "hypothesis":
+        smoke.user_project(extra, venv, project, SESSION_LOG_TESTS)
         return
     from stuntset.browser import find_chromium
 

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import hypothesis
+from stuntset.errors import MissingExtra
+
+try:
+    import hypothesis
+except ImportError as missing:  # hypothesis is the `hypothesis` extra, not a base dependency
+    raise MissingExtra(
+        "check_event_log's state machine needs hypothesis, which is not installed: "
+        "pip install 'stuntset[hypothesis]' (or pass stateful=False to check only the fixed "
+        "scenario)"
+    ) from missing
 from hypothesis import HealthCheck
 from hypothesis import strategies as st
 from hypothesis.stateful import (

@@ -133,3 +133,17 @@ def test_the_default_settings_load_hypothesis_only_when_asked_for() -> None:
     for module in (stuntset.checks, log_invariants):
         with pytest.raises(AttributeError, match="has no attribute 'nope'"):
             module.nope  # noqa: B018
+
+
+def test_without_hypothesis_the_state_machine_names_its_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hypothesis is the ``hypothesis`` extra: without it the stateful half says how to get
+    it (the fixed scenario needs nothing), instead of an ImportError from deep inside."""
+    from stuntset.errors import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "hypothesis", None)  # as if it were not installed
+    monkeypatch.delitem(sys.modules, "stuntset.checks._log_machine", raising=False)
+    paths = (tmp_path / f"{n}.db" for n in range(100))
+    with pytest.raises(MissingExtra, match=r"pip install 'stuntset\[hypothesis\]'"):
+        check_event_log(lambda: SqliteEventLog(next(paths)), scenario=False, host=False)
