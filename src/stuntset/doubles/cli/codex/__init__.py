@@ -131,7 +131,9 @@ __all__ = [
 VERSION = "0.163.0"
 DEFAULT_MODEL = "gpt-5.1-codex"
 
-CODEX_WIRE = Wire(name="codex", renders=frozenset(STEP_KINDS), require_tool_results=True)
+CODEX_WIRE = Wire(
+    name="codex", renders=frozenset(STEP_KINDS), require_tool_results=True, cli_faults=True
+)
 
 _COMMAND_TOOLS = frozenset(
     {"bash", "shell", "exec_command", "shell_command", "local_shell", "exec", "run", "terminal"}
