@@ -348,14 +348,14 @@ def _retry(turn: Turn) -> dict[str, Any] | None:
     (``streams``), observed on codex-cli 0.163."""
     fault = turn.steps[-1] if turn.steps else None
     if fault is not None and (why := _stream_broke(fault)) is not None:
-        info = {"responseStreamDisconnected": {"httpStatusCode": None}}
-        return {"info": info, "details": why, "streams": True}
+        broke: dict[str, Any] = {"responseStreamDisconnected": {"httpStatusCode": None}}
+        return {"info": broke, "details": why, "streams": True}
     auth = isinstance(fault, AuthExpired) or (isinstance(fault, HttpError) and fault.status == 401)
     if auth and not any(
         isinstance(step, Text | Reasoning | ToolCall) for step in turn.segments()[-1]
     ):
-        info = {"responseStreamDisconnected": {"httpStatusCode": 401}}
-        return {"info": info, "details": None, "streams": True}
+        unauthorized: dict[str, Any] = {"responseStreamDisconnected": {"httpStatusCode": 401}}
+        return {"info": unauthorized, "details": None, "streams": True}
     if isinstance(fault, Overloaded):
         status = 503
     elif isinstance(fault, HttpError) and fault.status >= 500 and fault.error_type not in REFUSALS:
