@@ -3,7 +3,10 @@ plugin only wires: the hooks' logic is here)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +62,26 @@ def deadline_for(item: pytest.Item, timeline: Timeline) -> Deadline:
     else:
         raw = item.config.getini("stuntset_deadline")
         seconds = parse_seconds(raw if raw != "" else DEFAULT_SECONDS, "ini stuntset_deadline")
-    return Deadline(seconds, lambda: deadline_message(item.nodeid, seconds, timeline))
+    return Deadline(
+        seconds,
+        lambda: deadline_message(item.nodeid, seconds, timeline),
+        unblock=lambda: unblock(timeline),
+    )
+
+
+def unblock(timeline: Timeline) -> None:
+    """End what keeps a test waiting on its doubles: the model doubles' stalled responses end
+    (as at their close) and the fake CLI processes still running are killed."""
+    from .sources import cli_rows
+
+    for kind, double in timeline.doubles:
+        if kind == "model":
+            getattr(double, "double", double).closing.set()
+        elif kind == "cli":
+            for row in cli_rows(double, timeline):
+                if row.pending:
+                    with contextlib.suppress(OSError):
+                        os.kill(int(row.detail["pid"]), signal.SIGKILL)
 
 
 def explain_report(

@@ -5,9 +5,10 @@ stalled, since when, what it last sent) instead of hanging.
 It works for clients with no read timeout of their own (google-genai, a Node SDK driving a
 fake CLI): at the deadline the test's thread gets a ``SIGALRM`` whose handler raises there, and
 a blocking read (a socket, a pipe, ``select``) is interrupted by the signal, so the error
-surfaces where the test waits. Where the timer cannot be used (not the main thread, a
+surfaces where the test waits. Where the signal cannot be used (not the main thread, a
 platform without ``pthread_kill``, or ``SIGALRM`` already taken, e.g. by pytest-timeout) the
-deadline is off, and says so in ``Deadline.armed``.
+watchdog unblocks the test instead (``unblock``: the doubles end their stalled streams and the
+fake CLIs still running are killed), and the error is raised as the block ends.
 """
 
 from __future__ import annotations
@@ -79,11 +80,20 @@ class Deadline:
     A watchdog thread waits for the block to end (an ``Event``, with ``seconds`` as its
     timeout); at the deadline it builds the message there (reading the doubles' journals
     outside the test's thread, so no lock the test holds is needed), then interrupts the test's
-    thread with ``SIGALRM``, whose handler raises it."""
+    thread with ``SIGALRM``, whose handler raises it. Where the signal cannot be used, it calls
+    ``unblock`` instead, and the error is raised as the block ends."""
 
-    def __init__(self, seconds: float, message: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        seconds: float,
+        message: Callable[[], str],
+        unblock: Callable[[], None] | None = None,
+    ) -> None:
         self.seconds = seconds
         self.message = message
+        self.unblock = unblock
+        #: Whether the signal is in use (else the watchdog unblocks the test at the deadline).
+        self.signalled = False
         self.armed = False
         self.fired = False
         self._text = ""
@@ -91,10 +101,9 @@ class Deadline:
         self._previous: Any = None
         self._watchdog: threading.Thread | None = None
 
-    def _usable(self) -> bool:
+    def _can_signal(self) -> bool:
         return (
-            self.seconds > 0
-            and hasattr(signal, "pthread_kill")
+            hasattr(signal, "pthread_kill")
             and threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
         )
@@ -106,8 +115,17 @@ class Deadline:
             self._text = self.message()
         except Exception as exc:  # the deadline must fire all the same
             self._text = f"(the pending requests could not be read: {exc!r})"
-        if not self._done.is_set():
+        if self._done.is_set():
+            return
+        if self.signalled:
             signal.pthread_kill(target, signal.SIGALRM)
+            return
+        self.fired = True
+        if self.unblock is not None:
+            try:
+                self.unblock()
+            except Exception as exc:  # the test fails at the deadline all the same
+                self._text += f"\n(unblocking the doubles failed: {exc!r})"
 
     def _fire(self, signum: int, frame: FrameType | None) -> None:
         if self.fired or self._done.is_set():
@@ -116,8 +134,10 @@ class Deadline:
         raise DeadlineExceeded(self._text)
 
     def __enter__(self) -> Deadline:
-        if self._usable():
-            self._previous = signal.signal(signal.SIGALRM, self._fire)
+        if self.seconds > 0:
+            if self._can_signal():
+                self._previous = signal.signal(signal.SIGALRM, self._fire)
+                self.signalled = True
             self._watchdog = threading.Thread(
                 target=self._watch,
                 args=(threading.get_ident(),),
@@ -139,6 +159,10 @@ class Deadline:
         self._done.set()
         if self._watchdog is not None:
             self._watchdog.join()
-        # a signal sent just before ``_done`` was set is handled by now or ignored by ``_fire``
-        signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
         self.armed = False
+        if self.signalled:
+            # a signal sent just before ``_done`` was set is handled by now or ignored by _fire
+            signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
+            self.signalled = False
+        elif self.fired and not isinstance(exc, DeadlineExceeded):
+            raise DeadlineExceeded(self._text) from exc

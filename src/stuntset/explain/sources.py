@@ -109,8 +109,11 @@ def model_rows(stand_in: Any, timeline: Timeline) -> list[Row]:
         )
     for line in double.unused():
         rows.append(Row(None, "model", f"never used: {line.strip()}"))
-    for line in double.unanswered:
-        rows.append(Row(None, "model", f"unanswered: {one_line(line, 120)}"))
+    unanswered = double.unanswered
+    if unanswered:
+        more = f" ({len(unanswered)} in all)" if len(unanswered) > 1 else ""
+        text = f"no turn could answer{more}; the first: {one_line(unanswered[0], 120)}"
+        rows.append(Row(None, "model", text, {"unanswered": unanswered}))
     return rows
 
 
@@ -149,7 +152,7 @@ def cli_rows(fixture: Any, timeline: Timeline) -> list[Row]:
                 end = f"exit {inv.exit_code}"
             else:
                 end = "still running" if running else "killed (no exit recorded)"
-            argv = " ".join(inv.argv[1:]) if inv.argv else ""
+            argv = " ".join(inv.argv)
             bits = [f"pid {inv.pid} `{name} {one_line(argv, 60)}` -> {end}"]
             bits.append(f"{len(inv.stdout)} line(s) out")
             if controls:
@@ -178,7 +181,12 @@ def cli_rows(fixture: Any, timeline: Timeline) -> list[Row]:
 def mcp_rows(double: Any, timeline: Timeline) -> list[Row]:
     """An MCP double's journal: every message a client sent and what the double did."""
     rows: list[Row] = []
-    for call in double.calls:
+    calls = double.calls
+    used: dict[int, int] = {}
+    for call in calls:
+        if call.turn is not None:
+            used[call.turn] = used.get(call.turn, 0) + 1
+    for call in calls:
         what = call.method or "(no method)"
         if call.tool:
             args = json.dumps(call.arguments, default=str) if call.arguments is not None else ""
@@ -198,6 +206,10 @@ def mcp_rows(double: Any, timeline: Timeline) -> list[Row]:
         pending = call.outcome == "fault:stall"
         t = timeline.since_mono(call.ns) if call.ns else None
         rows.append(Row(t, "mcp", text, detail, pending=pending))
+    script = getattr(getattr(double, "spec", None), "script", None)
+    for index, turn in enumerate(getattr(script, "turns", ())):
+        if used.get(index, 0) < turn.times:
+            rows.append(Row(None, "mcp", f"never used: turn {index}: {turn.describe()}"))
     return rows
 
 
