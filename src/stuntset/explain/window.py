@@ -53,9 +53,7 @@ def first_difference(expected: Any, actual: Any, path: str = "") -> tuple[str, A
             if found is not None:
                 return found
         return None
-    if type(expected) is type(actual) and expected == actual:
-        return None
-    if expected is actual:
+    if expected is actual or (type(expected) is type(actual) and expected == actual):
         return None
     return path or "(the whole value)", expected, actual
 
@@ -96,10 +94,12 @@ def mismatch_window(
     labels: tuple[str, str] = ("expected", "actual"),
     width: int = WIDTH,
     indent: str = "  ",
+    path: str = "",
 ) -> str:
     """The lines that show where ``expected`` and ``actual`` first differ: the path, the
-    character index, and a window around it in each (labelled ``labels``). Empty if equal."""
-    found = first_difference(expected, actual)
+    character index, and a window around it in each (labelled ``labels``; ``path`` prefixes the
+    path shown). Empty if equal."""
+    found = first_difference(expected, actual, path)
     if found is None:
         return ""
     path, left, right = found
