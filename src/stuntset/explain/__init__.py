@@ -1,26 +1,13 @@
-"""Why a red test is red: the timeline of what every double a test used saw and did (the
-report's ``stuntset`` section), the trace files kept for failed tests, the test-bound
-deadline that ends a hung test naming what is pending, and the window that shows where two
-long values first differ."""
+"""Why a red test is red (issue 28), one concept a module:
 
-from __future__ import annotations
+- ``timeline``: one test's timeline of what every double it used saw and did (the report's
+  ``stuntset`` section), read by ``sources`` from the doubles' own journals;
+- ``trace``: the trace files kept for a failed test (self-contained HTML + JSONL), served by
+  ``viewer`` (``stuntset console --trace FILE``);
+- ``deadline``: the test-bound deadline that ends a hung test naming what is pending;
+- ``window``: where two long values first differ (a path and a window of text), for the
+  mismatch messages of cassettes, snapshots and checks.
 
-from .deadline import DEFAULT_SECONDS, Deadline, deadline_message
-from .timeline import DEFAULT_ROWS, Row, Timeline, render
-from .trace import load_trace, render_trace_html, write_trace
-from .window import first_difference, mismatch_window
-
-__all__ = [
-    "DEFAULT_ROWS",
-    "DEFAULT_SECONDS",
-    "Deadline",
-    "Row",
-    "Timeline",
-    "deadline_message",
-    "first_difference",
-    "load_trace",
-    "mismatch_window",
-    "render",
-    "render_trace_html",
-    "write_trace",
-]
+``_pytest`` is the plugin's glue. Nothing is imported here: the plugin imports what a test
+needs when it needs it.
+"""

@@ -21,8 +21,9 @@ from typing import Any
 
 from stuntset.errors import DeadlineExceeded, UsageError
 
+from .row import Row
 from .sources import one_line
-from .timeline import Row, Timeline
+from .timeline import Timeline
 
 __all__ = ["DEFAULT_SECONDS", "Deadline", "deadline_message", "parse_seconds"]
 

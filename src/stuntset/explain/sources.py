@@ -7,10 +7,17 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .timeline import Reader, Row, Timeline
+from .row import Row
+
+if TYPE_CHECKING:
+    from .timeline import Timeline
+
+#: Reads one watched double into rows: ``(double, timeline) -> rows``.
+Reader = Callable[[Any, "Timeline"], list[Row]]
 
 __all__ = ["READERS", "cli_rows", "mcp_rows", "model_rows", "one_line", "reply_summary"]
 

@@ -11,39 +11,16 @@ journal) at the moment the timeline is asked for.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DEFAULT_ROWS", "Row", "Timeline", "render"]
+from .row import Row
+
+__all__ = ["DEFAULT_ROWS", "Timeline", "render"]
 
 #: Rows the report section shows by default (``-vv`` shows every row).
 DEFAULT_ROWS = 30
 #: Of the default rows, how many come from the start (the rest are the last ones).
 _HEAD_ROWS = 5
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One thing a double saw or did. ``t`` is seconds from the test's start (``None``: not
-    an event in time, e.g. a turn never used, listed after the rest); ``source`` the double
-    (``model``, ``claude``, ``codex``, ``mcp``); ``text`` one line; ``detail`` everything
-    known about it (the trace keeps it); ``pending`` whether it was still unfinished."""
-
-    t: float | None
-    source: str
-    text: str
-    detail: dict[str, Any] = field(default_factory=dict)
-    pending: bool = False
-
-    def line(self) -> str:
-        when = "" if self.t is None else f"+{self.t:.3f}s"
-        flag = " (pending)" if self.pending else ""
-        return f"{when:>9} {self.source:<6} {self.text}{flag}"
-
-
-#: Reads one watched double into rows: ``(double, timeline) -> rows``.
-Reader = Callable[[Any, "Timeline"], list[Row]]
 
 
 class Timeline:

@@ -19,7 +19,7 @@ from typing import Any
 
 from stuntset.errors import UsageError
 
-from .timeline import Row
+from .row import Row
 
 __all__ = ["TRACE_VERSION", "load_trace", "render_trace_html", "trace_lines", "write_trace"]
 

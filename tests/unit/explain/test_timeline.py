@@ -6,8 +6,9 @@ import httpx2
 import pytest
 
 from stuntset.doubles.model import StandIn
+from stuntset.explain.row import Row
 from stuntset.explain.sources import cli_rows, mcp_rows, one_line
-from stuntset.explain.timeline import Row, Timeline, render
+from stuntset.explain.timeline import Timeline, render
 from stuntset.script import RateLimit, Script, Stall, Text, Turn
 
 

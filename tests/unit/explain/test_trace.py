@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stuntset.errors import UsageError
-from stuntset.explain.timeline import Row
+from stuntset.explain.row import Row
 from stuntset.explain.trace import load_trace, render_trace_html, trace_lines, write_trace
 
 ROWS = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stuntset.explain.timeline import Row
+from stuntset.explain.row import Row
 from stuntset.explain.trace import write_trace
 from stuntset.explain.viewer import TraceViewer
 

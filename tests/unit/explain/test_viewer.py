@@ -9,7 +9,7 @@ import httpx2
 from click.testing import CliRunner
 
 from stuntset.cli import main
-from stuntset.explain.timeline import Row
+from stuntset.explain.row import Row
 from stuntset.explain.trace import write_trace
 from stuntset.explain.viewer import TraceViewer
 
