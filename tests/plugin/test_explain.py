@@ -224,18 +224,28 @@ def test_a_bad_trace_mode_in_ini_is_one_clear_line(pytester: pytest.Pytester) ->
     assert "stuntset_trace = 'sometimes'" in result.stderr.str()
 
 
+# Each hung test below warms its client up in a fixture (setup is outside the deadline, which
+# bounds the call): the call only sends the request that stalls, so that request has reached
+# the double long before the deadline, however loaded the machine.
 GENAI_STALL = """
 import pytest
 from google import genai
 from google.genai import types
+from stuntset.script import Script, Stall, Text
 
-@pytest.mark.stuntset_deadline(0.5)
-@pytest.mark.stand_in("stuck")
-def test_hangs(stand_in):
-    # no read timeout: without the deadline this waits forever
+@pytest.fixture
+def client(stand_in):
+    stand_in.play(Script.of([Text("warm")], [Text("Half an answer"), Stall()]))
+    # no read timeout: without the deadline the stalled stream waits forever
     client = genai.Client(
         api_key="AIza-test", http_options=types.HttpOptions(base_url=stand_in.url("gemini"))
     )
+    assert client.models.generate_content(model="gemini-2.5-flash", contents="hi").text
+    yield client
+    client.close()
+
+@pytest.mark.stuntset_deadline(1.0)
+def test_hangs(client):
     for chunk in client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"):
         pass
 """
@@ -251,39 +261,45 @@ def test_a_stalled_genai_stream_over_loopback_ends_at_the_deadline(
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "DeadlineExceeded: test_stall.py::test_hangs: still running at its deadline" in text
-    assert "of 0.5s" in text
+    assert "of 1s" in text
     assert "pending:" in text, text
-    assert "streamGenerateContent" in text, text
+    assert "#1 POST /v1beta/models/gemini-2.5-flash:streamGenerateContent" in text, text
     assert "then stalls" in text, text
     assert "it last sent:" in text, text
+    assert "Half an answer" in text, text
     assert "since +" in text
 
 
 def test_the_deadline_also_ends_a_test_off_the_main_thread(pytester: pytest.Pytester) -> None:
-    # in-process: when this suite runs under xdist, the inner test is off the main thread and
-    # the watchdog unblocks it (the double's stalled stream ends) instead of a signal
+    # in-process: when this suite runs under xdist, or under pytest-timeout's signal, the
+    # watchdog unblocks the inner test (the double's stalled stream ends) instead of a signal
     pytester.makepyfile(
         """
         import pytest
         from openai import OpenAI
+        from stuntset.script import Script, Stall, Text
 
-        @pytest.mark.stuntset_deadline(0.3)
-        @pytest.mark.stand_in("stuck")
-        def test_hangs(stand_in):
+        BODY = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+
+        @pytest.fixture
+        def client(stand_in):
+            stand_in.play(Script.of([Text("warm")], [Text("Half an answer"), Stall()]))
             client = OpenAI(api_key="sk-t", base_url=stand_in.url("openai"), timeout=None)
-            stream = client.chat.completions.create(
-                model="m", messages=[{"role": "user", "content": "x"}], stream=True
-            )
-            for _ in stream:
-                pass
+            assert client.chat.completions.create(**BODY).choices
+            yield client
             client.close()
+
+        @pytest.mark.stuntset_deadline(1.0)
+        def test_hangs(client):
+            for _ in client.chat.completions.create(**BODY, stream=True):
+                pass
         """
     )
     result = pytester.runpytest(*QUIET)
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
-    assert "still running at its deadline of 0.3s" in text
-    assert "POST /v1/chat/completions" in text
+    assert "still running at its deadline of 1s" in text
+    assert "#1 POST /v1/chat/completions" in text
     assert "then stalls" in text
 
 
@@ -292,14 +308,20 @@ def test_a_stalled_fake_cli_ends_at_the_deadline(pytester: pytest.Pytester) -> N
         """
         import subprocess
         import pytest
+        from stuntset.script import Script, Stall, Text
 
-        @pytest.mark.stuntset_deadline(0.5)
-        @pytest.mark.fake_claude("stuck", allow_unused_turns=True)
-        def test_hangs(fake_claude):
+        @pytest.fixture
+        def claude(fake_claude):
+            fake_claude(Script.of([Text("warm")], [Text("Half an answer"), Stall()]))
+            argv = [str(fake_claude.path), "-p", "hi", "--output-format", "stream-json",
+                    "--verbose"]
+            subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, check=True)
+            return argv
+
+        @pytest.mark.stuntset_deadline(1.5)
+        def test_hangs(claude):
             with subprocess.Popen(
-                [str(fake_claude.path), "-p", "hi", "--output-format", "stream-json",
-                 "--verbose"],
-                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                claude, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
             ) as process:
                 try:
                     process.stdout.read()
@@ -310,7 +332,7 @@ def test_a_stalled_fake_cli_ends_at_the_deadline(pytester: pytest.Pytester) -> N
     result = pytester.runpytest_subprocess(*QUIET)
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
-    assert "still running at its deadline of 0.5s" in text
+    assert "still running at its deadline of 1.5s" in text
     assert "claude since +" in text, text
     assert "still running" in text, text
     assert "it last sent:" in text
