@@ -572,9 +572,16 @@ def eval_command(
 @click.option("--db", default=":memory:", show_default=True, help="SQLite file of the sessions.")
 @click.option("--port", default=0, show_default=True, help="Port to listen on (0: a free one).")
 @click.option("--cassettes", default=None, help="Folder of cassettes for the Cassettes view.")
-def console(db: str, port: int, cassettes: str | None) -> None:
+@click.option("--trace", "trace", default=None, help="Open a test's trace file (.html or .jsonl).")
+def console(db: str, port: int, cassettes: str | None, trace: str | None) -> None:
     """Serve the web console on loopback (Requests, Sessions, Cassettes) with a session host
-    and a model double to point clients at; prints its address with the token."""
+    and a model double to point clients at; prints its address with the token. With
+    ``--trace FILE``: serve that failed test's trace (what its doubles saw and did) instead."""
+    if trace is not None:
+        from stuntset.explain.viewer import run_trace_viewer
+
+        run_trace_viewer(trace, port, click.echo)
+        return
     from stuntset.console._cli import run_console_command
 
     run_console_command(db, port, cassettes, click.echo)

@@ -17,6 +17,7 @@
         ├── ScriptExhausted                     more turns were requested than the script holds
         ├── UnusedTurns                         scripted turns were never requested
         ├── WaitTimeout                         a condition did not come true in time
+        ├── DeadlineExceeded                    a test using a double ran past its deadline
         ├── UnstubbedCall                       the code under test called a method nobody stubbed
         ├── InvariantViolation                  an implementation broke an invariant suite's rule
         ├── ConformanceFailure                  a provider adapter broke a conformance invariant
@@ -42,6 +43,7 @@ __all__ = [
     "CapabilityError",
     "ConformanceFailure",
     "ContractViolation",
+    "DeadlineExceeded",
     "EvalBelowThreshold",
     "EvalFileError",
     "HarnessFailure",
@@ -215,6 +217,12 @@ class UnusedTurns(HarnessFailure):
 
 class WaitTimeout(HarnessFailure):
     """A waited-for condition did not come true before the timeout."""
+
+
+class DeadlineExceeded(HarnessFailure):
+    """A test that used a double was still running at its deadline (``stuntset_deadline``);
+    the message names what was pending: which request or process stalled, since when, and
+    what it last sent."""
 
 
 class UnstubbedCall(HarnessFailure):

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -193,6 +194,7 @@ def stand_in(
         request.path.parent,
     )
     before = _stuntset_model_server.open_connections()
+    _explain_watch(request, "model", double)
     try:
         yield double
         double.verify(allow_unused_turns=allow)
@@ -228,6 +230,7 @@ def mcp_double(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
         tmp_path / "mcp",
         request.path.parent,
     )
+    _explain_watch(request, "mcp", double)
     try:
         yield double
         double.check(allow_unused_turns=allow)
@@ -261,6 +264,7 @@ def fake_claude(
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
     fixture = CliFixture("claude", tmp_path / "bin", request.node.nodeid, request.path.parent)
+    _explain_watch(request, "cli", fixture)
     marker = request.node.get_closest_marker("fake_claude")
     try:
         if marker is not None:
@@ -390,6 +394,7 @@ def fake_codex(
 
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     fixture = CliFixture("codex", tmp_path / "bin", request.node.nodeid, request.path.parent)
+    _explain_watch(request, "cli", fixture)
     marker = request.node.get_closest_marker("fake_codex")
     try:
         if marker is not None:
@@ -716,3 +721,87 @@ def page_snapshot(request: pytest.FixtureRequest, stuntset_browser: Any, tmp_pat
         options=dict(marker.kwargs) if marker else None,
     ) as snapshot:
         yield snapshot
+
+
+# why a red test is red: logic in stuntset.explain (and stuntset.explain._pytest). A test that
+# used a double gets a `stuntset` section (its timeline) when it fails, a trace kept for it
+# (--stuntset-trace), and a deadline (ini stuntset_deadline / marker stuntset_deadline).
+_TIMELINE = pytest.StashKey[Any]()
+_STARTED = pytest.StashKey[tuple[int, int]]()
+_EXPLAINED = pytest.StashKey[dict[str, Any]]()
+
+
+@pytest.hookimpl(specname="pytest_addoption")
+def pytest_addoption_explain(parser: pytest.Parser) -> None:
+    group = parser.getgroup("stuntset")
+    modes = "retain-on-failure (default), on, off"
+    group.addoption(
+        "--stuntset-trace",
+        choices=("retain-on-failure", "on", "off"),
+        default=None,
+        help=f"trace files (HTML + JSONL) of tests that used a double: {modes}",
+    )
+    group.addoption("--stuntset-trace-dir", default=None, help="folder of the trace files")
+    parser.addini("stuntset_trace", f"trace files: {modes}", default="retain-on-failure")
+    parser.addini(
+        "stuntset_trace_dir",
+        "folder of the trace files (from the rootdir)",
+        default="stuntset-traces",
+    )
+    parser.addini(
+        "stuntset_deadline",
+        "seconds a test that uses a double may run before it fails naming what is pending "
+        "(0: none; default 60)",
+        default="",
+    )
+
+
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_explain(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "stuntset_deadline(seconds): this test's deadline when it uses a double (0: none); "
+        "past it the test fails naming the pending request or process",
+    )
+    from stuntset.explain._pytest import trace_mode
+
+    trace_mode(config)
+
+
+def _explain_watch(request: pytest.FixtureRequest, kind: str, double: Any) -> None:
+    node = request.node
+    timeline = node.stash.get(_TIMELINE, None)
+    if timeline is None:
+        from stuntset.explain.timeline import Timeline
+
+        mono, wall = node.stash.get(_STARTED, (None, None))
+        timeline = node.stash[_TIMELINE] = Timeline(mono_ns=mono, wall_ns=wall)
+    timeline.watch(kind, double)
+
+
+@pytest.hookimpl(specname="pytest_runtest_setup", wrapper=True, tryfirst=True)
+def pytest_runtest_setup_explain(item: pytest.Item) -> Any:
+    item.stash[_STARTED] = (time.monotonic_ns(), time.time_ns())
+    return (yield)
+
+
+@pytest.hookimpl(specname="pytest_runtest_call", wrapper=True, tryfirst=True)
+def pytest_runtest_call_explain(item: pytest.Item) -> Any:
+    timeline = item.stash.get(_TIMELINE, None)
+    if timeline is None:
+        return (yield)
+    from stuntset.explain._pytest import deadline_for
+
+    with deadline_for(item, timeline):
+        return (yield)
+
+
+@pytest.hookimpl(specname="pytest_runtest_makereport", wrapper=True)
+def pytest_runtest_makereport_explain(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    timeline = item.stash.get(_TIMELINE, None)
+    if timeline is not None:
+        from stuntset.explain._pytest import explain_report
+
+        explain_report(item, report, timeline, item.stash.setdefault(_EXPLAINED, {}))
+    return report

@@ -43,7 +43,7 @@ KINDS: dict[str, dict[str, str]] = {
     },
     "stuntset.errors": {
         "exception": "CapabilityError ConformanceFailure ContractViolation EvalBelowThreshold "
-        "EvalFileError HarnessFailure "
+        "EvalFileError DeadlineExceeded HarnessFailure "
         "InstalledPackageError InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse "
         "MissingExtra PrefixUnstable ResourceLeak "
         "ScriptError ScriptExhausted StaleCursor StuntsetError ToolMismatch TrajectoryMismatch "
@@ -320,8 +320,10 @@ from stuntset.errors import (
     UnusedTurns, UsageError, WaitTimeout, LeftoverPaths, PrefixUnstable, ToolMismatch,
     TrajectoryMismatch, WorkspaceMismatch, InvalidEvent, LogFileError, LogInUse,
     InstalledPackageError, EvalFileError, EvalBelowThreshold, MissingExtra, ResourceLeak,
+    DeadlineExceeded,
 )
 raised = [
+    DeadlineExceeded("x"),
     EvalFileError("x"), EvalBelowThreshold("x"),
     CapabilityError("no resume"), ConformanceFailure("x", invariant="contract", scenario=None,
     provider="p"), ContractViolation("x", rule="one-terminal", index=3), HarnessFailure("x"),

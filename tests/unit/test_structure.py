@@ -279,13 +279,16 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "doubles.model": FOUNDATION | {"_bind", "_resources"},
     "doubles.cli": FOUNDATION,
     "doubles.mcp": FOUNDATION | {"_bind", "_resources"},
+    # why a red test is red: the doubles' journals read into a timeline, traces, the
+    # deadline, and the mismatch window the cassettes and checks show
+    "explain": FOUNDATION | {"doubles.model", "doubles.cli"},
     # built on the doubles and the log
-    "cassettes": FOUNDATION | {"doubles.model", "doubles.cli", "log"},
+    "cassettes": FOUNDATION | {"doubles.model", "doubles.cli", "log", "explain"},
     "runtime": FOUNDATION | {"providers", "log"},
     # the checks read everything below them
     "checks": FOUNDATION
     | {"providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes", "runtime"}
-    | {"_leak_check", "_resources"},
+    | {"_leak_check", "_resources", "explain"},
     # evals run agents against the doubles and grade them with the checks
     "evals": FOUNDATION | {"providers", "driver", "doubles.model", "checks", "_plugin_support"},
     # the web console shows the doubles' journals, the daemon's sessions and the cassettes

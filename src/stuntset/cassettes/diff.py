@@ -21,6 +21,20 @@ def _short(value: Any) -> str:
     return short_json(value, 100)
 
 
+def _window(before: dict[str, Any], after: dict[str, Any], key: str) -> list[str]:
+    """Where the two values of ``key`` first differ (path and a window around it), when
+    ``_short`` cut either of them."""
+    a, b = before.get(key), after.get(key)
+    if max(len(short_json(a, 10_000)), len(short_json(b, 10_000))) <= 100:
+        return []
+    from stuntset.explain.window import mismatch_window
+
+    one = {key: a} if key in before else {}
+    other = {key: b} if key in after else {}
+    shown = mismatch_window(one, other, labels=("old", "new"), path="request", indent="    ")
+    return shown.splitlines()
+
+
 def _content(interaction: Interaction) -> list[str]:
     return [f"{kind_of(step)} {_short(_public(step))}" for step in steps_of(interaction)]
 
@@ -78,6 +92,7 @@ def _interaction_diff(
             lines.append(
                 f"  request.{key}: {_short(asked_before.get(key))} → {_short(asked_after.get(key))}"
             )
+            lines += _window(asked_before, asked_after, key)
     for index, (a, b) in enumerate(zip_longest(old_steps, new_steps)):
         if a != b:
             lines.append(f"  response step {index}: {a or '(none)'} → {b or '(none)'}")

@@ -110,10 +110,26 @@ def _differences(recorded: Interaction, method: str, path: str, body: Any) -> li
                 if want.get(key) != got.get(key):
                     out.append(
                         f"body.{key}: recorded {short_json(want.get(key))}, got {short_json(got.get(key))}"
+                        + _window(
+                            {key: want[key]} if key in want else {},
+                            {key: got[key]} if key in got else {},
+                            "body",
+                        )
                     )
         else:
             out.append(f"body: recorded {short_json(want)}, got {short_json(got)}")
+            out[-1] += _window(want, got, "body")
     return out
+
+
+def _window(want: Any, got: Any, path: str) -> str:
+    """The lines showing where two values first differ, when ``short_json`` cut either."""
+    if max(len(short_json(want, 10_000)), len(short_json(got, 10_000))) <= 120:
+        return ""
+    from stuntset.explain.window import mismatch_window
+
+    lines = mismatch_window(want, got, labels=("recorded", "got"), path=path, indent="    ")
+    return "\n" + lines if lines else ""
 
 
 def _sse(interaction: Interaction) -> Iterator[tuple[float, bytes]]:

@@ -49,18 +49,35 @@ def check_events_snapshot(
         )
     expected = decode_lines(file.read_bytes())
     lines = []
+    differing = 0
     for index, (want, got) in enumerate(zip_longest(expected, events)):
         if want != got:
+            differing += 1
             lines.append(f"  event #{index}:")
             lines.append(f"    expected {encode(want).decode() if want is not None else '(none)'}")
             lines.append(f"    got      {encode(got).decode() if got is not None else '(none)'}")
+            if want is not None and got is not None:
+                lines += _window(want, got)
     if lines:
         shown = "\n".join(lines[:30]) + ("\n  ..." if len(lines) > 30 else "")
         raise SnapshotMismatch(
-            f"{file}: {len(lines) // 3} event(s) differ from the snapshot "
+            f"{file}: {differing} event(s) differ from the snapshot "
             f"({len(expected)} expected, {len(events)} got):\n{shown}\n"
             f"If the change is intended, update with --stuntset-mode=refresh and review the diff."
         )
+
+
+def _window(want: Event, got: Event) -> list[str]:
+    """Where two events first differ (a field's path and a window around it), for events
+    whose JSON is long enough that the two lines alone hide it."""
+    import msgspec
+
+    a, b = msgspec.to_builtins(want), msgspec.to_builtins(got)
+    if max(len(encode(want)), len(encode(got))) <= 100:
+        return []
+    from stuntset.explain.window import mismatch_window
+
+    return mismatch_window(a, b, labels=("expected", "got"), indent="    ").splitlines()
 
 
 class EventSnapshot:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -130,6 +131,8 @@ class Journal:
     def __init__(self, *, keep: int | None = None) -> None:
         #: (index, method, path, query, headers, body, wire, turn, status, scenario, reply)
         self._entries: deque[tuple[Any, ...]] = deque(maxlen=keep)
+        #: ``time.monotonic_ns()`` when each kept entry was recorded (``stamped``).
+        self._stamps: deque[int] = deque(maxlen=keep)
         self._count = 0
         self._lock = threading.Lock()
 
@@ -182,6 +185,7 @@ class Journal:
                     reply,
                 )
             )
+            self._stamps.append(time.monotonic_ns())
             self._count += 1
 
     def add_raw(
@@ -202,6 +206,7 @@ class Journal:
             self._entries.append(
                 (self._count, "POST", path, query, headers, body, wire, turn, 200, scenario, reply)
             )
+            self._stamps.append(time.monotonic_ns())
             self._count += 1
 
     @property
@@ -221,9 +226,17 @@ class Journal:
             kept = [item for item in self._entries if item[0] > after]
         return [(_entry(item), _reply(item[10])) for item in kept]
 
+    def stamped(self) -> list[tuple[int, JournalEntry, Any]]:
+        """``(monotonic_ns, entry, reply)`` for each request kept: when it was recorded (as it
+        arrived), what it was and the ``Reply`` played (the failure timeline reads this)."""
+        with self._lock:
+            kept = list(zip(self._stamps, self._entries, strict=True))
+        return [(ns, _entry(item), _reply(item[10])) for ns, item in kept]
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._stamps.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
