@@ -37,7 +37,7 @@ def _section(result: pytest.RunResult) -> str:
 
 
 def test_a_failed_model_test_shows_every_request_in_order(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_model=MODEL_TEST)
+    pytester.makepyfile(test_explained_model=MODEL_TEST)
     result = pytester.runpytest(*QUIET, "-p", "no:randomly")
     result.assert_outcomes(failed=1)
     section = _section(result)
@@ -188,15 +188,15 @@ def test_a_failed_mcp_test_shows_its_calls(pytester: pytest.Pytester) -> None:
 
 
 def test_retain_on_failure_keeps_a_trace_that_loads(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_model=MODEL_TEST)
+    pytester.makepyfile(test_explained_model=MODEL_TEST)
     result = pytester.runpytest(*QUIET)
     result.assert_outcomes(failed=1)
     traces = pytester.path / "stuntset-traces"
-    jsonl = traces / "test_model.py_test_gives_up.jsonl"
-    page = traces / "test_model.py_test_gives_up.html"
+    jsonl = traces / "test_explained_model.py_test_gives_up.jsonl"
+    page = traces / "test_explained_model.py_test_gives_up.html"
     assert str(page) in result.stdout.str()
     records = [json.loads(line) for line in jsonl.read_text().splitlines()]
-    assert records[0]["test"] == "test_model.py::test_gives_up"
+    assert records[0]["test"] == "test_explained_model.py::test_gives_up"
     assert records[0]["outcome"] == "failed"
     statuses = [r["detail"]["status"] for r in records[1:] if "status" in r["detail"]]
     assert statuses == [429, 429]
@@ -356,7 +356,7 @@ def test_a_bad_deadline_marker_is_a_clear_error(pytester: pytest.Pytester) -> No
 
 
 def test_the_section_names_the_trace_file(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    pytester.makepyfile(test_model=MODEL_TEST)
+    pytester.makepyfile(test_explained_model=MODEL_TEST)
     result = pytester.runpytest(*QUIET, "--stuntset-trace=off")
     section = _section(result)
     assert "trace:" not in section
