@@ -54,9 +54,23 @@ TIER_FOLDERS: dict[str, str] = {
 }
 
 
+# tests measured slow, kept as data (one test id a line)
+SLOW_LIST = Path(__file__).with_name("slow.txt")
+
+
+def slow_list(path: Path = SLOW_LIST) -> frozenset[str]:
+    if not path.is_file():
+        return frozenset()
+    lines = (line.strip() for line in path.read_text().splitlines())
+    return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = config.rootpath
+    slow = slow_list()
     for item in items:
+        if item.nodeid in slow and item.get_closest_marker("slow") is None:
+            item.add_marker("slow")
         where = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
         for folder, tier in TIER_FOLDERS.items():
             if where.startswith(folder) and item.get_closest_marker(tier) is None:

@@ -151,3 +151,23 @@ def test_stress_refuses_a_missing_command() -> None:
     )
     assert done.returncode == 2
     assert "a command after --" in done.stderr
+
+
+def test_the_slow_list_is_ids_without_comments(tmp_path: Path) -> None:
+    listed = tmp_path / "slow.txt"
+    listed.write_text("# why\n\ntests/a.py::test_x[1]\n  tests/b.py::test_y  \n")
+    assert _tiers.slow_list(listed) == {"tests/a.py::test_x[1]", "tests/b.py::test_y"}
+    assert _tiers.slow_list(tmp_path / "missing.txt") == frozenset()
+
+
+def test_every_listed_slow_test_still_exists() -> None:
+    """A renamed or deleted test leaves a stale line: its file and function must be there."""
+    root = TOOLS.parents[1]
+    stale = []
+    for nodeid in sorted(_tiers.slow_list()):
+        path, _, rest = nodeid.partition("::")
+        name = rest.split("[")[0].split("::")[-1]
+        source = root / path
+        if not source.is_file() or f"def {name}(" not in source.read_text():
+            stale.append(nodeid)
+    assert stale == [], f"tests/slow.txt names tests that are gone: {stale}"
