@@ -18,7 +18,7 @@ from typing import Any
 
 from stuntset.events import Event, to_builtins
 
-__all__ = ["Step", "describe", "normalize", "short"]
+__all__ = ["Step", "describe", "normalize", "short", "spell"]
 
 #: One normalized step: its ``type`` first, then the compared fields.
 Step = dict[str, Any]
@@ -30,7 +30,7 @@ _KEPT: dict[str, tuple[str, ...]] = {
     "reasoning.delta": ("text",),
     "reasoning.completed": ("text",),
     "tool.started": ("name", "input"),
-    "tool.completed": ("is_error",),
+    "tool.completed": ("output", "is_error"),
     "approval.requested": ("tool",),
     "approval.resolved": ("decision",),
     "input.requested": ("prompt",),
@@ -43,11 +43,12 @@ _KEPT: dict[str, tuple[str, ...]] = {
 _DELTAS = ("message.delta", "reasoning.delta")
 
 
-def normalize(events: Iterable[Event]) -> list[Step]:
-    """The steps ``events`` compare by (see the module docs)."""
+def normalize(events: Iterable[Event], cwd: str = "") -> list[Step]:
+    """The steps ``events`` compare by (see the module docs); ``cwd``, the program's working
+    directory, is written ``$CWD`` wherever it appears."""
     steps: list[Step] = []
     for event in events:
-        raw = to_builtins(event)
+        raw = _relative(to_builtins(event), cwd) if cwd else to_builtins(event)
         kind = str(raw["type"])
         step: Step = {"type": kind}
         for name in _KEPT.get(kind, ()):
@@ -57,6 +58,16 @@ def normalize(events: Iterable[Event]) -> list[Step]:
             continue
         steps.append(step)
     return steps
+
+
+def _relative(value: Any, cwd: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(cwd, "$CWD")
+    if isinstance(value, dict):
+        return {k: _relative(v, cwd) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relative(v, cwd) for v in value]
+    return value
 
 
 _DEFAULTS: dict[str, Any] = {
@@ -72,6 +83,13 @@ def describe(step: Step | None) -> str:
     if step is None:
         return "(nothing)"
     fields = " ".join(f"{k}={short(v)}" for k, v in step.items() if k != "type")
+    return f"{step['type']} {fields}".rstrip()
+
+
+def spell(step: Step) -> str:
+    """``step`` spelt out whole, as the allowlist writes it:
+    ``run.crashed kind='http' retryable=True`` (``describe`` without cutting values)."""
+    fields = " ".join(f"{k}={v!r}" for k, v in step.items() if k != "type")
     return f"{step['type']} {fields}".rstrip()
 
 
