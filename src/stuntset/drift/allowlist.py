@@ -20,6 +20,10 @@ side has there, spelt out (``normalize.spell``: ``run.crashed kind='http' retrya
 it covers a run of steps one side lacks, and also every field of a step pair of one kind
 that differs (a crash of another kind *and* retryability).
 
+``field = "rest"`` says how the rest of the run differs: ``real`` and ``fake`` are the
+lists of *all* the steps each side shows from ``step`` to its end (a CLI-side feature the
+model API cannot say, after which the two runs go different ways).
+
 ``[[race]]``, where the real binary's timing decides what comes: the explicit set of
 outcomes a side's stream may show from ``step`` on (each a list of spelt-out steps)::
 
@@ -89,6 +93,14 @@ class Allowed:
     def columns(self) -> tuple[str, ...]:
         return (self.column,) if isinstance(self.column, str) else self.column
 
+    def rest(self, real: Sequence[Step], fake: Sequence[Step]) -> bool:
+        """A ``field = "rest"`` entry: both sides show its steps from ``step`` to the end."""
+        return (
+            self.field == "rest"
+            and tuple(spell(s) for s in real[self.step :]) == _freeze(self.real)
+            and tuple(spell(s) for s in fake[self.step :]) == _freeze(self.fake)
+        )
+
     def covers(self, column: str, scenario: str, difference: Difference) -> bool:
         if column not in self.columns or (scenario, difference.index) != (self.scenario, self.step):
             return False
@@ -130,7 +142,9 @@ def _text(value: object) -> bool:
 
 
 def _problem(entry: dict[str, Any], keys: tuple[str, ...]) -> str | None:
-    missing = [k for k in keys if k not in entry or entry[k] in ("", [])]
+    missing = [
+        k for k in keys if k not in entry or entry[k] == "" or (k == "outcomes" and not entry[k])
+    ]
     if missing:
         return f"needs a non-empty {', '.join(missing)}"
     extra = sorted(set(entry) - set(keys))
@@ -154,11 +168,11 @@ def _allowed(entry: dict[str, Any]) -> str | Allowed:
     problem = _problem(entry, _ALLOWED)
     if problem:
         return problem
-    if entry["field"] == "step" and not all(
+    if entry["field"] in ("step", "rest") and not all(
         isinstance(side, list) and all(_text(s) for s in side)
         for side in (entry["real"], entry["fake"])
     ):
-        return "with field = 'step' needs real and fake as lists of steps spelt out"
+        return f"with field = {entry['field']!r} needs real and fake as lists of steps spelt out"
     return Allowed(*(entry[k] for k in _ALLOWED))
 
 

@@ -80,6 +80,17 @@ def _native_output(program: str, call: ToolCall, output: Any) -> Any:
     return output + "\n" if call.name == "list_files" else output
 
 
+def _native_result(program: str, call: ToolCall, result: ToolResult) -> ToolResult:
+    """The result the real tool reports. Codex runs commands in its default sandbox, which
+    is read-only: a command that writes (``rm``) fails there, after its approval."""
+    command = _command(call)
+    if program == "codex" and command.startswith("rm -rf "):
+        target = command.removeprefix("rm -rf ")
+        failed = f"rm: cannot remove '{target}': Read-only file system\n"
+        return msgspec.structs.replace(result, output=failed, is_error=True)
+    return msgspec.structs.replace(result, output=_native_output(program, call, result.output))
+
+
 def _asks(program: str, call: ToolCall) -> bool:
     """The real binary asks permission before running the rewritten ``call``."""
     if call.name == "read_file":
@@ -113,10 +124,7 @@ def _native_turn(turn: Turn, program: str, cwd: Path) -> Turn:
         elif isinstance(step, ApprovalRequest) and waiting and not _asks(program, waiting[-1]):
             continue  # the real binary does not ask for this call
         elif isinstance(step, ToolResult) and waiting:
-            call = waiting.pop(0)
-            steps.append(
-                msgspec.structs.replace(step, output=_native_output(program, call, step.output))
-            )
+            steps.append(_native_result(program, waiting.pop(0), step))
         else:
             steps.append(step)
     return msgspec.structs.replace(turn, steps=tuple(steps))

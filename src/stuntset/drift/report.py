@@ -228,6 +228,12 @@ def _judge(
         for steps, outcome in zip((ours, theirs), picked, strict=True):
             assert outcome is not None
             steps[race.step : race.step + len(race.outcomes[outcome])] = [{"type": "race"}]
+    for tail in (e for e in mine if isinstance(e, Allowed) and e.field == "rest"):
+        if tail.rest(ours, theirs):
+            used.append(tail)
+            cell.status, cell.reason = "allowed", tail.reason
+            cell.difference = f"from step {tail.step} on: {tail.kind}"
+            ours, theirs = ours[: tail.step], theirs[: tail.step]
     found = differences(ours, theirs)
     if not found:
         return cell, used
