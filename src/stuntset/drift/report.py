@@ -107,12 +107,14 @@ class DriftReport:
     def from_json(cls, text: str) -> DriftReport:
         """A report back from ``to_json()`` (``stuntset drift --json``)."""
         data = json.loads(text)
-        stale: list[Allowed | Race] = [
-            Race(**{**e, "outcomes": tuple(tuple(o) for o in e["outcomes"])})
-            if "outcomes" in e
-            else Allowed(**e)
-            for e in data["stale_allowlist"]
-        ]
+        stale: list[Allowed | Race] = []
+        for e in data["stale_allowlist"]:
+            if not isinstance(e["column"], str):
+                e["column"] = tuple(e["column"])
+            if "outcomes" in e:
+                stale.append(Race(**{**e, "outcomes": tuple(tuple(o) for o in e["outcomes"])}))
+            else:
+                stale.append(Allowed(**e))
         cells = [DriftCell(**cell) for cell in data["cells"]]
         return cls(cells, data["seconds"], stale, data.get("binaries", {}))
 

@@ -31,7 +31,9 @@ def test_markdown_and_json_of_an_empty_run(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
     code = print_drift(["codex"], [], json_path=report, markdown=True, echo=said.append)
     assert code == 0
-    assert said == ["| scenario |  |\n|---|\n"]  # no cells, no columns
+    assert said[-1] == "| scenario |  |\n|---|\n"  # no cells, no columns
+    assert said[0].startswith("real codex: ")  # the binary compared, and its version
+    assert "codex-cli" in said[0]
     assert '"cells": []' in report.read_text()
 
 
