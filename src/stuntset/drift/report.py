@@ -24,8 +24,8 @@ from stuntset.seams import deterministic
 
 from .allowlist import ALLOWLIST, Allowed, Race, load_allowlist
 from .compare import differences
-from .normalize import describe, normalize
 from .native import native_script, prepare
+from .normalize import describe, normalize
 from .runners import (
     CLIS,
     COLUMNS,
@@ -366,6 +366,5 @@ async def _drift(
             for name in names:
                 group.start_soon(one, cli, name, binary)
     ordered = [cells[cli, name] for name in names for cli in clis]
-    chosen = {(cell.scenario, cell.cli) for cell in ordered}
     stale = [e for e in allowed if _unmatched(e, cells, used)]
     return DriftReport(ordered, time.monotonic() - began, stale)
