@@ -216,7 +216,9 @@ def auth_expired_mid_run() -> Script:
     """Credentials expire in the middle of a run, after a tool call succeeded.
 
     A correct client stops the run with an authentication error (not retried: retrying the
-    same token cannot help), keeps what was already done, and tells the user to re-authenticate."""
+    same token cannot help), keeps what was already done, and tells the user to re-authenticate.
+    The real CLIs do retry the 401 (a CLI double does too), so with one scripted turn their
+    retry meets the model double's 500 for a request no turn answers."""
     return _named(
         "auth_expired_mid_run",
         [
@@ -256,40 +258,50 @@ def overloaded(failures: int = 1) -> Script:
 
 
 @_scenario(fault=True)
-def stream_cut(after_words: int = 5) -> Script:
+def stream_cut(after_words: int = 5, cli: bool = False) -> Script:
     """The stream stops mid-answer without its terminal event.
 
     A correct client reports the turn as failed (the partial text is not a complete answer),
-    does not wait forever for the rest, and does not blindly resend a half-consumed stream."""
+    does not wait forever for the rest, and does not blindly resend a half-consumed stream.
+    The model API's stream is cut: a CLI double shows what the real CLI does then (it asks
+    again). With ``cli=True`` (CLI doubles only) the CLI itself breaks: its own stdout stops
+    mid-line and the process exits."""
     words = " ".join(f"partial{i}" for i in range(after_words))
-    return _named("stream_cut", [Text(words), StreamCut()])
+    return _named("stream_cut", [Text(words), StreamCut(cli=cli)])
 
 
 @_scenario(fault=True)
-def malformed_json() -> Script:
+def malformed_json(cli: bool = False) -> Script:
     """A frame on the wire is not valid JSON.
 
     A correct client fails the turn with a protocol error that says what was received, and
-    does not crash with an unhandled decode error or silently drop the frame."""
-    return _named("malformed_json", [Text("Starting the answer"), MalformedJson()])
+    does not crash with an unhandled decode error or silently drop the frame. The frame is
+    the model API's: a CLI double shows what the real CLI does then (it asks again). With
+    ``cli=True`` (CLI doubles only) the CLI itself writes the bad line, then exits."""
+    return _named("malformed_json", [Text("Starting the answer"), MalformedJson(cli=cli)])
 
 
 @_scenario(fault=True)
-def garbage_bytes() -> Script:
+def garbage_bytes(cli: bool = False) -> Script:
     """Bytes that are not the protocol arrive: an HTML error page, invalid UTF-8, a half line.
 
     A correct client fails the turn with a protocol error, survives invalid UTF-8 and a
-    missing newline, and does not hang waiting for the line to end."""
-    return _named("garbage_bytes", [Text("Starting the answer"), Garbage()])
+    missing newline, and does not hang waiting for the line to end. The bytes are in the
+    model API's stream: a CLI double shows what the real CLI does then (it asks again). With
+    ``cli=True`` (CLI doubles only) the CLI itself writes them, then exits."""
+    return _named("garbage_bytes", [Text("Starting the answer"), Garbage(cli=cli)])
 
 
 @_scenario(fault=True)
-def out_of_order() -> Script:
+def out_of_order(cli: bool = False) -> Script:
     """Events arrive in an impossible order (content for an item never started).
 
     A correct client detects the broken order and fails the turn with a protocol error
-    instead of attaching content to the wrong item."""
-    return _named("out_of_order", [OutOfOrder()])
+    instead of attaching content to the wrong item. The events are the model API's: a CLI
+    double shows what the real CLI does then (claude asks again, codex ignores the content).
+    With ``cli=True`` (CLI doubles only) the CLI's own events come out of order, then it
+    exits."""
+    return _named("out_of_order", [OutOfOrder(cli=cli)])
 
 
 @_scenario(fault=True)

@@ -281,7 +281,16 @@ class Overloaded(_Fault, frozen=True, tag="overloaded"):
         _count("retry_after_ms", self.retry_after_ms)
 
 
-class StreamCut(_Fault, frozen=True, tag="stream_cut"):
+class _StreamFault(_Fault, frozen=True, kw_only=True):
+    """A fault of a stream: by default the model API's (a fake CLI renders what the real CLI
+    does when its model stream breaks so: it retries); with ``cli=True`` the CLI itself breaks
+    its own stdout, which only the CLI doubles render (and then they exit)."""
+
+    #: The CLI process itself breaks (its own stdout), not its model API's stream.
+    cli: bool = False
+
+
+class StreamCut(_StreamFault, frozen=True, tag="stream_cut"):
     """The stream stops here (or after ``after_events`` wire events of the response) without
     its terminal event: the connection drops, or with ``clean`` the body ends normally."""
 
@@ -293,13 +302,13 @@ class StreamCut(_Fault, frozen=True, tag="stream_cut"):
             raise ValueError(f"after_events must not be negative, got {self.after_events!r}")
 
 
-class MalformedJson(_Fault, frozen=True, tag="malformed_json"):
+class MalformedJson(_StreamFault, frozen=True, tag="malformed_json"):
     """A frame whose JSON does not parse."""
 
     text: str = '{"type": "content_block_delta", "delta": {"text": "trunc'
 
 
-class Garbage(_Fault, frozen=True, tag="garbage"):
+class Garbage(_StreamFault, frozen=True, tag="garbage"):
     """Bytes that are not the protocol: ``data``, then invalid UTF-8 if ``invalid_utf8``,
     left as a half line (no newline) if ``half_line``."""
 
@@ -314,7 +323,7 @@ class Garbage(_Fault, frozen=True, tag="garbage"):
         return raw if self.half_line else raw + b"\n"
 
 
-class OutOfOrder(_Fault, frozen=True, tag="out_of_order"):
+class OutOfOrder(_StreamFault, frozen=True, tag="out_of_order"):
     """Events arrive in an impossible order (a delta for a block never started, a completion
     before its start)."""
 

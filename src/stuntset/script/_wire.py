@@ -28,6 +28,9 @@ class Wire(msgspec.Struct, frozen=True, kw_only=True):
     #: Tools whose call is the agent's answer: the runtime ends there, no result follows
     #: (Claude Code's ``StructuredOutput``, how an agent hook answers).
     answer_tools: frozenset[str] = frozenset()
+    #: Renders a stream fault with ``cli=True`` (the CLI process itself breaks its own
+    #: stdout): only the agent doubles; a model API has no CLI of its own to break.
+    cli_faults: bool = False
 
     def check(self, script: Script) -> Script:
         """Raise ``ScriptError`` naming the first step this wire cannot render; else return
@@ -42,6 +45,17 @@ class Wire(msgspec.Struct, frozen=True, kw_only=True):
             calls += isinstance(step, ToolCall) and step.name not in self.answer_tools
             results += isinstance(step, ToolResult)
             kind = kind_of(step)
+            if getattr(step, "cli", False) and not self.cli_faults:
+                raise ScriptError(
+                    f"{kind} with cli=True is the CLI process breaking its own stdout, which "
+                    f"only the CLI doubles (fake claude, fake codex) and the scripted provider "
+                    f"render; on this wire use {kind} without cli=True (the stream breaks "
+                    f"here)",
+                    source=source,
+                    turn=index,
+                    step=position,
+                    wire=self.name,
+                )
             if kind in self.renders or kind in self.ignores:
                 continue
             why = self.reasons.get(kind, "this double has no way to render it")
@@ -68,4 +82,6 @@ class Wire(msgspec.Struct, frozen=True, kw_only=True):
 
 
 #: The in-process scripted provider renders every step at agent level.
-AGENT_WIRE = Wire(name="agent", renders=frozenset(STEP_KINDS), require_tool_results=True)
+AGENT_WIRE = Wire(
+    name="agent", renders=frozenset(STEP_KINDS), require_tool_results=True, cli_faults=True
+)

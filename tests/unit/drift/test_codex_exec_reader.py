@@ -101,11 +101,16 @@ async def test_a_turn_with_a_tool_call(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("fault", "kind", "says"),
     [
-        (MalformedJson(), "protocol", "a stdout line that is not JSON"),
-        (MalformedJson(text="[1, 2]"), "protocol", "not a JSON object"),
-        (Garbage(half_line=False), "protocol", "undecodable bytes from codex exec"),
-        (StreamCut(), "protocol", "a stdout line that is not JSON"),  # half a line, then EOF
-        (OutOfOrder(), "protocol", "changed, never started"),
+        # the CLI itself breaks its stdout (cli=True; by default the model stream breaks)
+        (MalformedJson(cli=True), "protocol", "a stdout line that is not JSON"),
+        (MalformedJson(text="[1, 2]", cli=True), "protocol", "not a JSON object"),
+        (Garbage(half_line=False, cli=True), "protocol", "undecodable bytes from codex exec"),
+        # half a line, then EOF
+        (StreamCut(cli=True), "protocol", "a stdout line that is not JSON"),
+        (OutOfOrder(cli=True), "protocol", "changed, never started"),
+        # the model stream breaks: codex retries, the retry meets the double's 500
+        (StreamCut(), "http", "experiencing high demand"),
+        (MalformedJson(), "http", "experiencing high demand"),
         (RateLimit(), "rate_limited", "exceeded retry limit, last status: 429"),
         (Exit(code=3, stderr="fatal: boom"), "exited", "exited with code 3"),
     ],

@@ -162,13 +162,21 @@ async def test_a_question_is_an_input_request_and_the_answer_reaches_the_cli(
     ("scenario", "params", "kind", "retryable"),
     [
         ("spawn_missing", {}, "spawn_failed", False),
-        ("auth_expired_mid_run", {}, "auth", False),
+        # the CLI retries the 401 (observed); the retry meets the double's 500: no turn left
+        ("auth_expired_mid_run", {}, "http", True),
         # beyond the CLI's own 10 retries
         ("rate_limited", {"failures": 11}, "rate_limited", True),
         ("overloaded", {"failures": 11}, "overloaded", True),
-        ("malformed_json", {}, "protocol", False),
-        ("garbage_bytes", {}, "protocol", False),
-        ("out_of_order", {}, "protocol", False),
+        # the model stream breaks: the CLI asks again, and meets the same 500
+        ("stream_cut", {}, "http", True),
+        ("malformed_json", {}, "http", True),
+        ("garbage_bytes", {}, "http", True),
+        ("out_of_order", {}, "http", True),
+        # the CLI itself breaks
+        ("stream_cut", {"cli": True}, "exited", False),
+        ("malformed_json", {"cli": True}, "protocol", False),
+        ("garbage_bytes", {"cli": True}, "protocol", False),
+        ("out_of_order", {"cli": True}, "protocol", False),
         ("crash_mid_turn", {}, "exited", False),
     ],
 )

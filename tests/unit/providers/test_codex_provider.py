@@ -35,7 +35,7 @@ from stuntset.events import (
     Usage,
 )
 from stuntset.providers.codex import CodexProvider, turn_crash
-from stuntset.script import Script
+from stuntset.script import AuthExpired, Script, Turn
 
 pytestmark = pytest.mark.anyio
 
@@ -169,20 +169,28 @@ async def test_a_question_is_an_input_request_and_the_answer_reaches_codex(clis:
 
 
 @pytest.mark.parametrize(
-    ("scenario", "kind", "retryable"),
+    ("scenario", "params", "kind", "retryable"),
     [
-        ("spawn_missing", "spawn_failed", False),
-        ("auth_expired_mid_run", "auth", False),
-        ("rate_limited", "rate_limited", True),
-        ("malformed_json", "protocol", False),
-        ("garbage_bytes", "protocol", False),
-        ("crash_mid_turn", "exited", False),
+        ("spawn_missing", {}, "spawn_failed", False),
+        # codex retries the 401 (observed); the retry meets the double's 500: no turn left
+        ("auth_expired_mid_run", {}, "http", True),
+        ("rate_limited", {}, "rate_limited", True),
+        # the model stream breaks: codex retries it, and meets the same 500
+        ("stream_cut", {}, "http", True),
+        ("malformed_json", {}, "http", True),
+        ("garbage_bytes", {}, "http", True),
+        # the CLI itself breaks
+        ("malformed_json", {"cli": True}, "protocol", False),
+        ("garbage_bytes", {"cli": True}, "protocol", False),
+        ("out_of_order", {"cli": True}, "protocol", False),
+        ("stream_cut", {"cli": True}, "protocol", False),
+        ("crash_mid_turn", {}, "exited", False),
     ],
 )
 async def test_failures_become_classified_crashes(
-    clis: Clis, scenario: str, kind: str, retryable: bool
+    clis: Clis, scenario: str, params: dict[str, Any], kind: str, retryable: bool
 ) -> None:
-    events = await play(clis(scenarios.build(scenario)))
+    events = await play(clis(scenarios.build(scenario, **params)))
     assert isinstance(events[0], RunStarted)
     crashed = events[-1]
     assert isinstance(crashed, RunCrashed), crashed
@@ -280,3 +288,21 @@ def test_the_provider_keeps_the_conformance_invariants_over_the_catalog(clis: Cl
     assert outcomes["stuck"] == ("run.killed", None)
     assert outcomes["spawn_missing"] == ("run.crashed", "spawn_failed")
     assert outcomes["crash_mid_turn"] == ("run.crashed", "exited")
+
+
+async def test_events_out_of_order_in_the_model_stream_complete_the_turn(clis: Clis) -> None:
+    """Observed (codex-cli 0.163): codex ignores content for an item never started, and the
+    turn completes with no text and no usage."""
+    events = await play(clis(scenarios.build("out_of_order")))
+    assert [type(e).__name__ for e in events] == ["RunStarted", "RunCompleted"]
+
+
+async def test_spent_auth_retries_crash_the_run_as_auth(clis: Clis) -> None:
+    """Observed (codex-cli 0.163, ``stream_max_retries = 1``): a 401, "Reconnecting... 1/1",
+    a 401 again: "unexpected status 401 Unauthorized: …", which the adapter reads as auth."""
+    script = Script.of(Turn(steps=(AuthExpired(),), times=6))
+    events = await play(clis(script))
+    crashed = events[-1]
+    assert isinstance(crashed, RunCrashed), crashed
+    assert (crashed.kind, crashed.retryable) == ("auth", False)
+    assert crashed.message.startswith("unexpected status 401 Unauthorized: OAuth token has")

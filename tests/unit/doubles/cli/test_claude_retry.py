@@ -114,6 +114,8 @@ def test_a_rate_limit_is_retried_and_the_next_turn_answers(tmp_path: Path) -> No
         (HttpError(409), 409, "server_error"),
         (HttpError(429), 429, "rate_limit"),
         (HttpError(503, error_type="overloaded_error"), 503, "overloaded"),
+        (AuthExpired(), 401, "authentication_failed"),  # observed: a 401 is retried too
+        (HttpError(401), 401, "authentication_failed"),
     ],
 )
 def test_what_the_real_cli_retries_is_retried(
@@ -131,8 +133,7 @@ def test_what_the_real_cli_retries_is_retried(
         HttpError(503, should_retry=False),  # observed: not retried
         HttpError(400),
         HttpError(404),
-        AuthExpired(),  # a lasting failure as scripted (the real CLI retries a 401)
-        HttpError(401),
+        HttpError(403),
     ],
 )
 def test_other_api_errors_end_the_turn_at_once(tmp_path: Path, step: Step) -> None:
@@ -356,3 +357,39 @@ def test_the_plan_marks_which_faults_are_retried() -> None:
         (None, False),
     ]
     assert [retried(turn) for turn in script.turns] == [True, False, True, False, False]
+
+
+def test_spent_auth_retries_end_with_the_real_clis_authentication_error(tmp_path: Path) -> None:
+    """Observed (2.1.332, ``CLAUDE_CODE_MAX_RETRIES=1``, two 401s): one ``api_retry``, then
+    "Failed to authenticate. API Error: 401 <message>" with ``api_error_status`` 401."""
+    cli = install(tmp_path, Script.of(Turn(steps=(AuthExpired(),), times=2)))
+    done = run(cli, CLAUDE_CODE_MAX_RETRIES="1")
+    assert [(m["error_status"], m["error"]) for m in done.of("api_retry")] == [
+        (401, "authentication_failed")
+    ]
+    prose = (
+        "Failed to authenticate. API Error: 401 OAuth token has expired. Please obtain a new "
+        "token or refresh your existing token."
+    )
+    assert done.messages[-2]["error"] == "authentication_failed"
+    assert {k: done.result[k] for k in ("is_error", "api_error_status", "api_error_type")} == {
+        "is_error": True,
+        "api_error_status": 401,
+        "api_error_type": "authentication_error",
+    }
+    assert done.result["result"] == prose
+    assert done.returncode == 1
+
+
+def test_the_auth_scenario_ends_as_the_real_cli_ends_it(tmp_path: Path) -> None:
+    """``auth_expired_mid_run`` scripts one turn: the real CLI retries the 401, its retry
+    meets the double's 500 (no turn left), and it ends with that API error (observed)."""
+    cli = install(tmp_path, scenarios.build("auth_expired_mid_run"))
+    done = run(cli)
+    (retry,) = done.of("api_retry")
+    assert (retry["error_status"], retry["error"]) == (401, "authentication_failed")
+    assert done.result["api_error_status"] == 500
+    assert done.result["result"].startswith(
+        "API Error: 500 stuntset: no scripted turn answers this request."
+    )
+    assert done.returncode == 1

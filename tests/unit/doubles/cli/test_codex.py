@@ -113,10 +113,12 @@ def test_a_5xx_first_in_its_response_is_retried_as_codex_retries_it() -> None:
     assert retry[0] == {
         "info": {"responseStreamDisconnected": {"httpStatusCode": 503}},
         "details": None,
+        "streams": False,
     }
     assert retry[1] == {
         "info": {"responseStreamDisconnected": {"httpStatusCode": None}},
         "details": "We\u2019re currently experiencing high demand, which may cause temporary errors.",
+        "streams": False,
     }
     assert retry[2]["info"] == {"responseStreamDisconnected": {"httpStatusCode": 502}}
     assert retry[3:6] == [None, None, None]

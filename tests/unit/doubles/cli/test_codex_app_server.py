@@ -930,8 +930,11 @@ def test_a_cancel_decision_declines_the_action_and_interrupts_the_turn(tmp_path:
     assert seen[-1]["params"]["turn"]["status"] == "interrupted"
 
 
-def _raw_turn(tmp_path: Path, script: Script) -> tuple[list[bytes], bytes, int]:
-    """One turn on a fresh thread; stdout as raw lines (faults write what is not JSON)."""
+def _raw_turn(
+    tmp_path: Path, script: Script, *, keep_stdin: bool = False
+) -> tuple[list[bytes], bytes, int]:
+    """One turn on a fresh thread; stdout as raw lines (faults write what is not JSON).
+    ``keep_stdin``: stdin stays open until the fake has exited (a client still talking)."""
     cli = install_cli("codex", script, bin_dir=tmp_path / "bin", time_scale=0)
     proc = subprocess.Popen(
         [str(cli.path), "app-server"],
@@ -949,26 +952,89 @@ def _raw_turn(tmp_path: Path, script: Script) -> tuple[list[bytes], bytes, int]:
         answer = json.loads(proc.stdout.readline())
     turn = _turn_start("t", answer["result"]["thread"]["id"])
     proc.stdin.write(f"{json.dumps(turn)}\n".encode())
-    proc.stdin.close()
+    if keep_stdin:  # the output is a few kB (fits the pipe): wait first, bounded
+        proc.stdin.flush()
+        try:
+            proc.wait(timeout=10)
+        finally:
+            proc.kill()
+    else:
+        proc.stdin.close()
     with proc:  # stderr is a few bytes: reading it after stdout cannot block the fake
         out, err = proc.stdout.read(), proc.stderr.read() if proc.stderr else b""
         code = proc.wait(timeout=10)
     return out.splitlines(), err, code
 
 
-def test_stream_faults_reach_the_client_as_written(tmp_path: Path) -> None:
-    lines, _, code = _raw_turn(tmp_path / "m", scenarios.build("malformed_json"))
+def test_the_cli_itself_breaking_reaches_the_client_as_written_then_it_exits(
+    tmp_path: Path,
+) -> None:
+    lines, _, code = _raw_turn(tmp_path / "m", scenarios.build("malformed_json", cli=True))
     assert lines[-1] == b'{"type": "content_block_delta", "delta": {"text": "trunc'
-    assert code == 0
-    lines, _, code = _raw_turn(tmp_path / "g", scenarios.build("garbage_bytes"))
+    assert code == 1
+    lines, _, code = _raw_turn(tmp_path / "g", scenarios.build("garbage_bytes", cli=True))
     assert lines[-1] == b"<html><body>502 Bad Gateway</body></html>\xff\xfe\xc3"  # a half line
-    assert code == 0
+    assert code == 1
+
+
+@pytest.mark.parametrize("name", ["stream_cut", "malformed_json", "garbage_bytes", "out_of_order"])
+def test_the_cli_itself_breaking_exits_while_the_client_still_listens(
+    tmp_path: Path, name: str
+) -> None:
+    """A client that skips a bad line (the Node SDKs) must still see the turn end: the fake
+    exits 1 after breaking its stdout, with stdin still open."""
+    _, _, code = _raw_turn(tmp_path, scenarios.build(name, cli=True), keep_stdin=True)
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        (
+            "stream_cut",
+            "stream disconnected before completion: Transport error: network error: error "
+            "decoding response body",
+        ),
+        (
+            "malformed_json",
+            "stream disconnected before completion: stream closed before response.completed",
+        ),
+        (
+            "garbage_bytes",
+            "stream disconnected before completion: UTF8 error: invalid utf-8 sequence of 1 "
+            "bytes from index 0",
+        ),
+    ],
+)
+def test_a_broken_model_stream_is_retried_then_fails_as_the_doubles_500(
+    tmp_path: Path, name: str, why: str
+) -> None:
+    """Observed (codex-cli 0.163, one stream retry): the text before the break stays, one
+    "Reconnecting... 1/1" with the reason, and the retry meets the double's 500 (no turn
+    left): "high demand", ``internalServerError``."""
+    lines, _, _ = _raw_turn(tmp_path, scenarios.build(name))
+    messages = [json.loads(line) for line in lines]
+    notices = [m["params"] for m in messages if m.get("method") == "error"]
+    assert [n["willRetry"] for n in notices] == [True, False]  # the retry, then the failure
+    notice = notices[0]
+    assert notice["error"]["message"].startswith("Reconnecting... 1/")
+    assert notice["error"]["additionalDetails"] == why
+    (done,) = [m["params"]["turn"] for m in messages if m.get("method") == "turn/completed"]
+    assert done["status"] == "failed"
+    assert done["error"]["codexErrorInfo"] == "internalServerError"
+    assert done["error"]["message"].startswith("We\u2019re currently experiencing high demand")
+    texts = [
+        m["params"]["item"].get("text") for m in messages if m.get("method") == "item/completed"
+    ]
+    assert "Starting the answer" in texts or "partial0 partial1 partial2 partial3 partial4" in texts
 
 
 def test_out_of_order_sends_an_orphan_delta_and_an_item_after_the_turn_ended(
     tmp_path: Path,
 ) -> None:
-    lines, _, _ = _raw_turn(tmp_path, scenarios.build("out_of_order"))
+    """The CLI's own events out of order (``cli=True``); then it exits."""
+    lines, _, code = _raw_turn(tmp_path, scenarios.build("out_of_order", cli=True))
+    assert code == 1
     after = [json.loads(line) for line in lines]
     after = after[next(i for i, m in enumerate(after) if m.get("id") == "t") :]
     methods = [m["method"] for m in after[1:]]

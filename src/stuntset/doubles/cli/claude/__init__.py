@@ -24,14 +24,22 @@ rate_limit, overloaded, http_error (408, 409, 429, 5xx)
                   ``error_status``, ``error``), waits the script's retry-after, and the
                   retried request takes the next scripted turn; retries spent
                   (``CLAUDE_CODE_MAX_RETRIES``, default 10) or no turn left: as below
-auth_expired, other http_error
-                  what the CLI shows once it gives up: a synthetic ``assistant`` (model
+auth_expired      a 401: retried like the statuses above (``error: "authentication_failed"``);
+                  once given up, "Failed to authenticate. API Error: 401 …"
+other http_error  what the CLI shows once it gives up: a synthetic ``assistant`` (model
                   ``<synthetic>``, ``error``) and an ``is_error`` result with
                   ``api_error_status``; exit 1
-stream_cut        half a line, then exit (1; 0 with ``clean``)
-malformed_json    the text as a stdout line (the SDK raises ``CLIJSONDecodeError``)
-garbage           the bytes as given (invalid UTF-8, half line…)
-out_of_order      a tool result for a call never made, then the result, then more content
+stream_cut, malformed_json, garbage, out_of_order
+                  the model API's stream breaks, as the real CLI meets it: after content of
+                  the response it keeps that content and asks the model to resume (a
+                  synthetic ``user`` message); before any, ``system/api_retry`` with no
+                  status (out of order: silently) and the request again; the next scripted
+                  turn answers, none left: the model double's 500 as an API error
+... with cli=True the CLI itself breaks, then exits 1: ``stream_cut`` half a line (exit 0
+                  with ``clean``), ``malformed_json`` the text as a stdout line (the SDK
+                  raises ``CLIJSONDecodeError``), ``garbage`` the bytes as given (invalid
+                  UTF-8, half line…), ``out_of_order`` a tool result for a call never made,
+                  the result, then more content
 stall             nothing more until ``interrupt`` (or the process is killed)
 exit              stderr, then the process exits with the code, mid-turn
 spawn_failure     (first turn only) no executable at all: the client's not-found error
@@ -113,6 +121,7 @@ CLAUDE_WIRE = Wire(
     renders=frozenset(STEP_KINDS),
     require_tool_results=True,
     answer_tools=frozenset({"StructuredOutput"}),
+    cli_faults=True,
 )
 
 
@@ -146,15 +155,16 @@ def _retry_after(step: Step) -> float | None:
     """The seconds the real ``claude`` retries ``step`` after, as far as the script says (its
     ``retry_after_ms``, else ``retry_after``, else 0), or ``None`` if it does not retry it.
 
-    Observed (2.1.332 over the model double): it retries 408, 409, 429, 529 and the other 5xx
-    unless ``x-should-retry: false``; it waits its own backoff (0.5 s doubling to 32 s, plus up
-    to 25%) or the ``retry-after`` seconds when longer, and ignores ``retry-after-ms``. The
-    fake waits what the script says (``retry-after-ms: 1`` by default): a test's clock, not
-    the real binary's. Auth failures (401/403) stay unretried here, as the script means them.
+    Observed (2.1.332 over the model double): it retries 401 (``AuthExpired``), 408, 409, 429,
+    529 and the other 5xx unless ``x-should-retry: false``; it waits its own backoff (0.5 s
+    doubling to 32 s, plus up to 25%) or the ``retry-after`` seconds when longer, and ignores
+    ``retry-after-ms``. The fake waits what the script says (``retry-after-ms: 1`` by default;
+    none for a 401): a test's clock, not the real binary's.
     """
     if isinstance(step, RateLimit | HttpError):
         if isinstance(step, HttpError) and (
-            step.should_retry is False or not (step.status in (408, 409, 429) or step.status >= 500)
+            step.should_retry is False
+            or not (step.status in (401, 408, 409, 429) or step.status >= 500)
         ):
             return None
         if step.retry_after_ms is not None:
@@ -162,6 +172,8 @@ def _retry_after(step: Step) -> float | None:
         return step.retry_after or 0.0
     if isinstance(step, Overloaded):
         return (step.retry_after_ms or 0) / 1000
+    if isinstance(step, AuthExpired):  # observed: a 401 is retried like a 5xx
+        return 0.0
     return None
 
 
@@ -191,6 +203,9 @@ def _op(step: Step, seed: int, turn: int, position: int) -> tuple[Any, ...] | No
         return _api_error(529, step.message, None)
     if isinstance(step, AuthExpired):
         return _api_error(401, step.message, None)
+    if _model_stream_fault(step):
+        # the model API's stream breaks: the real CLI asks again (``_stream_fault``)
+        return ("stream_fault", "silent" if isinstance(step, OutOfOrder) else "retry")
     if isinstance(step, StreamCut):
         return ("cut", step.clean)
     if isinstance(step, MalformedJson):
@@ -215,7 +230,10 @@ def _in_responses(turn: Turn) -> list[tuple[Step, float | None, bool]]:
     steps = []
     content = after_result = False
     for step in turn.steps:
-        steps.append((step, None if content else _retry_after(step), after_result))
+        retry = _retry_after(step)
+        if _model_stream_fault(step):  # retried at once, or (after content) resumed
+            retry = 0.0
+        steps.append((step, None if content else retry, after_result))
         if isinstance(step, ToolResult):
             content, after_result = False, True
         elif isinstance(step, Text | Reasoning | ToolCall):
@@ -223,11 +241,18 @@ def _in_responses(turn: Turn) -> list[tuple[Step, float | None, bool]]:
     return steps
 
 
+def _model_stream_fault(step: Step) -> bool:
+    """A fault of the model API's stream (not the CLI's own stdout: ``cli=True``)."""
+    return isinstance(step, StreamCut | MalformedJson | Garbage | OutOfOrder) and not step.cli
+
+
 def retried(turn: Turn) -> bool:
     """Whether ``turn`` ends in a failed request the fake ``claude`` retries by itself (the
-    next scripted turn answers the retried request, within the same prompt)."""
+    next scripted turn answers the retried request, within the same prompt): a retryable
+    status first in its response, or a broken model stream anywhere (after content the CLI
+    asks the model to resume, which the next turn answers too)."""
     steps = _in_responses(turn)
-    return bool(steps) and steps[-1][1] is not None
+    return bool(steps) and (steps[-1][1] is not None or _model_stream_fault(steps[-1][0]))
 
 
 class ClaudeProgram:
@@ -269,6 +294,10 @@ class ClaudeProgram:
                 op = _op(step, script.seed, index, position)
                 if op is not None and op[0] == "api_error":
                     op = (*op, retry, after_result)
+                elif op is not None and op[0] == "stream_fault":
+                    # content of its response came first (``retry`` is None): the real CLI
+                    # keeps it and asks the model to resume; otherwise it retries the request
+                    op = ("stream_fault", op[1] if retry is not None else "resume", after_result)
                 if op is not None:
                     ops.append(op)
                 answer = isinstance(step, ToolCall) and step.name in CLAUDE_WIRE.answer_tools

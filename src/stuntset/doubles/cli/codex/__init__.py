@@ -51,10 +51,19 @@ http_error with an app-server ``error_type`` (first step of its turn only)
                   app-server: ``turn/start`` is answered with that JSON-RPC error and no turn
                   starts; exec: ``thread.started``, then ``Error: turn/start: turn/start
                   failed: <message> (code N)`` on stderr, exit 1
-stream_cut        half a line, then exit (1; 0 with ``clean``)
-malformed_json    the text as a stdout line
-garbage           the bytes as given (invalid UTF-8, half line…)
-out_of_order      content for an item never started, the terminal event, then more content
+auth_expired      a 401 (and an ``http_error`` 401): retried as codex-cli 0.163 retries it,
+                  announced at once (``stream_max_retries``, no silent retries); once spent,
+                  "unexpected status 401 Unauthorized: …" (app-server: ``auth``)
+stream_cut, malformed_json, garbage
+                  the model API's stream breaks, as codex meets it: the content before it
+                  stays, then a retry announced as above with the reason codex gives ("stream
+                  disconnected before completion: …"); once spent, that reason fails the turn
+out_of_order      the model API's content for an item never started: codex ignores it, the
+                  response ends with no usage and the turn completes
+... with cli=True the CLI itself breaks, then exits 1: ``stream_cut`` half a line (exit 0
+                  with ``clean``), ``malformed_json`` the text as a stdout line, ``garbage``
+                  the bytes as given (invalid UTF-8, half line…), ``out_of_order`` content for
+                  an item never started, the terminal event, then more content
 stall             nothing more until interrupted (``turn/interrupt``, a signal) or killed
 exit              stderr, then the process exits with the code, mid-turn
 spawn_failure     (first turn only) no executable at all: the client's not-found error
@@ -87,6 +96,7 @@ import shlex
 from typing import Any
 
 from stuntset.doubles.cli._install import CliProgram
+from stuntset.doubles.cli.codex._process.common import HIGH_DEMAND
 from stuntset.errors import ScriptError
 from stuntset.script import (
     ApprovalRequest,
@@ -131,7 +141,9 @@ __all__ = [
 VERSION = "0.163.0"
 DEFAULT_MODEL = "gpt-5.1-codex"
 
-CODEX_WIRE = Wire(name="codex", renders=frozenset(STEP_KINDS), require_tool_results=True)
+CODEX_WIRE = Wire(
+    name="codex", renders=frozenset(STEP_KINDS), require_tool_results=True, cli_faults=True
+)
 
 _COMMAND_TOOLS = frozenset(
     {"bash", "shell", "exec_command", "shell_command", "local_shell", "exec", "run", "terminal"}
@@ -222,8 +234,15 @@ def _status_text(status: int) -> str:
 
 #: Where the errors say the request went (the real CLI names its provider's URL).
 RESPONSES_URL = "https://api.openai.com/v1/responses"
-#: What codex-cli 0.163.0 says for an HTTP 500 from the model API, whatever its body.
-HIGH_DEMAND = "We\u2019re currently experiencing high demand, which may cause temporary errors."
+#: Why codex-cli 0.163.0 says a model stream broke (observed over the model double): a cut
+#: connection, a stream that ends without ``response.completed`` (a malformed frame is
+#: skipped), undecodable bytes.
+_CUT = "stream disconnected before completion: Transport error: network error: error decoding response body"
+_UNFINISHED = "stream disconnected before completion: stream closed before response.completed"
+_NOT_UTF8 = (
+    "stream disconnected before completion: UTF8 error: invalid utf-8 sequence of 1 bytes "
+    "from index 0"
+)
 
 
 def _api_error(status: int, message: str | None, request_id: str) -> tuple[Any, ...]:
@@ -288,6 +307,11 @@ def _op(step: Step, request_id: str) -> tuple[Any, ...] | None:
         return _api_error(503, step.message, request_id)
     if isinstance(step, AuthExpired):
         return _api_error(401, step.message, request_id)
+    if isinstance(step, OutOfOrder) and not step.cli:
+        return ("ignored",)  # codex drops content for an item never started
+    if (why := _stream_broke(step)) is not None:
+        # once the retries are spent the reason fails the turn (app-server: ``internal``)
+        return ("api_error", why, "other", None)
     if isinstance(step, StreamCut):
         return ("cut", step.clean)
     if isinstance(step, MalformedJson):
@@ -304,11 +328,34 @@ def _op(step: Step, request_id: str) -> tuple[Any, ...] | None:
     return None
 
 
+def _stream_broke(step: Step) -> str | None:
+    """Why codex says the model stream broke, for a stream fault of the model API's (``None``
+    for any other step, and for the CLI itself breaking: ``cli=True``)."""
+    if isinstance(step, StreamCut) and not step.cli:
+        return _UNFINISHED if step.clean else _CUT
+    if isinstance(step, MalformedJson) and not step.cli:
+        return _UNFINISHED
+    if isinstance(step, Garbage) and not step.cli:
+        return _NOT_UTF8 if step.invalid_utf8 else _UNFINISHED
+    return None
+
+
 def _retry(turn: Turn) -> dict[str, Any] | None:
     """How codex retries the turn's closing fault, when it does: a 5xx status (what the model
     double sends when the fault is the first thing of its response; after content it is an
-    in-band failure) — the ``codexErrorInfo`` and details of its "Reconnecting..." notice."""
+    in-band failure) — the ``codexErrorInfo`` and details of its "Reconnecting..." notice;
+    a broken model stream (after content too) or a 401: announced retries only
+    (``streams``), observed on codex-cli 0.163."""
     fault = turn.steps[-1] if turn.steps else None
+    if fault is not None and (why := _stream_broke(fault)) is not None:
+        broke: dict[str, Any] = {"responseStreamDisconnected": {"httpStatusCode": None}}
+        return {"info": broke, "details": why, "streams": True}
+    auth = isinstance(fault, AuthExpired) or (isinstance(fault, HttpError) and fault.status == 401)
+    if auth and not any(
+        isinstance(step, Text | Reasoning | ToolCall) for step in turn.segments()[-1]
+    ):
+        unauthorized: dict[str, Any] = {"responseStreamDisconnected": {"httpStatusCode": 401}}
+        return {"info": unauthorized, "details": None, "streams": True}
     if isinstance(fault, Overloaded):
         status = 503
     elif isinstance(fault, HttpError) and fault.status >= 500 and fault.error_type not in REFUSALS:
@@ -322,6 +369,7 @@ def _retry(turn: Turn) -> dict[str, Any] | None:
             "responseStreamDisconnected": {"httpStatusCode": None if status == 500 else status}
         },
         "details": HIGH_DEMAND if status == 500 else None,
+        "streams": False,
     }
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "finish_blocked",
     "finish_error",
     "init_message",
+    "stamp",
     "stop_hooks",
 ]
 
@@ -121,6 +122,13 @@ def finish(run: TurnRun, *, stopped: bool = False) -> None:
     s.state_changed("idle", run.ids)
 
 
+def stamp(run: TurnRun) -> str:
+    """The ``timestamp`` of a synthetic message: the script's time so far, from
+    ``_BASE_TIME``."""
+    at = _BASE_TIME + run.delay_ms / 1000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
+
+
 def stop_hooks(run: TurnRun) -> dict[str, Any] | None:
     """Run the Stop hooks; if one exited 2, hand its feedback to the model as the CLI does
     and return the scripted turn that answers it (``None``: the turn is over)."""
@@ -140,13 +148,11 @@ def stop_hooks(run: TurnRun) -> dict[str, Any] | None:
     run.stop_hook_active = True
     # Observed (2.1.332): a synthetic user message, then a notification, then the model
     # is called again with the feedback (inside a system-reminder).
-    stamp = _BASE_TIME + run.delay_ms / 1000
     run.emit(
         {
             "type": "user",
             "message": {"role": "user", "content": [{"type": "text", "text": feedback}]},
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stamp))
-            + f".{int(stamp * 1000) % 1000:03d}Z",
+            "timestamp": stamp(run),
             "isSynthetic": True,
         }
     )

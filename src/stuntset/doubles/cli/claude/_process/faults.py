@@ -12,9 +12,12 @@ Loaded only when a fault plays (runs in the fake process: built-ins only, see ``
   set) and an ``is_error`` result with ``api_error_status`` and ``terminal_reason:
   "api_error"``; the process goes on, and exits 1 at EOF. The text is the real CLI's (429:
   "Request rejected (429) · …"; 5xx: "… This is a server-side issue …").
-* ``cut``: half of the line that would come next, then exit (1, or 0 when clean).
-* ``malformed`` / ``garbage``: the line or bytes as given; the turn ends without a result.
-* ``out_of_order``: a tool result for a call never made, the result, then more content.
+* ``stream_fault``: the model API's stream broke (``stream_fault``: resumed after content,
+  else retried).
+* The CLI itself breaks (a stream fault with ``cli=True``), then exits 1, so that a client
+  that skips a bad line still sees the turn end: ``cut``: half of the line that would come
+  next (exit 0 when clean); ``malformed`` / ``garbage``: the line or bytes as given;
+  ``out_of_order``: a tool result for a call never made, the result, then more content.
 * ``stall``: nothing until an interrupt (or for ever after stdin EOF).
 * ``exit``: stderr, then exit with the code, mid-turn.
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 from stuntset.doubles.cli._runtime import dumps
 from stuntset.doubles.cli.claude._process.common import usage
-from stuntset.doubles.cli.claude._process.endings import durations, finish
+from stuntset.doubles.cli.claude._process.endings import durations, finish, stamp
 from stuntset.doubles.cli.claude._process.tools import tool_message
 
 TYPE_CHECKING = False
@@ -51,6 +54,8 @@ def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool | dict[str, Any]:
             return retry(run, status, error_type, text, assistant_error, retry_after, after_result)
         api_error(run, status, error_type, text, assistant_error)
         return True
+    if kind == "stream_fault":
+        return stream_fault(run, op[1], op[2])
     rt.exit_code = 1
     if kind == "cut":
         line = dumps(_result_preview(run)) + "\n"
@@ -58,11 +63,14 @@ def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool | dict[str, Any]:
         rt.write_bytes(line[: len(line) // 2].encode())
         rt.exit(0 if op[1] else 1)
     elif kind == "malformed":
+        # the CLI itself breaks: a client that skips the bad line still sees the turn end
         rt.journal.write("malformed", text=op[1])
         rt.write_bytes((op[1] + "\n").encode())
+        rt.exit(1)
     elif kind == "garbage":
         rt.journal.write("garbage", data=op[1].decode("utf-8", "replace"))
         rt.write_bytes(op[1])
+        rt.exit(1)
     elif kind == "out_of_order":
         tool_message(run, "toolu_01NEVERSTARTED", "a result for a call never made", False, None)
         finish(run)
@@ -84,6 +92,7 @@ def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool | dict[str, Any]:
             }
         )
         run.message_id = None
+        rt.exit(1)
     elif kind == "stall":
         s.wait(None)
     elif kind == "exit":
@@ -91,6 +100,56 @@ def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool | dict[str, Any]:
         if stderr:
             rt.stderr(stderr if stderr.endswith("\n") else stderr + "\n")
         rt.exit(code)
+    return True
+
+
+#: What the real CLI (2.1.332) asks the model when a model stream broke after some content
+#: (observed: a cut, a malformed frame, garbage bytes), as a synthetic user message.
+RESUME = (
+    "Your response above was cut off mid-stream. Resume directly from where it stops \u2014 "
+    "no apology, no recap. If none of it survived, answer the request from the start."
+)
+
+
+def stream_fault(run: TurnRun, how: str, after_result: bool) -> dict[str, Any] | bool:
+    """The model API's stream broke (cut, malformed frame, garbage, out of order), as the
+    real CLI meets it over the model double (observed, 2.1.332): after content of the
+    response it keeps that content and asks again with ``RESUME`` (``resume``); before any,
+    it retries the request, announced as ``system/api_retry`` with no status (``retry``) or,
+    for events out of order, silently (``silent``). The next scripted turn answers the new
+    request; with none left the model double's 500 ends the turn (``retry``). Each counts
+    against the retry budget."""
+    if how == "retry":
+        return retry(run, None, "", "", "", 0.0, after_result)
+    s = run.s
+    if run.retry_of != -2:  # the first broken stream of this turn: count from here
+        run.retry_of = -2
+        run.retries = 0
+    if run.retries >= max_retries(s.rt.env):
+        return _no_turn(run, "the model stream broke on every retry")
+    run.retries += 1
+    if how == "resume":
+        run.emit(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [{"type": "text", "text": RESUME}]},
+                "timestamp": stamp(run),
+                "isSynthetic": True,
+            }
+        )
+    index, turn, error = run.next_turn(False)
+    if turn is None:
+        return _no_turn(run, str(error))
+    run.index = index
+    return turn
+
+
+def _no_turn(run: TurnRun, error: str) -> bool:
+    """The model double's answer to a request no scripted turn answers: a 500 with
+    ``x-should-retry: false``, which the real CLI reports without retrying."""
+    run.s.rt.stderr(f"stuntset: {error}\n")
+    message = f"stuntset: no scripted turn answers this request. {error}"
+    api_error(run, 500, "api_error", message, "server_error")
     return True
 
 
@@ -103,8 +162,11 @@ def max_retries(env: dict[str, str]) -> int:
     return DEFAULT_MAX_RETRIES
 
 
-def _category(status: int, error_type: str) -> str:
-    """The ``error`` of an ``api_retry`` message, as the real CLI names the failure."""
+def _category(status: int | None, error_type: str) -> str:
+    """The ``error`` of an ``api_retry`` message, as the real CLI names the failure (a broken
+    model stream has no status: ``unknown``)."""
+    if status is None:
+        return "unknown"
     if status == 529 or error_type == "overloaded_error":
         return "overloaded"
     if status == 429:
@@ -116,7 +178,7 @@ def _category(status: int, error_type: str) -> str:
 
 def retry(
     run: TurnRun,
-    status: int,
+    status: int | None,
     error_type: str,
     text: str,
     assistant_error: str,
@@ -135,6 +197,8 @@ def retry(
         run.retry_results = after_result or (run.api_messages == 0 and run.has_results)
     budget = max_retries(s.rt.env)
     if run.retries >= budget:
+        if status is None:  # a broken model stream every time
+            return _no_turn(run, "the model stream broke on every retry")
         api_error(run, status, error_type, text, assistant_error)
         return True
     run.retries += 1
@@ -152,12 +216,7 @@ def retry(
     run.pause(retry_after)
     index, turn, error = run.next_turn(run.retry_results)
     if turn is None:
-        # the model double answers a request no turn can answer with a 500 and
-        # ``x-should-retry: false``, which the real CLI reports without retrying
-        s.rt.stderr(f"stuntset: {error}\n")
-        message = f"stuntset: no scripted turn answers this request. {error}"
-        api_error(run, 500, "api_error", message, "server_error")
-        return True
+        return _no_turn(run, str(error))
     run.index = index
     return turn
 
@@ -216,6 +275,8 @@ def _prose(env: dict[str, str], status: int, error_type: str, text: str) -> str:
     429 and a 5xx (observed); other statuses show the error body."""
     if status == 429:
         return f"API Error: Request rejected (429) \u00b7 {text}"
+    if status == 401:  # observed with AuthExpired's message, once the retries are spent
+        return f"Failed to authenticate. API Error: 401 {text}"
     if status >= 500:
         base = env.get("ANTHROPIC_BASE_URL") or ""
         host = base.partition("://")[2].partition("/")[0] if "://" in base else base

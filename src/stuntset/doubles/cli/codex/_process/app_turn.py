@@ -18,7 +18,7 @@ model request of the same turn: the retries of a 5xx (``request_max_retries`` si
 
 from __future__ import annotations
 
-from stuntset.doubles.cli.codex._process.common import Retries, choose_turn
+from stuntset.doubles.cli.codex._process.common import HIGH_DEMAND, Retries, choose_turn
 from stuntset.doubles.cli.codex._process.requests import input_text
 
 TYPE_CHECKING = False
@@ -257,7 +257,7 @@ class Turn:
         except _Steered:
             self.drop_response()
         except _Retry:
-            return self.next_turn(self.request_prompt)
+            return self.next_turn(self.request_prompt, retry=True)
         if not self.steers:
             return None
         steers, self.steers = self.steers, []
@@ -266,12 +266,16 @@ class Turn:
         self.request_prompt = input_text(steers[-1])
         return self.next_turn(self.request_prompt)
 
-    def next_turn(self, prompt: str) -> dict[str, Any] | None:
+    def next_turn(self, prompt: str, retry: bool = False) -> dict[str, Any] | None:
         """The scripted turn answering the next model request of this turn (chosen as the
-        model double chooses: by the request's latest user input); none left fails it."""
+        model double chooses: by the request's latest user input); none left fails it — a
+        retry as the real codex fails over the model double, whose 500 for a request no turn
+        answers codex retries silently and then reports (observed)."""
         chosen, error = choose_turn(self.rt, prompt, self.thread["model"])
         if chosen is None:
             self.rt.stderr(f"stuntset: {error}\n")
+            if retry:
+                self.fail(HIGH_DEMAND, "internalServerError", None)
             self.fail(str(error), "other", None)
         return chosen
 
@@ -495,7 +499,7 @@ class Turn:
         announced retry is an ``error`` notification "Reconnecting... n/m" (``willRetry``).
         The fake's clock moves on by codex's backoff; nothing waits."""
         assert self.retry is not None
-        retry = self.retries.next()
+        retry = self.retries.next(self.retry.get("streams", False))
         if retry is None:
             return False
         backoff, notice = retry
@@ -522,6 +526,9 @@ class Turn:
             if self.retry is not None and self.retried(message):
                 raise _Retry
             self.fail(message, info, details)
+        if kind == "ignored":  # the model's out-of-order content: the response ends, unused
+            self.drop_response()
+            return
         if kind == "cut":
             items, view = self.summary("completed")
             turn = turn_object(self.id, items, "completed", None, self.started_at, None, view)
@@ -539,16 +546,23 @@ class Turn:
             self.server.threads.save(self.thread)
             rt.exit(0 if op[1] else 1)
         elif kind == "malformed":
+            # the CLI itself breaks, then exits: a client that skips the line sees the end
             rt.journal.write("malformed", text=op[1])
             rt.write_bytes((op[1] + "\n").encode())
+            self.server.threads.save(self.thread)
+            rt.exit(1)
         elif kind == "garbage":
             rt.journal.write("garbage", data=op[1].decode("utf-8", "replace"))
             rt.write_bytes(op[1])
+            self.server.threads.save(self.thread)
+            rt.exit(1)
         elif kind == "out_of_order":
             self.notify("item/agentMessage/delta", itemId="msg_NEVERSTARTED", delta="orphan delta")
             self.finish("completed", None)
             late = agent_message("msg_" + self.item_ids.hex(24), "a message after the turn ended")
             self.item("item/completed", late)
+            self.server.threads.save(self.thread)
+            rt.exit(1)
         elif kind == "stall":
             self.wait(None)
         elif kind == "exit":

@@ -20,6 +20,7 @@ __all__ = [
     "BASE_TIME",
     "DEFAULT_REQUEST_RETRIES",
     "DEFAULT_STREAM_RETRIES",
+    "HIGH_DEMAND",
     "MAX_INPUT_CHARS",
     "ArgumentError",
     "Retries",
@@ -275,6 +276,9 @@ DEFAULT_STREAM_RETRIES = 5
 #: The first retry's backoff (codex: 200 ms, doubling per attempt); the fake's clock advances
 #: by it, nothing waits.
 _BACKOFF_MS = 200
+#: What codex-cli 0.163.0 says for an HTTP 500 from the model API, whatever its body (the
+#: model double's answer to a request no scripted turn answers, too).
+HIGH_DEMAND = "We\u2019re currently experiencing high demand, which may cause temporary errors."
 
 
 def config_path(env: dict[str, str]) -> str:
@@ -318,10 +322,12 @@ class Retries:
         """A model response completed: the next failure starts counting afresh."""
         self.silent = self.announced = 0
 
-    def next(self) -> tuple[float, str | None] | None:
+    def next(self, streams: bool = False) -> tuple[float, str | None] | None:
         """The next retry of the request that just failed: (the backoff before it, in seconds;
-        the "Reconnecting... n/m" notice, or None for a silent retry); None once spent."""
-        if self.silent < self.requests:
+        the "Reconnecting... n/m" notice, or None for a silent retry); None once spent.
+        ``streams``: a failure codex retries only as a stream (a broken model stream, a 401:
+        no silent retries, observed)."""
+        if self.silent < self.requests and not streams:
             self.silent += 1
             attempt, notice = self.silent, None
         elif self.announced < self.streams:

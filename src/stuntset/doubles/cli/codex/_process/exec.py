@@ -37,6 +37,7 @@ from stuntset.doubles.cli.codex._process.common import (
     COMMON_OPTIONS,
     DEFAULT_REQUEST_RETRIES,
     DEFAULT_STREAM_RETRIES,
+    HIGH_DEMAND,
     ArgumentError,
     Clock,
     Retries,
@@ -241,8 +242,10 @@ class ExecRun:
             self.thread["usage"] = before  # the failed response reported nothing
             chosen, error = choose_turn(self.rt, prompt, self.model)
             if chosen is None:
+                # the model double's 500 for a request no turn answers, which codex retries
+                # silently and then reports (observed)
                 self.rt.stderr(f"stuntset: {error}\n")
-                self.fail(str(error))
+                self.fail(HIGH_DEMAND)
             return chosen
         return None
 
@@ -251,7 +254,7 @@ class ExecRun:
         announced retry is an ``error`` line ``Reconnecting... n/m (<why>)``. The fake's
         clock moves on by codex's backoff; nothing waits."""
         assert self.retry is not None
-        retry = self.retries.next()
+        retry = self.retries.next(self.retry.get("streams", False))
         if retry is None:
             return False
         backoff, notice = retry
@@ -408,6 +411,8 @@ class ExecRun:
             if self.retry is not None and self.retried(message):
                 raise _Retry
             self.fail(message)
+        if kind == "ignored":  # the model's out-of-order content: codex drops it
+            return
         rt.exit_code = 1
         if kind == "cut":
             line = rt.dumps({"type": "turn.completed", "usage": self.usage()}) + "\n"
@@ -416,18 +421,24 @@ class ExecRun:
             Threads(rt).save(self.thread)
             rt.exit(0 if op[1] else 1)
         elif kind == "malformed":
+            # the CLI itself breaks, then exits: a client that skips the line sees the end
             rt.journal.write("malformed", text=op[1])
             rt.write_bytes((op[1] + "\n").encode())
+            Threads(rt).save(self.thread)
+            rt.exit(1)
         elif kind == "garbage":
             rt.journal.write("garbage", data=op[1].decode("utf-8", "replace"))
             rt.write_bytes(op[1])
+            Threads(rt).save(self.thread)
+            rt.exit(1)
         elif kind == "out_of_order":
             never = {"id": "item_999", "type": "todo_list", "items": []}
             self.emit({"type": "item.updated", "item": never})
             self.emit({"type": "turn.completed", "usage": self.usage()})
             after = self.new_item("agent_message", text="a message after the turn ended")
             self.emit({"type": "item.completed", "item": after})
-            rt.exit_code = 0
+            Threads(rt).save(self.thread)
+            rt.exit(1)
         elif kind == "stall":
             rt.sleep(1e9, scaled=False)
         elif kind == "exit":
