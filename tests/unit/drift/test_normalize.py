@@ -86,7 +86,7 @@ def test_the_working_directory_is_written_cwd() -> None:
         ("Claude Code not found at: /tmp/x/claude", "not found"),
         ("[Errno 2] No such file or directory: '/tmp/x/codex'", "not found"),
         (
-            "We’re currently experiencing high demand, which may cause temporary errors.",
+            "We\u2019re currently experiencing high demand, which may cause temporary errors.",
             "high demand",
         ),
         ("Failed to decode JSON: {...", "not json"),
