@@ -23,6 +23,12 @@ runs the tool, the fake replays the result, and the two outputs are compared. Th
 result is rewritten to what the real tool reports (claude's ``Read`` numbers the lines:
 ``1\\t<text>``).
 
+A scripted question (``InputRequest``) becomes, for ``claude``, the model calling its
+``AskUserQuestion`` tool (two options, ``yes`` and ``no``: the real tool refuses fewer),
+asked through ``can_use_tool`` and answered ``yes`` by the drift run, and the result the real
+tool reports for that answer. Codex's ``request_user_input`` is unavailable in its default
+mode (the real codex answers the call so), so codex keeps the catalog's question.
+
 Where the real binary asks permission for a call (claude's ``Bash`` for a command that is
 not read-only), the rewritten script asks too (an ``ApprovalRequest`` after the call), so
 the fake asks where the real one does; the drift run allows every request.
@@ -36,7 +42,15 @@ from typing import Any
 
 import msgspec
 
-from stuntset.script import ApprovalRequest, Script, Step, ToolCall, ToolResult, Turn
+from stuntset.script import (
+    ApprovalRequest,
+    InputRequest,
+    Script,
+    Step,
+    ToolCall,
+    ToolResult,
+    Turn,
+)
 
 __all__ = ["NATIVE_TOOLS", "native_script", "prepare"]
 
@@ -108,8 +122,24 @@ def native_script(script: Script, program: str, cwd: Path) -> Script:
     return msgspec.structs.replace(script, turns=tuple(turns))
 
 
+def _question(prompt: str) -> list[Step]:
+    """claude's ``AskUserQuestion`` for ``prompt``, asked, and the result of a ``yes``."""
+    options = [{"label": "yes", "description": "Go ahead"}, {"label": "no", "description": "Stop"}]
+    question = {"question": prompt, "header": "Question", "options": options}
+    answered = (
+        f'Your questions have been answered: "{prompt}"="yes". '
+        "You can now continue with these answers in mind."
+    )
+    return [
+        ToolCall("AskUserQuestion", {"questions": [{**question, "multiSelect": False}]}),
+        ApprovalRequest(),
+        ToolResult(answered),
+    ]
+
+
 def _native_turn(turn: Turn, program: str, cwd: Path) -> Turn:
-    if not any(isinstance(s, ToolCall) and s.name in NATIVE_TOOLS for s in turn.steps):
+    asks = program == "claude" and any(isinstance(s, InputRequest) for s in turn.steps)
+    if not asks and not any(isinstance(s, ToolCall) and s.name in NATIVE_TOOLS for s in turn.steps):
         return turn
     steps: list[Step] = []
     waiting: list[ToolCall] = []  # catalog calls whose result is still to come, in order
@@ -125,6 +155,8 @@ def _native_turn(turn: Turn, program: str, cwd: Path) -> Turn:
             continue  # the real binary does not ask for this call
         elif isinstance(step, ToolResult) and waiting:
             steps.append(_native_result(program, waiting.pop(0), step))
+        elif isinstance(step, InputRequest) and program == "claude":
+            steps.extend(_question(step.prompt))
         else:
             steps.append(step)
     return msgspec.structs.replace(turn, steps=tuple(steps))
