@@ -137,13 +137,22 @@ def _cli_outcomes(entry: scenarios.Scenario) -> dict[str, str]:
     from stuntset.doubles.cli.claude import _demo as claude_demo
     from stuntset.doubles.cli.codex import _demo as codex_demo
 
+    claude_where = "fake `claude` (stream-json, as claude-agent-sdk drives it)"
+    codex_where = "fake `codex` (`exec --json`, as the codex SDK reads it)"
     with tempfile.TemporaryDirectory(prefix="stuntset-reference-") as directory:
-        claude = claude_demo._play(entry.name, entry.build(), directory).outcome
-        codex = codex_demo._play(entry.name, entry.build(), directory).outcome
-    return {
-        "fake `claude` (stream-json, as claude-agent-sdk drives it)": claude,
-        "fake `codex` (`exec --json`, as the codex SDK reads it)": codex,
-    }
+        out = {
+            claude_where: claude_demo._play(entry.name, entry.build(), directory).outcome,
+            codex_where: codex_demo._play(entry.name, entry.build(), directory).outcome,
+        }
+        if "cli" in inspect.signature(entry.build).parameters:  # the CLI itself breaks
+            broken = entry.build(cli=True)
+            out[f"{claude_where}, `cli=True`: the CLI itself breaks"] = claude_demo._play(
+                entry.name, broken, directory
+            ).outcome
+            out[f"{codex_where}, `cli=True`: the CLI itself breaks"] = codex_demo._play(
+                entry.name, broken, directory
+            ).outcome
+    return out
 
 
 def _section(entry: scenarios.Scenario) -> list[str]:
@@ -199,6 +208,15 @@ def catalog_markdown() -> str:
         "Every scenario is a named, parameterised script, played the same on every double. "
         'Use one by name: `@pytest.mark.stand_in("rate_limited", failures=3)`, '
         '`@pytest.mark.fake_claude("stuck")`, `stuntset scenarios --show NAME`.',
+        "",
+        "A fault is the model API's unless it says otherwise: a fake CLI shows what the real "
+        "CLI does when its model API does that (it retries a broken stream or a 401, as the "
+        "real `claude` and `codex` do over the model double). **The CLI itself breaks** "
+        "(its own stdout cut mid-line, a corrupt JSON line, garbage bytes, its own events out "
+        "of order) with `cli=True` on `stream_cut`, `malformed_json`, `garbage_bytes` and "
+        "`out_of_order` (and on their steps), on the fake CLIs only; after the bad output the "
+        "fake exits 1, so a client that skips a bad line still sees the turn end. "
+        "`crash_mid_turn` is the CLI process dying.",
         "",
     ]
     for entry in scenarios.all():

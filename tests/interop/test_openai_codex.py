@@ -51,11 +51,13 @@ from stuntset.doubles.cli import InstalledCli, install_cli  # noqa: E402
 from stuntset.errors import ScriptExhausted  # noqa: E402
 from stuntset.script import (  # noqa: E402
     ApprovalRequest,
+    AuthExpired,
     HttpError,
     Script,
     Text,
     ToolCall,
     ToolResult,
+    Turn,
     Usage,
 )
 
@@ -466,10 +468,11 @@ EXPECTED: dict[str, list[Any]] = {
     "interleaved_streaming": ["a.txt says alpha, b.txt says beta."],
     "multi_turn": ["Answer number 1.", "Answer number 2.", "Answer number 3."],
     "slow": ["This answer takes its time to arrive."],
-    # the SDK does not notice an impossible order: the orphan delta is dropped, the turn
-    # completes (with no final response: the late message arrives after turn/completed)
+    # codex ignores the model's content for an item never started: the turn completes with
+    # no final response (observed)
     "out_of_order": [None],
-    "auth_expired_mid_run": [(RuntimeError, "401 Unauthorized")],
+    # codex retries the 401 (observed); the retry meets the model double's 500: no turn left
+    "auth_expired_mid_run": [(RuntimeError, "experiencing high demand")],
     # Codex retries a 429/overload itself; what reaches the SDK is the turn that gave up
     "rate_limited": [
         (RuntimeError, "exceeded retry limit, last status: 429"),
@@ -477,11 +480,28 @@ EXPECTED: dict[str, list[Any]] = {
     ],
     # codex retries the 503 (request_max_retries) and the turn completes with the next one
     "overloaded": ["Back in service. Here is the answer."],
+    # the model stream breaks: codex retries ("Reconnecting... n/m") and meets the same 500
+    "stream_cut": [(RuntimeError, "experiencing high demand")],
+    "malformed_json": [(RuntimeError, "experiencing high demand")],
+    "garbage_bytes": [(RuntimeError, "experiencing high demand")],
+    "crash_mid_turn": [(TransportClosedError, "Codex process closed stdout")],
+}
+
+#: The scenarios whose one scripted turn ends in a request codex makes again by itself (the
+#: request no turn answers: ``ScriptExhausted`` at ``assert_all_used``).
+ASKS_AGAIN = {"auth_expired_mid_run", "stream_cut", "malformed_json", "garbage_bytes"}
+
+#: The CLI itself breaks (``cli=True``): what the SDK does with the fake's bad output, after
+#: which the fake has exited. Faults never hang: the SDK's reader thread fails every waiter
+#: when the transport breaks.
+CLI_BREAKS: dict[str, list[Any]] = {
     "stream_cut": [(CodexError, "Invalid JSON-RPC line")],
     "malformed_json": [(CodexError, "Invalid JSON-RPC line")],
     # invalid UTF-8 kills the SDK's text-mode reader thread: not even a CodexError
     "garbage_bytes": [(UnicodeDecodeError, "can't decode byte 0xff")],
-    "crash_mid_turn": [(TransportClosedError, "Codex process closed stdout")],
+    # the SDK does not notice an impossible order: the orphan delta is dropped, the turn
+    # completes (with no final response: the late message arrives after turn/completed)
+    "out_of_order": [None],
 }
 
 
@@ -499,10 +519,22 @@ def check_outcome(name: str, outcome: Any, expected: Any) -> None:
         assert outcome == expected, (name, outcome)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_catalog_scenario(tmp_path: Path, name: str) -> None:
-    expected = EXPECTED[name]
-    cli = install(tmp_path, name, time_scale=0.01)
+def _used(cli: InstalledCli, name: str) -> None:
+    if name in ASKS_AGAIN:
+        with pytest.raises(ScriptExhausted):
+            cli.assert_all_used()
+    else:
+        cli.assert_all_used()
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [(name, {}) for name in sorted(EXPECTED)]
+    + [(name, {"cli": True}) for name in sorted(CLI_BREAKS)],
+)
+def test_catalog_scenario(tmp_path: Path, name: str, params: dict[str, Any]) -> None:
+    expected = CLI_BREAKS[name] if params else EXPECTED[name]
+    cli = install(tmp_path, name, params, time_scale=0.01)
     outcomes: list[Any] = []
     with opened(cli, tmp_path) as codex:
         thread = codex.thread_start()
@@ -516,7 +548,11 @@ def test_catalog_scenario(tmp_path: Path, name: str) -> None:
     assert len(outcomes) == len(expected)
     for outcome, wanted in zip(outcomes, expected, strict=True):
         check_outcome(name, outcome, wanted)
-    cli.assert_all_used()
+    if params:  # the CLI itself broke: it exited
+        assert [i.exit_code for i in cli.invocations] == [1]
+        cli.assert_all_used()
+    else:
+        _used(cli, name)
 
 
 def test_long_stream_loses_no_delta(tmp_path: Path) -> None:
@@ -639,14 +675,19 @@ class ExecThread:
 
 
 EXEC_EXPECTED: dict[str, list[Any]] = {
-    **{name: outcomes for name, outcomes in EXPECTED.items() if name != "out_of_order"},
+    **EXPECTED,
     "long_stream": [" ".join(f"word{i}" for i in range(400))],
-    # the TS SDK keeps reading after turn.completed: the late message becomes the answer
-    "out_of_order": ["a message after the turn ended"],
+    # the TS SDK's final response starts empty: no message, no answer
+    "out_of_order": [""],
+    "crash_mid_turn": [(RuntimeError, "Codex Exec exited with code 1: Reading prompt")],
+}
+#: The CLI itself breaks (``cli=True``), read as ``@openai/codex-sdk`` reads it.
+EXEC_CLI_BREAKS: dict[str, list[Any]] = {
+    # the TS SDK keeps reading after turn.completed, then sees the fake exit 1
+    "out_of_order": [(RuntimeError, "Codex Exec exited with code 1")],
     "stream_cut": [(RuntimeError, "Failed to parse item")],
     "malformed_json": [(RuntimeError, "Failed to parse item")],
     "garbage_bytes": [(RuntimeError, "Failed to parse item")],
-    "crash_mid_turn": [(RuntimeError, "Codex Exec exited with code 1: Reading prompt")],
 }
 
 
@@ -654,10 +695,14 @@ def test_exec_covers_the_catalog() -> None:
     assert set(EXEC_EXPECTED) | {"spawn_missing", "stuck"} == set(scenarios.names())
 
 
-@pytest.mark.parametrize("name", sorted(EXEC_EXPECTED))
-def test_exec_catalog_scenario(tmp_path: Path, name: str) -> None:
-    expected = EXEC_EXPECTED[name]
-    cli = install(tmp_path, name, time_scale=0.01)
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [(name, {}) for name in sorted(EXEC_EXPECTED)]
+    + [(name, {"cli": True}) for name in sorted(EXEC_CLI_BREAKS)],
+)
+def test_exec_catalog_scenario(tmp_path: Path, name: str, params: dict[str, Any]) -> None:
+    expected = EXEC_CLI_BREAKS[name] if params else EXEC_EXPECTED[name]
+    cli = install(tmp_path, name, params, time_scale=0.01)
     thread = ExecThread(cli.path, tmp_path)
     for index, wanted in enumerate(expected):
         try:
@@ -666,7 +711,10 @@ def test_exec_catalog_scenario(tmp_path: Path, name: str) -> None:
             outcome = error
         check_outcome(name, outcome, wanted)
     assert all(i.argv[:2] == ["exec", "--experimental-json"] for i in cli.invocations)
-    cli.assert_all_used()
+    if params:
+        cli.assert_all_used()
+    else:
+        _used(cli, name)
 
 
 def test_exec_resume_keeps_the_thread_and_totals(tmp_path: Path) -> None:
@@ -759,7 +807,9 @@ def test_the_typescript_sdk_itself(tmp_path: Path) -> None:
 
 
 def test_a_failed_turn_as_the_real_server_ends_it(tmp_path: Path) -> None:
-    cli = install(tmp_path, "auth_expired_mid_run")
+    """Six 401s: codex's five stream retries (its default), then the turn fails with the
+    sixth (observed with one retry: "unexpected status 401 …", read as auth)."""
+    cli = install(tmp_path, Script.of(Turn(steps=(AuthExpired(),), times=6)))
     with opened(cli, tmp_path) as codex:
         events = list(codex.thread_start().turn("check").stream())
     # (thread/status/changed carries no turn id: it goes to the SDK's global queue)

@@ -79,7 +79,7 @@ def _play(name: str, script: Script, directory: str) -> DemoRow:
         parts[-1] += ", then content after the result"
     outcome = ", then ".join(parts)
     if not parts:
-        outcome = client.bad[0] if client.bad else f"exit {code}"
+        outcome = f"{client.bad[0]}, exit {code}" if client.bad else f"exit {code}"
         if client.bad == ["cut line"]:
             outcome = f"exit {code}, cut line"
     return _row(name, runs, len(client.messages), outcome)

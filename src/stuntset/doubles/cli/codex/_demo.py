@@ -22,10 +22,12 @@ EXPECTED = {
     "spawn_missing": "not found",
     "auth_expired_mid_run": "turn.failed",
     "rate_limited": "turn.failed, then completed",
-    "stream_cut": "unparseable line, exit 1",
-    "malformed_json": "unparseable line, exit 1",
-    "garbage_bytes": "unparseable line, exit 1",
-    "out_of_order": "completed, then an item after turn.completed",
+    # the model stream breaks: codex retries, and the retry meets the double's 500
+    "stream_cut": "turn.failed",
+    "malformed_json": "turn.failed",
+    "garbage_bytes": "turn.failed",
+    # the model's out-of-order content is ignored
+    "out_of_order": "completed",
     "crash_mid_turn": "exit 1",
     "stuck": "killed by the client",
     "multi_turn": "completed, then completed, then completed",
