@@ -24,7 +24,9 @@ codex app-server       the same items from ``item/started`` / ``item/completed``
 
 A line that is not JSON ends its turn with ``MalformedJson``, a line the process died in the
 middle of with ``StreamCut``; a run that ends mid-turn ends its last turn with ``StreamCut``
-(exit 0) or ``Exit`` (the recorded status). Chunking and timing are not kept (replay the cassette itself
+(exit 0) or ``Exit`` (the recorded status). These are the CLI's own stdout breaking, so the
+steps say ``cli=True``: a fake CLI replays them as they were recorded (a model double
+refuses them: the model stream never broke). Chunking and timing are not kept (replay the cassette itself
 for those).
 """
 
@@ -76,12 +78,12 @@ class _Turns:
         status = self.interaction.response.status
         for frame in self.interaction.response.frames or []:
             if frame.event == "partial":
-                self.end(StreamCut(clean=status == 0))
+                self.end(StreamCut(clean=status == 0, cli=True))
                 continue
             try:
                 message = json.loads(frame.data)
             except ValueError:
-                self.end(MalformedJson(frame.data))
+                self.end(MalformedJson(frame.data, cli=True))
                 continue
             yield message
 
@@ -89,7 +91,7 @@ class _Turns:
         """The turns, the last one ended as the run ended if it was still open."""
         if self.steps:
             status = self.interaction.response.status
-            self.end(Exit(code=status) if status > 0 else StreamCut(clean=True))
+            self.end(Exit(code=status) if status > 0 else StreamCut(clean=True, cli=True))
         return self.turns
 
 

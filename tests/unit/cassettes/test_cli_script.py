@@ -220,11 +220,14 @@ def test_how_a_run_ended_becomes_the_fault_that_ends_its_turn() -> None:
         return [list(turn.steps) for turn in script_from_cassette(cassette).turns]
 
     assert turns([text], status=3) == [[Text("a"), Exit(code=3)]]
-    assert turns([text]) == [[Text("a"), StreamCut(clean=True)]]
-    assert turns([text, '{"type":"assi<cut>'], status=1) == [[Text("a"), StreamCut(clean=False)]]
+    # the CLI's own stdout broke (cli=True): a fake CLI replays it as recorded
+    assert turns([text]) == [[Text("a"), StreamCut(clean=True, cli=True)]]
+    assert turns([text, '{"type":"assi<cut>'], status=1) == [
+        [Text("a"), StreamCut(clean=False, cli=True)]
+    ]
     assert turns([text, "not json", text]) == [
-        [Text("a"), MalformedJson("not json")],
-        [Text("a"), StreamCut(clean=True)],
+        [Text("a"), MalformedJson("not json", cli=True)],
+        [Text("a"), StreamCut(clean=True, cli=True)],
     ]
     failed = json.dumps({"type": "turn.failed", "error": {"message": "unexpected status 429"}})
     assert turns([failed], wire="codex-cli") == [[HttpError(429, message="unexpected status 429")]]
