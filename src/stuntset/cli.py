@@ -338,12 +338,36 @@ def matrix(adapters: tuple[str, ...], names: tuple[str, ...], markdown: bool) ->
     is_flag=True,
     help="Instead: the real providers' stream shape vs the double's (needs a key).",
 )
-def drift(clis: tuple[str, ...], names: tuple[str, ...], json_path: str | None, live: bool) -> None:
+@click.option(
+    "--claude-bin",
+    help="The real claude to compare (default: $STUNTSET_CLAUDE_BIN, else the bundled one).",
+)
+@click.option(
+    "--codex-bin",
+    help="The real codex to compare (default: $STUNTSET_CODEX_BIN, else the bundled one).",
+)
+def drift(
+    clis: tuple[str, ...],
+    names: tuple[str, ...],
+    json_path: str | None,
+    live: bool,
+    claude_bin: str | None,
+    codex_bin: str | None,
+) -> None:
     """Play the catalog through the real claude/codex binaries and the fakes and diff the
     normalized streams (exit 1 on a difference not in the allowlist)."""
     from stuntset.drift.command import run
 
-    sys.exit(run(clis or None, names or None, json_path=json_path, live=live, echo=click.echo))
+    code = run(
+        clis or None,
+        names or None,
+        json_path=json_path,
+        live=live,
+        echo=click.echo,
+        claude_bin=claude_bin,
+        codex_bin=codex_bin,
+    )
+    sys.exit(code)
 
 
 # --- commands contributed by the doubles are registered below ---

@@ -21,6 +21,8 @@ def run(
     json_path: str | None = None,
     live: bool = False,
     echo: Callable[[str], Any] = print,
+    claude_bin: str | None = None,
+    codex_bin: str | None = None,
 ) -> int:
     """The exit code: 0 all same or allowed, 1 a difference outside the allowlist (or a
     live shape difference). ``--live`` without a key is a ``UsageError`` (exit 2)."""
@@ -39,4 +41,6 @@ def run(
     if json_path is not None and not Path(json_path).resolve().parent.is_dir():
         raise UsageError(f"--json {json_path}: its folder does not exist")
 
-    return print_drift(clis, names, json_path=json_path, echo=echo)
+    return print_drift(
+        clis, names, json_path=json_path, echo=echo, claude_bin=claude_bin, codex_bin=codex_bin
+    )

@@ -3,22 +3,25 @@ happened, none of the ones that name or time it.
 
 Dropped everywhere: ``run_id``, ``ts``, ``seq`` and every id (``session_id``, ``item_id``,
 ``tool_call_id``, ``request_id``): each program mints its own. Dropped per kind:
-``run.started``'s ``provider``/``model`` (the fake does not echo the model), ``usage``'s
-``cost`` (the real ``claude`` prices the tokens, the fake does not), ``tool.completed``'s
-``output`` (the real binaries run the tool, the fakes replay the script's result; only
-``is_error`` is compared) and ``run.crashed``'s ``message`` (free text; ``kind`` and
-``retryable`` are compared). Consecutive deltas of one kind are joined into one step: how a
-program chunks text is not behaviour.
+``run.started``'s ``provider``/``model`` (the fake does not echo the model) and ``usage``'s
+``cost`` (the real ``claude`` prices the tokens, the fake does not). ``tool.completed``'s
+``output`` is compared (drift plays the binaries' own tools in a working directory laid out
+so that the real tool prints the scripted result: ``native``); the working directory itself
+is written ``$CWD``. ``run.crashed``'s ``message`` is free text (request ids, paths): what is
+compared is its *class* (``message_class``: ``api error 401``, ``status 429``, ``not
+found``…), which is what an app matching the message would see. Consecutive deltas of one
+kind are joined into one step: how a program chunks text is not behaviour.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from stuntset.events import Event, to_builtins
 
-__all__ = ["Step", "describe", "normalize", "short"]
+__all__ = ["Step", "describe", "message_class", "normalize", "short", "spell"]
 
 #: One normalized step: its ``type`` first, then the compared fields.
 Step = dict[str, Any]
@@ -30,33 +33,67 @@ _KEPT: dict[str, tuple[str, ...]] = {
     "reasoning.delta": ("text",),
     "reasoning.completed": ("text",),
     "tool.started": ("name", "input"),
-    "tool.completed": ("is_error",),
+    "tool.completed": ("output", "is_error"),
     "approval.requested": ("tool",),
     "approval.resolved": ("decision",),
     "input.requested": ("prompt",),
     "input.resolved": ("text",),
     "usage": ("input_tokens", "output_tokens"),
     "run.completed": ("stop_reason",),
-    "run.crashed": ("kind", "retryable"),
+    "run.crashed": ("kind", "retryable", "message"),
     "run.killed": (),
 }
 _DELTAS = ("message.delta", "reasoning.delta")
 
 
-def normalize(events: Iterable[Event]) -> list[Step]:
-    """The steps ``events`` compare by (see the module docs)."""
+def normalize(events: Iterable[Event], cwd: str = "") -> list[Step]:
+    """The steps ``events`` compare by (see the module docs); ``cwd``, the program's working
+    directory, is written ``$CWD`` wherever it appears."""
     steps: list[Step] = []
     for event in events:
-        raw = to_builtins(event)
+        raw = _relative(to_builtins(event), cwd) if cwd else to_builtins(event)
         kind = str(raw["type"])
         step: Step = {"type": kind}
         for name in _KEPT.get(kind, ()):
             step[name] = raw.get(name, _DEFAULTS.get(name))
+        if kind == "run.crashed":
+            step["message"] = message_class(str(step["message"] or ""))
         if kind in _DELTAS and steps and steps[-1]["type"] == kind:
             steps[-1]["text"] += step["text"]
             continue
         steps.append(step)
     return steps
+
+
+#: A crash message's class: the first pattern it matches (``{0}``: the pattern's group).
+_MESSAGE_CLASSES = (
+    ("api error {0}", re.compile(r"API Error: (\d{3})")),
+    ("status {0}", re.compile(r"status:? (\d{3})")),
+    ("not found", re.compile(r"not found|No such file", re.I)),
+    ("high demand", re.compile(r"high demand", re.I)),
+    ("not json", re.compile(r"JSON|decode", re.I)),
+    ("closed", re.compile(r"closed|exited|exit code", re.I)),
+    ("timeout", re.compile(r"timed? ?out", re.I)),
+)
+
+
+def message_class(message: str) -> str:
+    """The class of a crash message (see ``_MESSAGE_CLASSES``), ``other`` when none fits."""
+    for name, pattern in _MESSAGE_CLASSES:
+        found = pattern.search(message)
+        if found:
+            return name.format(*found.groups())
+    return "other"
+
+
+def _relative(value: Any, cwd: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(cwd, "$CWD")
+    if isinstance(value, dict):
+        return {k: _relative(v, cwd) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relative(v, cwd) for v in value]
+    return value
 
 
 _DEFAULTS: dict[str, Any] = {
@@ -72,6 +109,13 @@ def describe(step: Step | None) -> str:
     if step is None:
         return "(nothing)"
     fields = " ".join(f"{k}={short(v)}" for k, v in step.items() if k != "type")
+    return f"{step['type']} {fields}".rstrip()
+
+
+def spell(step: Step) -> str:
+    """``step`` spelt out whole, as the allowlist writes it:
+    ``run.crashed kind='http' retryable=True`` (``describe`` without cutting values)."""
+    fields = " ".join(f"{k}={v!r}" for k, v in step.items() if k != "type")
     return f"{step['type']} {fields}".rstrip()
 
 

@@ -10,7 +10,7 @@ delays, the fakes play theirs at a tenth or a hundredth).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,10 +22,19 @@ from stuntset.checks._grid import columns, scenario_names, work_root
 from stuntset.events import Event
 from stuntset.seams import deterministic
 
-from .allowlist import ALLOWLIST, Allowed, load_allowlist
-from .compare import first_difference
-from .normalize import normalize
-from .runners import CLIS, SDKS, Played, play_side, real_binary
+from .allowlist import ALLOWLIST, Allowed, Race, load_allowlist
+from .compare import differences
+from .native import native_script, prepare
+from .normalize import describe, normalize
+from .runners import (
+    CLIS,
+    COLUMNS,
+    SDKS,
+    Played,
+    binary_version,
+    chosen_binary,
+    play_side,
+)
 from .sessions import session_plan
 
 __all__ = ["DriftCell", "DriftReport", "drift", "outcome_of", "readme_table"]
@@ -66,11 +75,14 @@ class DriftCell:
 class DriftReport:
     cells: list[DriftCell]
     seconds: float = 0.0
-    stale: list[Allowed] = field(default_factory=list)
+    stale: list[Allowed | Race] = field(default_factory=list)  # entries that matched nothing
+    binaries: dict[str, str] = field(default_factory=dict)  # CLI → "<path> (<version>)"
 
     @property
     def failed(self) -> bool:
-        return any(cell.status in ("differs", "error") for cell in self.cells)
+        """A difference outside the allowlist, a side not played, or an allowlist entry that
+        matched nothing."""
+        return bool(self.stale) or any(c.status in ("differs", "error") for c in self.cells)
 
     def table(self) -> dict[str, dict[str, DriftCell]]:
         """scenario → cli → cell."""
@@ -84,6 +96,7 @@ class DriftReport:
             {
                 "seconds": round(self.seconds, 2),
                 "failed": self.failed,
+                "binaries": self.binaries,
                 "cells": [asdict(cell) for cell in self.cells],
                 "stale_allowlist": [asdict(entry) for entry in self.stale],
             },
@@ -94,18 +107,16 @@ class DriftReport:
     def from_json(cls, text: str) -> DriftReport:
         """A report back from ``to_json()`` (``stuntset drift --json``)."""
         data = json.loads(text)
-        stale = [
-            Allowed(
-                **{
-                    **e,
-                    "differs": e["differs"]
-                    if isinstance(e["differs"], str)
-                    else tuple(e["differs"]),
-                }
-            )
-            for e in data["stale_allowlist"]
-        ]
-        return cls([DriftCell(**cell) for cell in data["cells"]], data["seconds"], stale)
+        stale: list[Allowed | Race] = []
+        for e in data["stale_allowlist"]:
+            if not isinstance(e["column"], str):
+                e["column"] = tuple(e["column"])
+            if "outcomes" in e:
+                stale.append(Race(**{**e, "outcomes": tuple(tuple(o) for o in e["outcomes"])}))
+            else:
+                stale.append(Allowed(**e))
+        cells = [DriftCell(**cell) for cell in data["cells"]]
+        return cls(cells, data["seconds"], stale, data.get("binaries", {}))
 
     def markdown(self) -> str:
         """scenario × CLI → same / allowed / differs (the first difference)."""
@@ -118,13 +129,17 @@ class DriftReport:
         return "\n".join(lines) + "\n"
 
 
-def readme_table(report: DriftReport, allowed: list[Allowed] | None = None) -> str:
+def readme_table(report: DriftReport, allowed: list[Allowed | Race] | None = None) -> str:
     """The README's table: per scenario and CLI, how the real binary's run ended, how the
     fake's did, and the verdict — ``same``, or ``allowed (<kind of reason>)`` when the
     allowlist has an entry for the pair (a racy pair stays ``allowed`` when it came out the
     same), so the table changes only when an outcome or the allowlist does."""
     entries = load_allowlist() if allowed is None else allowed
-    kinds = {(e.scenario, e.cli): e.reason.split(":")[0] for e in entries}
+    found: dict[tuple[str, str], set[str]] = {}
+    for entry in entries:
+        for column in entry.columns:
+            found.setdefault((entry.scenario, column), set()).add(entry.kind)
+    kinds = {pair: ", ".join(sorted(names)) for pair, names in found.items()}
     table = report.table()
     clis = list(dict.fromkeys(cell.cli for cell in report.cells))
     head = "".join(f" {c}: real | {c}: fake | {c} |" for c in clis)
@@ -167,9 +182,12 @@ def outcome_of(events: list[Event], error: str | None = None) -> str:
 
 
 def _judge(
-    scenario: str, cli: str, real: Played, fake: Played, allowed: list[Allowed]
-) -> tuple[DriftCell, Allowed | None]:
-    real_steps, fake_steps = normalize(real.events), normalize(fake.events)
+    scenario: str, cli: str, real: Played, fake: Played, allowed: Sequence[Allowed | Race]
+) -> tuple[DriftCell, list[Allowed | Race]]:
+    """The cell of one pair, and the allowlist entries that matched it: a race's outcomes
+    first (each side must show a known one; its span then compares equal), then every
+    difference left must be covered by an ``[[allowed]]`` entry."""
+    real_steps, fake_steps = normalize(real.events, real.cwd), normalize(fake.events, fake.cwd)
     cell = DriftCell(
         scenario,
         cli,
@@ -181,22 +199,76 @@ def _judge(
         real_steps=real_steps,
         fake_steps=fake_steps,
     )
+    mine = [e for e in allowed if e.scenario == scenario and cli in e.columns]
     problem = ""
     if real.error is not None:
         problem = f"real: {real.error}"
     elif fake.error is not None:
         problem = f"fake: {fake.error}"
-    difference = first_difference(real_steps, fake_steps)
-    explanation = problem or (difference.explain() if difference is not None else "")
-    if not explanation:
-        return cell, None
-    cell.difference = explanation
-    for entry in allowed:
-        if entry.covers(scenario, cli, explanation):
-            cell.status, cell.reason = "allowed", entry.reason
-            return cell, entry
-    cell.status = "error" if problem else "differs"
-    return cell, None
+    if problem:
+        cell.status, cell.difference = "error", problem
+        return cell, []
+    used: list[Allowed | Race] = []
+    ours, theirs = list(real_steps), list(fake_steps)
+    for race in (e for e in mine if isinstance(e, Race)):
+        picked = [race.outcome(ours), race.outcome(theirs)]
+        for side, outcome, steps in zip(("real", "fake"), picked, (ours, theirs), strict=True):
+            if outcome is None:
+                shown = describe(steps[race.step]) if race.step < len(steps) else "(nothing)"
+                cell.status = "differs"
+                cell.difference = (
+                    f"step {race.step}: the {side} side's outcome of the race is not one the "
+                    f"allowlist knows (it shows {shown})"
+                )
+                return cell, used
+        used.append(race)
+        if picked[0] != picked[1]:
+            cell.status, cell.reason = "allowed", race.reason
+            cell.difference = (
+                f"step {race.step}: race outcome {picked[0]} (real), {picked[1]} (fake)"
+            )
+        for steps, outcome in zip((ours, theirs), picked, strict=True):
+            assert outcome is not None
+            steps[race.step : race.step + len(race.outcomes[outcome])] = [{"type": "race"}]
+    for tail in (e for e in mine if isinstance(e, Allowed) and e.field == "rest"):
+        if tail.rest(ours, theirs):
+            used.append(tail)
+            cell.status, cell.reason = "allowed", tail.reason
+            cell.difference = f"from step {tail.step} on: {tail.kind}"
+            ours, theirs = ours[: tail.step], theirs[: tail.step]
+    found = differences(ours, theirs)
+    if not found:
+        return cell, used
+    explained: list[str] = []
+    for difference in found:
+        entry = next(
+            (e for e in mine if isinstance(e, Allowed) and e.covers(cli, scenario, difference)),
+            None,
+        )
+        if entry is None:
+            cell.status, cell.difference = "differs", difference.explain()
+            return cell, used
+        if all(e is not entry for e in used):
+            used.append(entry)
+        explained.append(difference.explain())
+    cell.status = "allowed"
+    cell.difference = "; ".join(explained)
+    cell.reason = " / ".join(e.reason for e in used)
+    return cell, used
+
+
+def _unmatched(
+    entry: Allowed | Race,
+    cells: dict[tuple[str, str], DriftCell],
+    used: list[tuple[Allowed | Race, str]],
+) -> bool:
+    """``entry`` matched nothing in a column of its that was played and judged this run."""
+    return any(
+        cells[column, entry.scenario].status not in ("not played", "not installed", "error")
+        and not any(e is entry and c == column for e, c in used)
+        for column in entry.columns
+        if (column, entry.scenario) in cells
+    )
 
 
 def drift(
@@ -208,24 +280,36 @@ def drift(
     timeout: float = 60.0,
     workdir: str | Path | None = None,
     progress: Callable[[DriftCell], Any] | None = None,
+    claude_bin: str | Path | None = None,
+    codex_bin: str | Path | None = None,
 ) -> DriftReport:
-    """Play ``scenarios`` (default: the catalog) on ``clis`` (default: both), real and fake,
-    and judge each pair (see the module docs)."""
+    """Play ``scenarios`` (default: the catalog) on ``clis`` (default: every column), real
+    and fake, and judge each pair (see the module docs). The real binaries: ``claude_bin`` /
+    ``codex_bin``, else ``$STUNTSET_CLAUDE_BIN`` / ``$STUNTSET_CODEX_BIN``, else the bundled
+    ones; the report names each one's version."""
     chosen = columns(clis, CLIS, "CLI")
     names = scenario_names(scenarios)
     allowed = load_allowlist(allowlist)
+    given = {"claude": claude_bin, "codex": codex_bin}
+    programs = dict.fromkeys(COLUMNS[cli] for cli in chosen)
+    binaries = {p: chosen_binary(p, given[p]) for p in programs}
     with work_root(workdir, "stuntset-drift-") as root, deterministic():
-        return anyio.run(_drift, chosen, names, allowed, root, jobs, timeout, progress)
+        report = anyio.run(_drift, chosen, names, allowed, root, jobs, timeout, progress, binaries)
+    report.binaries = {
+        p: f"{b} ({binary_version(b)})" for p, b in binaries.items() if b is not None
+    }
+    return report
 
 
 async def _drift(
     clis: list[str],
     names: list[str],
-    allowed: list[Allowed],
+    allowed: list[Allowed | Race],
     root: Path,
     jobs: int,
     timeout: float,
     progress: Callable[[DriftCell], Any] | None,
+    binaries: dict[str, Path | None],
 ) -> DriftReport:
     import importlib.util
     import time
@@ -233,7 +317,7 @@ async def _drift(
     began = time.monotonic()
     limiter = anyio.CapacityLimiter(max(1, jobs))
     cells: dict[tuple[str, str], DriftCell] = {}
-    used: set[Allowed] = set()
+    used: list[tuple[Allowed | Race, str]] = []  # each entry with a column it matched in
 
     async def one(cli: str, name: str, binary: Path) -> None:
         script = catalog.build(name)
@@ -248,30 +332,32 @@ async def _drift(
         sides: dict[str, Played] = {}
 
         async def side(which: Any) -> None:
+            cwd = where / which / "cwd"
+            prepare(script, cwd)
             async with limiter:
                 sides[which] = await play_side(
                     cli,
                     which,
-                    script,
+                    native_script(script, COLUMNS[cli], cwd),
                     where / which,
                     binary=binary,
                     timeout=timeout,
                     prompts=prompts,
                 )
+                sides[which].cwd = str(cwd)
 
         async with anyio.create_task_group() as group:
             group.start_soon(side, "real")
             group.start_soon(side, "fake")
-        cell, entry = _judge(name, cli, sides["real"], sides["fake"], allowed)
-        if entry is not None:
-            used.add(entry)
+        cell, matched = _judge(name, cli, sides["real"], sides["fake"], allowed)
+        used.extend((entry, cli) for entry in matched)
         cells[cli, name] = cell
         if progress is not None:
             progress(cell)
 
     async with anyio.create_task_group() as group:
         for cli in clis:
-            binary = real_binary(cli)
+            binary = binaries[COLUMNS[cli]]
             sdk = SDKS[cli]
             if binary is None or (sdk is not None and importlib.util.find_spec(sdk) is None):
                 for name in names:
@@ -280,6 +366,5 @@ async def _drift(
             for name in names:
                 group.start_soon(one, cli, name, binary)
     ordered = [cells[cli, name] for name in names for cli in clis]
-    chosen = {(cell.scenario, cell.cli) for cell in ordered}
-    stale = [e for e in allowed if (e.scenario, e.cli) in chosen and e not in used]
+    stale = [e for e in allowed if _unmatched(e, cells, used)]
     return DriftReport(ordered, time.monotonic() - began, stale)

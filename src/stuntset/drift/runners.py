@@ -26,23 +26,29 @@ with no key but a dummy one.
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from stuntset.checks._conformance_play import play, stall_expectation
+from stuntset.errors import UsageError
 from stuntset.events import Event
 from stuntset.providers.base import AgentProvider
 from stuntset.script import Script, Stall
 
 __all__ = [
+    "BINARY_ENV",
     "CLIS",
     "COLUMNS",
     "PROMPT",
     "Played",
     "Side",
+    "binary_version",
+    "chosen_binary",
     "play_side",
     "real_binary",
 ]
@@ -86,6 +92,45 @@ class Played:
     error: str | None = None
     requests: int = 0  # requests the model double received (the real side)
     seconds: float = 0.0  # wall time of the run, start to close
+    cwd: str = ""  # the program's working directory (``$CWD`` in the compared steps)
+
+
+#: The variables naming the real binary to drift against (before the bundled one).
+BINARY_ENV = {"claude": "STUNTSET_CLAUDE_BIN", "codex": "STUNTSET_CODEX_BIN"}
+
+
+def chosen_binary(
+    program: str, given: str | Path | None = None, environ: Mapping[str, str] | None = None
+) -> Path | None:
+    """The real ``program`` (``claude``/``codex``) to drift against: ``given`` (its
+    ``--<program>-bin``), else ``$STUNTSET_<PROGRAM>_BIN``, else the bundled one (``None``
+    when not installed). A named binary that is not an executable file is a ``UsageError``."""
+    env = os.environ if environ is None else environ
+    variable = BINARY_ENV[program]
+    where, named = (f"--{program}-bin", given) if given else (variable, env.get(variable))
+    if not named:
+        return real_binary(program)
+    path = Path(named)
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise UsageError(f"{where} {named}: not an executable file")
+    return path
+
+
+def binary_version(binary: Path, timeout: float = 60.0) -> str:
+    """What ``binary --version`` prints (its first line), or why it could not say."""
+    try:
+        done = subprocess.run(
+            [str(binary), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"version unknown: {error}"
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[0] if lines else f"version unknown: exit {done.returncode}, no output"
 
 
 def real_binary(cli: str) -> Path | None:

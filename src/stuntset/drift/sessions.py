@@ -22,8 +22,8 @@ per query — so what the later queries bring is compared, not hidden behind a d
 
 Not played (``not played`` in the table): ``long_stream`` and ``slow`` (one answer streamed
 long or late: nothing a second query adds to the ``claude`` column's run), the tool, approval
-and question scenarios (their first query already differs, for the catalog's reasons, as in
-the ``claude`` column, and a second query would only be compared behind that) and the other
+and question scenarios (the ``claude`` column compares their one query; a second would add
+nothing) and the other
 model-API faults (the CLI retries a broken model request that the one-turn script does not
 answer again; a follow-up's turn would answer the retry, and the queries would no longer
 line up with the script's turns).

@@ -10,6 +10,7 @@ from typing import Any
 
 from stuntset.checks.matrix import _sdk_logs_held
 
+from .allowlist import Race
 from .report import DriftReport, drift
 
 __all__ = ["print_drift"]
@@ -31,14 +32,18 @@ def print_drift(
         report = drift(clis, scenarios, **options)
     if json_path is not None:
         Path(json_path).write_text(report.to_json() + "\n", encoding="utf-8")
+    for program, binary in report.binaries.items():
+        echo(f"real {program}: {binary}")
     if markdown:
         echo(report.markdown())
     else:
         _print_table(report)
     for entry in report.stale:
+        what = "race" if isinstance(entry, Race) else f"difference in {entry.field!r}"
         print(
-            f"allowlist entry for {entry.scenario} on {entry.cli} matched nothing this run "
-            f"({' or '.join(map(repr, entry.texts))}): if the difference is gone for good, remove the entry",
+            f"allowlist: the {what} at step {entry.step} of {entry.scenario} on "
+            f"{entry.column} matched nothing this run (the run fails): remove or correct the "
+            f"entry",
             file=sys.stderr,
         )
     if held:

@@ -6,11 +6,18 @@ import json
 
 import pytest
 
-from stuntset.drift.allowlist import Allowed
+from stuntset.drift.allowlist import Allowed, Race
 from stuntset.drift.report import DriftCell, DriftReport, _judge, outcome_of, readme_table
 from stuntset.drift.runners import Played
 from stuntset.drift.table import _print_table
-from stuntset.events import MessageDelta, RunCompleted, RunCrashed, RunKilled, RunStarted
+from stuntset.events import (
+    MessageDelta,
+    RunCompleted,
+    RunCrashed,
+    RunKilled,
+    RunStarted,
+    ToolStarted,
+)
 
 
 def _run(*tail: object, error: str | None = None) -> Played:
@@ -19,12 +26,12 @@ def _run(*tail: object, error: str | None = None) -> Played:
 
 
 DONE = RunCompleted(run_id="r", ts=1)
-CRASH = RunCrashed(run_id="r", ts=1, kind="http", message="API Error", retryable=True)
+CRASH = RunCrashed(run_id="r", ts=1, kind="http", message="API Error: 500", retryable=True)
 
 
 def test_the_same_runs_are_same() -> None:
-    cell, entry = _judge("happy_path", "claude", _run(DONE), _run(DONE), [])
-    assert (cell.status, cell.label, entry) == ("same", "same", None)
+    cell, used = _judge("happy_path", "claude", _run(DONE), _run(DONE), [])
+    assert (cell.status, cell.label, used) == ("same", "same", [])
     assert (cell.real, cell.fake) == ("completed", "completed")
 
 
@@ -32,21 +39,81 @@ def test_a_difference_outside_the_allowlist_differs() -> None:
     cell, _ = _judge("stream_cut", "codex", _run(CRASH), _run(DONE), [])
     assert cell.status == "differs"
     assert cell.label == (
-        "DIFFERS step 1: real run.crashed kind='http' retryable=True; "
+        "DIFFERS step 1: real run.crashed kind='http' retryable=True message='api error 500'; "
         "fake run.completed stop_reason='end_turn'"
     )
     assert DriftReport([cell]).failed
 
 
+WHOLE = Allowed(
+    "codex",
+    "stream_cut",
+    1,
+    "step",
+    ["run.crashed kind='http' retryable=True message='api error 500'"],
+    ["run.completed stop_reason='end_turn'"],
+    "layer: why",
+)
+
+
 def test_an_allowlisted_difference_is_allowed_with_its_reason() -> None:
-    entry = Allowed("stream_cut", "codex", "real run.crashed kind='http'", "layer: why")
-    cell, used = _judge("stream_cut", "codex", _run(CRASH), _run(DONE), [entry])
-    assert (cell.status, cell.reason, used) == ("allowed", "layer: why", entry)
+    cell, used = _judge("stream_cut", "codex", _run(CRASH), _run(DONE), [WHOLE])
+    assert (cell.status, cell.reason, used) == ("allowed", "layer: why", [WHOLE])
     assert cell.label.startswith("allowed: step 1: real run.crashed")
     assert not DriftReport([cell]).failed
-    # the same entry does not cover the other CLI
-    other, _ = _judge("stream_cut", "claude", _run(CRASH), _run(DONE), [entry])
+    # the same entry does not cover the other column
+    other, _ = _judge("stream_cut", "claude", _run(CRASH), _run(DONE), [WHOLE])
     assert other.status == "differs"
+
+
+def test_a_second_difference_behind_an_allowed_one_still_differs() -> None:
+    """Every difference is judged, not only the first: a synthetic one after an allowed one
+    fails the cell."""
+    text = MessageDelta(run_id="r", ts=1, item_id="i", text="fake only")
+    entry = Allowed(
+        "codex", "stream_cut", 1, "step", [], ["message.delta text='fake only'"], "layer: x"
+    )
+    cell, _ = _judge("stream_cut", "codex", _run(DONE), _run(text, DONE), [entry])
+    assert cell.status == "allowed"
+    other = RunCompleted(run_id="r", ts=1, stop_reason="max_tokens")
+    cell, _ = _judge("stream_cut", "codex", _run(DONE), _run(text, other), [entry])
+    assert cell.status == "differs"
+    assert (
+        cell.difference == "step 1 (run.completed) stop_reason: real 'end_turn', fake 'max_tokens'"
+    )
+
+
+RACE = Race(
+    ("codex", "claude"),
+    "stuck",
+    1,
+    (("run.killed",), ("message.delta text='Thinking'", "run.killed")),
+    "race: timing",
+)
+KILLED = RunKilled(run_id="r", ts=1)
+THINKING = MessageDelta(run_id="r", ts=1, item_id="i", text="Thinking")
+
+
+def test_a_race_allows_its_known_outcomes_in_any_pairing() -> None:
+    for real in (_run(KILLED), _run(THINKING, KILLED)):
+        for fake in (_run(KILLED), _run(THINKING, KILLED)):
+            cell, used = _judge("stuck", "codex", real, fake, [RACE])
+            assert used == [RACE]
+            same = real.events == fake.events
+            assert cell.status == ("same" if same else "allowed"), (real, fake)
+
+
+def test_an_unknown_outcome_of_a_race_differs() -> None:
+    cell, used = _judge("stuck", "codex", _run(DONE), _run(KILLED), [RACE])
+    assert cell.status == "differs"
+    assert used == []
+    assert cell.difference == (
+        "step 1: the real side's outcome of the race is not one the allowlist knows "
+        "(it shows run.completed stop_reason='end_turn')"
+    )
+    # an outcome of the race followed by a difference outside it still differs
+    cell, _ = _judge("stuck", "codex", _run(KILLED, DONE), _run(KILLED), [RACE])
+    assert cell.status == "differs"
 
 
 def test_a_side_that_could_not_be_played_is_an_error() -> None:
@@ -57,6 +124,28 @@ def test_a_side_that_could_not_be_played_is_an_error() -> None:
     assert DriftReport([cell]).failed
     real, _ = _judge("slow", "claude", _run(error="boom"), _run(DONE), [])
     assert real.label == "ERROR real: boom"
+
+
+def test_an_entry_that_matched_nothing_fails_the_report() -> None:
+    cell = DriftCell("stuck", "codex", "same", "killed", "killed")
+    assert not DriftReport([cell]).failed
+    assert DriftReport([cell], stale=[RACE]).failed
+
+
+def test_the_working_directory_is_normalized() -> None:
+    started = ToolStarted(
+        run_id="r", ts=1, tool_call_id="t", name="Read", input={"file_path": "/w/real/cwd/a"}
+    )
+    fake = ToolStarted(
+        run_id="r", ts=1, tool_call_id="u", name="Read", input={"file_path": "/w/fake/cwd/a"}
+    )
+    real_run, fake_run = _run(started, DONE), _run(fake, DONE)
+    real_run.cwd, fake_run.cwd = "/w/real/cwd", "/w/fake/cwd"
+    cell, _ = _judge("tool_use", "claude", real_run, fake_run, [])
+    assert cell.status == "same"
+    assert cell.real_steps[1]["input"] == {"file_path": "$CWD/a"}
+    fake_run.cwd = ""  # not normalized: the paths differ
+    assert _judge("tool_use", "claude", real_run, fake_run, [])[0].status == "differs"
 
 
 def test_outcomes() -> None:
@@ -75,7 +164,8 @@ def _report() -> DriftReport:
             DriftCell("stuck", "codex", "differs", "killed", "killed", "step 2: a|b"),
         ],
         seconds=12.345,
-        stale=[Allowed("stuck", "claude", "x", "race: y")],
+        stale=[RACE],
+        binaries={"claude": "/bin/claude (2.1.332 (Claude Code))"},
     )
 
 
@@ -90,19 +180,27 @@ def test_markdown_json_and_readme_table() -> None:
     data = json.loads(report.to_json())
     assert (data["seconds"], data["failed"]) == (12.35, True)
     assert data["stale_allowlist"][0]["scenario"] == "stuck"
-    table = readme_table(report, [Allowed("stuck", "claude", "x", "race: y")])
+    assert data["binaries"] == {"claude": "/bin/claude (2.1.332 (Claude Code))"}
+    table = readme_table(report, [RACE])
     assert table.splitlines()[2:] == [
         "| `happy_path` | completed | completed | same | completed | completed | same |",
         "| `stuck` | killed | killed | allowed (race) | killed | killed | **differs** |",
+    ]
+    entry = Allowed(("claude", "codex"), "happy_path", 1, "text", "a", "b", "fake gap: g")
+    table = readme_table(DriftReport(report.cells[:2]), [entry])
+    assert table.splitlines()[2:] == [
+        "| `happy_path` | completed | completed | allowed (fake gap) | completed | completed "
+        "| allowed (fake gap) |",
     ]
 
 
 def test_a_report_comes_back_from_its_json() -> None:
     report = _report()
-    report.stale = [Allowed("stuck", "claude", ("a", "b"), "race: y")]
+    report.stale = [RACE, WHOLE]
     back = DriftReport.from_json(report.to_json())
     assert back.cells == report.cells
     assert back.stale == report.stale
+    assert back.binaries == report.binaries
     assert back.seconds == 12.35
 
 

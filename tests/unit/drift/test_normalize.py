@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from stuntset.drift.normalize import describe, normalize, short
+import pytest
+
+from stuntset.drift.normalize import describe, message_class, normalize, short
 from stuntset.events import (
     MessageCompleted,
     MessageDelta,
@@ -21,7 +23,7 @@ def test_ids_timings_and_chunking_are_not_compared() -> None:
         MessageDelta(run_id="r1", ts=1.2, item_id="a", text="lo"),
         MessageCompleted(run_id="r1", ts=1.3, item_id="a", text="Hello"),
         ToolStarted(run_id="r1", ts=2.0, tool_call_id="t1", name="Bash", input={"c": 1}),
-        ToolCompleted(run_id="r1", ts=2.1, tool_call_id="t1", output="real output"),
+        ToolCompleted(run_id="r1", ts=2.1, tool_call_id="t1", output="the output"),
         Usage(run_id="r1", ts=3.0, input_tokens=3, output_tokens=4, cost=0.5),
         RunCrashed(run_id="r1", ts=4.0, kind="http", message="API Error: 500"),
     ]
@@ -30,13 +32,18 @@ def test_ids_timings_and_chunking_are_not_compared() -> None:
         MessageDelta(run_id="r9", ts=9.1, item_id="b", text="Hello"),
         MessageCompleted(run_id="r9", ts=9.3, item_id="b", text="Hello"),
         ToolStarted(run_id="r9", ts=9.4, tool_call_id="t9", name="Bash", input={"c": 1}),
-        ToolCompleted(run_id="r9", ts=9.5, tool_call_id="t9", output="scripted output"),
+        ToolCompleted(run_id="r9", ts=9.5, tool_call_id="t9", output="the output"),
         Usage(run_id="r9", ts=9.6, input_tokens=3, output_tokens=4),
-        RunCrashed(run_id="r9", ts=9.7, kind="http", message="another text"),
+        RunCrashed(run_id="r9", ts=9.7, kind="http", message="API Error: 500 (another text)"),
     ]
     assert normalize(one) == normalize(two)
     assert normalize(one)[1] == {"type": "message.delta", "text": "Hello"}
-    assert normalize(one)[-1] == {"type": "run.crashed", "kind": "http", "retryable": False}
+    assert normalize(one)[-1] == {
+        "type": "run.crashed",
+        "kind": "http",
+        "retryable": False,
+        "message": "api error 500",
+    }
 
 
 def test_behaviour_is_kept() -> None:
@@ -46,6 +53,53 @@ def test_behaviour_is_kept() -> None:
     assert normalize([Usage(run_id="r", ts=0, input_tokens=1, output_tokens=2)]) == [
         {"type": "usage", "input_tokens": 1, "output_tokens": 2}
     ]
+
+
+def test_what_an_app_sees_beyond_the_event_kinds_is_compared() -> None:
+    """Tool output and the crash message's class differ: each is a difference."""
+    out = [ToolCompleted(run_id="r", ts=0, tool_call_id="t", output=x) for x in ("a", "b")]
+    assert normalize(out[:1]) != normalize(out[1:])
+    crashes = [
+        RunCrashed(run_id="r", ts=0, kind="http", message=m)
+        for m in ("API Error: 401 expired", "API Error: 500 no turn")
+    ]
+    assert normalize(crashes[:1]) != normalize(crashes[1:])
+
+
+def test_the_working_directory_is_written_cwd() -> None:
+    started = ToolStarted(
+        run_id="r", ts=0, tool_call_id="t", name="Read", input={"file_path": "/w/cwd/a.txt"}
+    )
+    (step,) = normalize([started], "/w/cwd")
+    assert step["input"] == {"file_path": "$CWD/a.txt"}
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("API Error: 401 {...OAuth token has expired}", "api error 401"),
+        ("unexpected status 401 Unauthorized: OAuth token has expired", "status 401"),
+        (
+            "exceeded retry limit, last status: 429 Too Many Requests, request id: req-2",
+            "status 429",
+        ),
+        ("Claude Code not found at: /tmp/x/claude", "not found"),
+        ("[Errno 2] No such file or directory: '/tmp/x/codex'", "not found"),
+        (
+            "We\u2019re currently experiencing high demand, which may cause temporary errors.",
+            "high demand",
+        ),
+        ("Failed to decode JSON: {...", "not json"),
+        ("a stdout line that is not JSON: '{'", "not json"),
+        ("Codex process closed stdout. stderr_tail=fatal", "closed"),
+        ("codex exec exited with code 1 before the turn ended", "closed"),
+        ("the request timed out", "timeout"),
+        ("something else", "other"),
+        ("", "other"),
+    ],
+)
+def test_message_classes(message: str, kind: str) -> None:
+    assert message_class(message) == kind
 
 
 def test_describe_and_short() -> None:
