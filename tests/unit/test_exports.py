@@ -661,11 +661,17 @@ from stuntset.drift import (
 from stuntset.events import RunCompleted, RunKilled
 real = normalize([RunCompleted(run_id="r", ts=0)])
 difference = first_difference(real, normalize([RunKilled(run_id="r", ts=0)]))
-assert isinstance(difference, Difference) and difference.field == "type"
-assert all(isinstance(entry, Allowed) for entry in load_allowlist(ALLOWLIST))
-assert Allowed("stuck", "codex", "x", "race: y").covers("stuck", "codex", "step 1: x")
-report = drift(["codex"], [])  # no scenario: nothing is run
+assert isinstance(difference, Difference) and difference.field == "step"
+assert any(isinstance(entry, Allowed) for entry in load_allowlist(ALLOWLIST))
+completed, killed = ["run.completed stop_reason='end_turn'"], ["run.killed"]
+allowed = Allowed("codex", "stuck", 0, "step", completed, killed, "race: y")
+assert allowed.covers("codex", "stuck", difference)
+version = tmp / "codex"  # a stand-in that only says its version: no scenario is run
+version.write_text("#!/bin/sh\\necho codex-cli 9.9.9\\n")
+version.chmod(0o755)
+report = drift(["codex"], [], codex_bin=version)
 assert isinstance(report, DriftReport) and not report.failed
+assert report.binaries == {"codex": f"{version} (codex-cli 9.9.9)"}
 assert "`happy_path`" in DriftReport([DriftCell("happy_path", "codex", "same")]).markdown()
 """,
     "console and browser tier": """

@@ -28,6 +28,7 @@ def test_live_with_no_scenario_a_model_can_play(
     assert capsys.readouterr().err == ("--live: no chosen scenario can be asked of a live model\n")
 
 
+@pytest.mark.real_cli  # the real codex says its version
 def test_markdown_and_json_of_an_empty_run(tmp_path: Path) -> None:
     said: list[str] = []
     report = tmp_path / "r.json"
