@@ -178,16 +178,40 @@ def load_rules(path: Path = RULES_FILE) -> tuple[tuple[Rule, ...], tuple[re.Patt
     return tuple(rules), tuple(global_allow)
 
 
-def _windows(positions: list[tuple[int, int]], size: int, after: int) -> list[tuple[int, int]]:
-    """Merged [start, end) windows around keyword occurrences (start, end)."""
+def _windows(lowered: str, keywords: Iterable[str], after: int) -> list[tuple[int, int]]:
+    """Merged [start, end) windows around the keywords' occurrences in ``lowered``. Within a
+    window only its last occurrence matters, so each search starts where a new one would
+    widen it: a run dense with a keyword costs one ``find`` per ``after`` characters."""
+    size = len(lowered)
+    spans: list[tuple[int, int]] = []
+    for keyword in keywords:
+        width = len(keyword)
+        at = lowered.find(keyword)
+        while at >= 0:
+            low, high = max(0, at - _BEFORE), min(size, at + width + after)
+            while high < size:  # an occurrence this late widens the window
+                at = lowered.find(keyword, high - after - width + 1, high + width - 1)
+                if at < 0:
+                    break
+                high = min(size, at + width + after)
+            spans.append((low, high))
+            at = lowered.find(keyword, high) if high < size else -1
     merged: list[tuple[int, int]] = []
-    for start, end in sorted(positions):
-        low, high = max(0, start - _BEFORE), min(size, end + after)
+    for low, high in sorted(spans):
         if merged and low <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(merged[-1][1], high))
         else:
             merged.append((low, high))
     return merged
+
+
+def _occurrences(lowered: str, keyword: str) -> list[int]:
+    places: list[int] = []
+    at = lowered.find(keyword)
+    while at >= 0:
+        places.append(at)
+        at = lowered.find(keyword, at + 1)
+    return places
 
 
 def _secret_span(match: re.Match[str], group: int) -> tuple[int, int]:
@@ -205,30 +229,18 @@ def find_rule_hits(text: str, path: Path = RULES_FILE) -> list[tuple[int, int, s
     lowered = text.lower()
     if len(lowered) != len(text):  # a character whose lower case is longer: keep offsets
         lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-    occurrences: dict[str, list[tuple[int, int]]] = {}
     found: list[tuple[int, int, str]] = []
     for rule in rules:
-        positions: list[tuple[int, int]] = []
-        for keyword in rule.keywords:
-            if keyword not in occurrences:
-                places: list[tuple[int, int]] = []
-                at = lowered.find(keyword)
-                while at >= 0:
-                    places.append((at, at + len(keyword)))
-                    at = lowered.find(keyword, at + 1)
-                occurrences[keyword] = places
-            positions += occurrences[keyword]
-        if not positions:
-            continue
         if rule.anchored:
+            starts = sorted({at for k in rule.keywords for at in _occurrences(lowered, k)})
             matches: Iterable[re.Match[str] | None] = (
                 rule.pattern.match(text, start)  # its runs are bounded or possessive
-                for start, _ in sorted(set(positions))
+                for start in starts
             )
         else:
             matches = (
                 match
-                for low, high in _windows(positions, len(text), rule.after)
+                for low, high in _windows(lowered, rule.keywords, rule.after)
                 for match in rule.pattern.finditer(text, low, high)
             )
         for match in matches:
