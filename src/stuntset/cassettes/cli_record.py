@@ -23,7 +23,6 @@ file lock; each write is scrubbed, scanned and atomic like any cassette.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import signal
 import stat
@@ -43,6 +42,7 @@ from stuntset.cassettes.format import (
     load_cassette,
     write_cassette,
 )
+from stuntset.cassettes.recording_file import locked
 
 __all__ = ["install_cli_recorder", "main"]
 
@@ -142,9 +142,7 @@ def _forward_signals(process: subprocess.Popen[bytes]) -> None:
 
 
 def _append(path: Path, interaction: Interaction) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
-        fcntl.lockf(lock, fcntl.LOCK_EX)
+    with locked(path):
         existing = load_cassette(path).interactions if path.exists() else []
         numbered = Interaction(
             id=f"i-{len(existing) + 1}",

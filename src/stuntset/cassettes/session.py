@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from stuntset.cassettes.format import load_cassette
 from stuntset.cassettes.record import Recording, record
+from stuntset.cassettes.recording_file import FileState, write_recording
 from stuntset.cassettes.replay import Replayer
 from stuntset.errors import UsageError
 
@@ -92,7 +93,8 @@ class CassetteSession:
         self._http_error: str | None = None
         self._bin_dir: Path | None = None
         self._replayed: list[ReplayedCli] = []
-        self._recorded: list[tuple[Path, Path]] = []  # (being written, where it goes)
+        #: (being written, where it goes, which file that was when recording began)
+        self._recorded: list[tuple[Path, Path, FileState]] = []
         self.replayer: Replayer | None = None
         self.recording: Recording | None = None
         if mode == "record":
@@ -218,7 +220,7 @@ class CassetteSession:
 
         scratch = self._directory() / f"{name}.recording.jsonl"
         scratch.unlink(missing_ok=True)
-        self._recorded.append((scratch, cassette))
+        self._recorded.append((scratch, cassette, FileState.of(cassette)))
         return install_cli_recorder(name, program, scratch, bin_dir=self._directory() / name)
 
     def _directory(self) -> Path:
@@ -249,12 +251,9 @@ class CassetteSession:
                 replayed.verify(allow_unused=True)
             return
         self._stack.close()
-        for scratch, cassette in self._recorded:
-            if scratch.exists():  # copied beside the cassette, then renamed over it
-                cassette.parent.mkdir(parents=True, exist_ok=True)
-                temporary = cassette.with_name(f".{cassette.name}.tmp")
-                shutil.copyfile(scratch, temporary)
-                os.replace(temporary, cassette)
+        for scratch, cassette, since in self._recorded:
+            if scratch.exists():  # under the cassette's lock, merged with another worker's
+                write_recording(cassette, load_cassette(scratch), since=since)
         if self.replayer is not None:
             self.replayer.verify(allow_unused=self.allow_unused)
         for replayed in self._replayed:
