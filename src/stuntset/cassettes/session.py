@@ -20,6 +20,7 @@ missing and replayed if it is there.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from stuntset.cassettes.cli_replay import ReplayedCli
     from stuntset.cassettes.replay import Pace
 
-__all__ = ["MODES", "CassetteSession", "Mode", "default_path", "mode_from"]
+__all__ = ["MODES", "CassetteSession", "Mode", "cassette_path", "default_path", "mode_from"]
 
 Mode = Literal["replay", "record", "refresh", "off"]
 MODES: tuple[Mode, ...] = ("replay", "record", "refresh", "off")
@@ -66,6 +67,27 @@ def default_path(test_file: str | os.PathLike[str], test_name: str) -> Path:
     module = Path(test_file)
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", test_name).strip("_")
     return module.parent / "cassettes" / module.stem / f"{safe}.jsonl"
+
+
+def cassette_path(
+    test_file: str | os.PathLike[str], test_name: str, *, migrate: bool = False
+) -> Path:
+    """The default cassette of a test: ``default_path`` when the test's name is file-safe as
+    it is, else that name made file-safe plus 8 hex digits of the name's SHA-256 — so two
+    ids that differ only in punctuation (``[what is 2+2?]``, ``[what is 2+2!]``) never share
+    a file. A cassette recorded under the earlier name (``default_path``) is still used while
+    none exists under the new one; ``migrate`` renames it to the new name (the
+    ``--stuntset-migrate-paths`` option)."""
+    legacy = default_path(test_file, test_name)
+    if legacy.stem == test_name:
+        return legacy
+    digest = hashlib.sha256(test_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    path = legacy.with_name(f"{legacy.stem}-{digest}.jsonl")
+    if not path.exists() and legacy.exists():
+        if not migrate:
+            return legacy
+        os.replace(legacy, path)
+    return path
 
 
 class CassetteSession:
