@@ -33,6 +33,7 @@ from stuntset.cassettes.secrets import (
     SHAPES,
     Hit,
     Shape,
+    channel_hits,
     env_secrets,
     find_many,
     find_secrets,
@@ -341,7 +342,7 @@ class Scrubber:
         grouped = channels(decoded)
         changed: set[int] = set()
         for fragments, hits in zip(
-            grouped, find_many([joined(f) for f in grouped], self.find), strict=True
+            grouped, channel_hits([[f.text for f in g] for g in grouped], self.find), strict=True
         ):
             for position, text in redact_fragments(fragments, hits).items():
                 fragment = fragments[position]
@@ -426,7 +427,10 @@ def _scan_line(number: int, line: str, scrubber: Scrubber) -> list[Finding]:
     grouped = [(name, f) for name, stream, _ in streams for f in channels(stream, singletons=True)]
     channel_texts = [joined(fragments) for _, fragments in grouped]
     for (name, fragments), text, hits in zip(
-        grouped, channel_texts, find_many(channel_texts, scrubber.find), strict=True
+        grouped,
+        channel_texts,
+        channel_hits([[f.text for f in g] for _, g in grouped], scrubber.find),
+        strict=True,
     ):
         for hit in hits:
             inside = [f.frame for f in _holding(fragments, hit)]

@@ -31,9 +31,11 @@ __all__ = [
     "SHAPES",
     "Hit",
     "Shape",
+    "channel_hits",
     "env_secrets",
     "find_many",
     "find_secrets",
+    "merge_hits",
     "placeholder",
     "secret_looking",
 ]
@@ -415,8 +417,11 @@ def find_secrets(
             if kinds:
                 begin, stop = view.starts[start], view.starts[end]
                 found.append((begin, begin - stop, len(shapes) + 3, "base64-" + min(kinds)))
-    if not found:
-        return []
+    return _merged(found)
+
+
+def _merged(found: list[tuple[int, int, int, str]]) -> list[Hit]:
+    """(start, -length, order, kind) as hits in order, overlapping ones as one."""
     found.sort()
     hits: list[Hit] = []
     for start, negative_length, _, kind in found:
@@ -427,6 +432,42 @@ def find_secrets(
             continue
         hits.append(Hit(start, end, kind))
     return hits
+
+
+def channel_hits(channels: list[list[str]], find: Callable[[str], list[Hit]]) -> list[list[Hit]]:
+    """The hits in each channel's joined text (its fragments, frame by frame): found in the
+    joined text, and in each fragment alone — joined, a value's body can run into the next
+    fragment's value and hide its prefix (``…gsk_abc`` then ``xai-…``) — a hit alone that
+    reaches its fragment's end read on into the next ones. One pass for all joined texts and
+    one for all fragments."""
+    joined_texts = ["".join(parts) for parts in channels]
+    found = find_many(joined_texts, find)
+    alone = iter(find_many([part for parts in channels for part in parts], find))
+    out: list[list[Hit]] = []
+    for parts, text, hits in zip(channels, joined_texts, found, strict=True):
+        extra: list[Hit] = []
+        offset = 0
+        for part in parts:
+            for hit in next(alone):
+                start, end = hit.start + offset, hit.end + offset
+                if hit.end == len(part) and end < len(text):  # it may go on: read on
+                    longer = find(text[start : start + _READ_ON])
+                    if longer and longer[0].start == 0:
+                        end = max(end, start + longer[0].end)
+                extra.append(Hit(start, end, hit.kind))
+            offset += len(part)
+        out.append(merge_hits([*hits, *extra]) if extra else hits)
+    return out
+
+
+#: How far a hit at a fragment's end is read on into the next fragments.
+_READ_ON = 16384
+
+
+def merge_hits(hits: Iterable[Hit]) -> list[Hit]:
+    """Hits of one text found apart, in order, overlapping ones as one (named by the one
+    starting first, at the same start the longer)."""
+    return _merged([(h.start, h.start - h.end, 0, h.kind) for h in hits])
 
 
 def redact(text: str, hits: list[Hit]) -> str:
