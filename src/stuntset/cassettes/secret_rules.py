@@ -46,7 +46,9 @@ class Rule(NamedTuple):
     keywords: tuple[str, ...]
     entropy: float
     secret_group: int
-    allow: tuple[re.Pattern[str], ...]
+    #: allowlist regexes, each with whether it reads the whole match (``regexTarget =
+    #: "match"``) rather than the secret (gitleaks' default)
+    allow: tuple[tuple[re.Pattern[str], bool], ...]
     stopwords: tuple[str, ...]
     after: int
     #: the match starts at a keyword (gitleaks' keyword-then-value template, its left
@@ -140,13 +142,16 @@ def _entropy(text: str) -> float:
     return -sum(n / size * math.log2(n / size) for n in counts.values())
 
 
-def _allowlist(entries: Iterable[dict[str, Any]]) -> tuple[list[re.Pattern[str]], list[str]]:
-    regexes: list[re.Pattern[str]] = []
+def _allowlist(
+    entries: Iterable[dict[str, Any]],
+) -> tuple[list[tuple[re.Pattern[str], bool]], list[str]]:
+    regexes: list[tuple[re.Pattern[str], bool]] = []
     stopwords: list[str] = []
     for entry in entries:
         if entry.get("paths") or entry.get("regexTarget") == "line":
             continue  # about file paths or whole lines: nothing a cassette's text has
-        regexes += [re.compile(translate(r)) for r in entry.get("regexes", [])]
+        whole = entry.get("regexTarget") == "match"
+        regexes += [(re.compile(translate(r)), whole) for r in entry.get("regexes", [])]
         stopwords += [w.lower() for w in entry.get("stopwords", [])]
     return regexes, stopwords
 
@@ -175,7 +180,7 @@ def load_rules(path: Path = RULES_FILE) -> tuple[tuple[Rule, ...], tuple[re.Patt
                 anchored=entry["regex"].removeprefix("(?i)").startswith(_WIDENING),
             )
         )
-    return tuple(rules), tuple(global_allow)
+    return tuple(rules), tuple(pattern for pattern, _ in global_allow)
 
 
 def _windows(lowered: str, keywords: Iterable[str], after: int) -> list[tuple[int, int]]:
@@ -253,7 +258,7 @@ def find_rule_hits(text: str, path: Path = RULES_FILE) -> list[tuple[int, int, s
             if end <= start or _entropy(secret) < rule.entropy:
                 continue
             if any(a.search(secret) for a in global_allow) or any(
-                a.search(match.group()) for a in rule.allow
+                a.search(match.group() if whole else secret) for a, whole in rule.allow
             ):
                 continue
             if rule.stopwords and any(w in secret.lower() for w in rule.stopwords):
