@@ -195,7 +195,7 @@ def _windows(lowered: str, keywords: Iterable[str], after: int) -> list[tuple[in
         while at >= 0:
             low, high = max(0, at - _BEFORE), min(size, at + width + after)
             while high < size:  # an occurrence this late widens the window
-                at = lowered.find(keyword, high - after - width + 1, high + width - 1)
+                at = lowered.rfind(keyword, high - after - width + 1, high + width - 1)
                 if at < 0:
                     break
                 high = min(size, at + width + after)
@@ -235,9 +235,15 @@ def find_rule_hits(text: str, path: Path = RULES_FILE) -> list[tuple[int, int, s
     if len(lowered) != len(text):  # a character whose lower case is longer: keep offsets
         lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     found: list[tuple[int, int, str]] = []
+    # a keyword with a character the text lacks cannot occur: not searched for (a text of
+    # few characters, such as a crafted run, skips most of them)
+    characters = set(lowered)
     for rule in rules:
+        keywords = [k for k in rule.keywords if characters.issuperset(k)]
+        if not keywords:
+            continue
         if rule.anchored:
-            starts = sorted({at for k in rule.keywords for at in _occurrences(lowered, k)})
+            starts = sorted({at for k in keywords for at in _occurrences(lowered, k)})
             matches: Iterable[re.Match[str] | None] = (
                 rule.pattern.match(text, start)  # its runs are bounded or possessive
                 for start in starts
@@ -245,7 +251,7 @@ def find_rule_hits(text: str, path: Path = RULES_FILE) -> list[tuple[int, int, s
         else:
             matches = (
                 match
-                for low, high in _windows(lowered, rule.keywords, rule.after)
+                for low, high in _windows(lowered, keywords, rule.after)
                 for match in rule.pattern.finditer(text, low, high)
             )
         for match in matches:
