@@ -211,7 +211,7 @@ def cassettes_to_script(path: str, output: str | None) -> None:
 @click.option("--allow-remote", is_flag=True, help="Allow a --host that is not loopback.")
 def record_command(upstream: str, output: str, port: int, host: str, allow_remote: bool) -> None:
     """Record traffic through a proxy: point the client at the printed URL, then Ctrl-C (or
-    SIGTERM) to write the (scrubbed) cassette."""
+    SIGTERM, or SIGHUP) to write the (scrubbed) cassette."""
     from stuntset._bind import check_bind, listening_socket
     from stuntset.cassettes.format import check_target
     from stuntset.cassettes.record import record
@@ -295,11 +295,12 @@ def cassettes_serve(path: str, port: int, pace: Any, scale: float) -> None:
 
 
 def _until_signalled() -> threading.Event:
-    """An event set by SIGINT or SIGTERM (the way to end a foreground server)."""
+    """An event set by SIGINT, SIGTERM or SIGHUP (the way to end a foreground server; a
+    closed terminal sends SIGHUP, whose default would end it before it writes anything)."""
     import signal
 
     stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, lambda *_: stop.set())
     return stop
 

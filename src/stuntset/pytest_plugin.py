@@ -408,12 +408,20 @@ def fake_codex(
 # cassettes: logic in stuntset.cassettes.session (imported lazily)
 @pytest.hookimpl(specname="pytest_addoption")
 def pytest_addoption_cassettes(parser: pytest.Parser) -> None:
-    parser.getgroup("stuntset").addoption(
+    group = parser.getgroup("stuntset")
+    group.addoption(
         "--stuntset-mode",
         choices=("replay", "record", "refresh", "off"),
         default=None,
         help="cassettes: replay (default; env STUNTSET_MODE), record missing ones, refresh all, "
         "or off; anything but replay is refused when CI is set",
+    )
+    group.addoption(
+        "--stuntset-migrate-paths",
+        action="store_true",
+        default=False,
+        help="cassettes: rename each test's cassette from its earlier default name to the "
+        "collision-free one (ids whose punctuation differs no longer share a file)",
     )
 
 
@@ -442,12 +450,14 @@ _CALL_FAILED = pytest.StashKey[bool]()
 def cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
     """This test's cassette: ``OpenAI(api_key=..., **cassette.client_options())``. Replays by
     default; fails at teardown on recorded interactions never requested."""
-    from stuntset.cassettes.session import CassetteSession, default_path, mode_from
+    from stuntset.cassettes.session import CassetteSession, cassette_path, mode_from
 
     marker = request.node.get_closest_marker("cassette")
     kwargs = dict(marker.kwargs) if marker else {}
-    path = (marker.args[0] if marker and marker.args else None) or default_path(
-        request.node.path, request.node.name
+    path = (marker.args[0] if marker and marker.args else None) or cassette_path(
+        request.node.path,
+        request.node.name,
+        migrate=request.config.getoption("--stuntset-migrate-paths"),
     )
     session = CassetteSession(
         path, mode=mode_from(request.config.getoption("--stuntset-mode")), **kwargs

@@ -23,7 +23,6 @@ file lock; each write is scrubbed, scanned and atomic like any cassette.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import signal
 import stat
@@ -31,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -43,6 +43,7 @@ from stuntset.cassettes.format import (
     load_cassette,
     write_cassette,
 )
+from stuntset.cassettes.recording_file import locked
 
 __all__ = ["install_cli_recorder", "main"]
 
@@ -83,7 +84,11 @@ def main(name: str, real: str, cassette: str, argv: list[str]) -> int:
     """Run ``real`` with ``argv``, teeing its stdio, and add the run to ``cassette``."""
     start = time.monotonic()
     process = subprocess.Popen(
-        [real, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [real, *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_ends_with_parent(os.getpid()),  # set before any thread of ours starts
     )
     assert process.stdin is not None
     assert process.stdout is not None
@@ -129,6 +134,32 @@ def main(name: str, real: str, cassette: str, argv: list[str]) -> int:
     return code
 
 
+#: ``prctl`` option: the signal the kernel sends a process when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _ends_with_parent(parent: int) -> Callable[[], None] | None:
+    """What the real program runs before ``exec`` so that it ends when the recorder dies,
+    however it dies (SIGKILL included, which no handler sees): on Linux, ``PR_SET_PDEATHSIG``
+    with SIGKILL — and if the recorder is already gone by then, it ends at once. Elsewhere
+    nothing (``None``): the program then outlives a killed recorder."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the recorder died before the option was set
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return arm
+
+
 def _forward_signals(process: subprocess.Popen[bytes]) -> None:
     """A client ending the wrapper (``terminate()``) ends the real program instead; the wrapper
     lives on to write the recording, then ends as the program did."""
@@ -142,9 +173,7 @@ def _forward_signals(process: subprocess.Popen[bytes]) -> None:
 
 
 def _append(path: Path, interaction: Interaction) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
-        fcntl.lockf(lock, fcntl.LOCK_EX)
+    with locked(path):
         existing = load_cassette(path).interactions if path.exists() else []
         numbered = Interaction(
             id=f"i-{len(existing) + 1}",

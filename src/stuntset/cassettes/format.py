@@ -494,11 +494,11 @@ def _scrubbed(interaction: Interaction, scrubber: Scrubber) -> Interaction:
             f if f.data == data else msgspec.structs.replace(f, data=data)
             for f, data in zip(frames, datas, strict=True)
         ]
-    body = scrubber.value(request.body)
-    if isinstance(body, dict):
-        if isinstance(body.get("argv"), list):
-            body["argv"] = scrubber.argv(body["argv"])
-        body = _scrub_lines(body, "stdin", scrubber)
+    # a stream's lines are redacted as a stream *before* each line is scrubbed alone (the
+    # other order leaves the tail of a key split across lines, such as a PEM's body)
+    body = scrubber.value(_scrub_lines(request.body, "stdin", scrubber))
+    if isinstance(body, dict) and isinstance(body.get("argv"), list):
+        body["argv"] = scrubber.argv(body["argv"])
     return msgspec.structs.replace(
         interaction,
         request=msgspec.structs.replace(
@@ -512,7 +512,7 @@ def _scrubbed(interaction: Interaction, scrubber: Scrubber) -> Interaction:
             response,
             headers=scrubber.headers(response.headers),
             frames=frames,
-            body=_scrub_lines(scrubber.value(response.body, strict=True), "stderr", scrubber),
+            body=scrubber.value(_scrub_lines(response.body, "stderr", scrubber), strict=True),
         ),
     )
 

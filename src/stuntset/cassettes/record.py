@@ -30,8 +30,8 @@ from stuntset.cassettes.format import (
     RecordedRequest,
     RecordedResponse,
     wire_of,
-    write_cassette,
 )
+from stuntset.cassettes.recording_file import FileState, write_recording
 from stuntset.cassettes.scrub import Scrubber
 from stuntset.cassettes.sse import SseParser
 
@@ -187,7 +187,9 @@ def record(
 ) -> Iterator[Recording]:
     """Run a recording proxy for ``upstream``; on a clean exit write the cassette to ``path``."""
     proxy = RecordingProxy(upstream)
+    since = FileState.of(path) if path is not None else None
     with serving(proxy, host=host, port=port, name="stuntset-recorder") as url:
         yield Recording(proxy, url)
-    if path is not None:
-        write_cassette(path, proxy.cassette(), scrubber=scrubber)
+    if path is not None and since is not None:
+        # under the cassette's lock; merged with what another recorder wrote meanwhile
+        write_recording(path, proxy.cassette(), since=since, scrubber=scrubber)

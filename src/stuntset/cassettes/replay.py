@@ -36,6 +36,7 @@ from collections.abc import AsyncIterator, Collection, Iterator
 from typing import Any, Literal
 
 from stuntset.cassettes.format import Cassette, Interaction, endpoint_of, short_json
+from stuntset.cassettes.scrub import Scrubber
 from stuntset.errors import HarnessFailure, UsageError
 
 __all__ = ["VOLATILE_FIELDS", "CassetteMismatch", "Replayer", "UnusedInteractions"]
@@ -145,7 +146,17 @@ class Replayer:
     async) with no socket; ``pace`` keeps the recorded timing (``recorded``), scales it
     (``scaled`` with ``scale``) or drops it (``none``, the default)."""
 
-    def __init__(self, cassette: Cassette, *, pace: Pace = "none", scale: float = 1.0) -> None:
+    def __init__(
+        self,
+        cassette: Cassette,
+        *,
+        pace: Pace = "none",
+        scale: float = 1.0,
+        scrubber: Scrubber | None = None,
+    ) -> None:
+        #: what a request that matches nothing as sent is scrubbed with before it is matched
+        #: again (default: a ``Scrubber()``, made when first needed)
+        self.scrubber = scrubber
         if pace not in ("none", "recorded", "scaled"):
             raise UsageError(f"pace={pace!r}: use 'none', 'recorded' or 'scaled'")
         self.cassette = cassette
@@ -183,34 +194,54 @@ class Replayer:
         self.mismatches: list[str] = []
 
     def match(self, method: str, path: str, body: Any) -> Interaction:
-        """The recorded interaction for this request (it is then consumed)."""
+        """The recorded interaction for this request (it is then consumed). A request that
+        matches nothing as sent is matched as it would have been recorded — scrubbed by the
+        same ``Scrubber`` (a prompt holding a secret-shaped string was written scrubbed) —
+        and a mismatch names it scrubbed too."""
         __tracebackhide__ = True
-        key = request_key(method, path, body)
         with self._lock:
-            only = self._only.get(key) if key is not None else None
-            if only is not None and self._cursor[only[0]] == only[1]:
-                session, at, recorded, shared = only  # the common case: one lookup
-                self._cursor[session] = at + 1
-                if shared is not None:
-                    heapq.heappush(self._waiting.setdefault(shared, []), (session, at + 1))
-                self.played.append(recorded)
-                return recorded
-            index = self._first_waiting(key) if key is not None and only is None else None
-            if index is None:  # 1 and 1.0 are equal, but written apart: field by field
-                index = self._first_equal(method, path, body)
-            if index is not None:
-                position = self._cursor[index]
-                self._cursor[index] = position + 1
-                keys = self._keys[index]
-                following = keys[position + 1] if position + 1 < len(keys) else None
-                if following is not None and following not in self._only:
-                    heapq.heappush(self._waiting.setdefault(following, []), (index, position + 1))
-                interaction = self._sessions[index][position]
-                self.played.append(interaction)
-                return interaction
+            found = self._take(method, path, body)
+            if found is not None:
+                return found
+            scrubber = self._scrubber()
+            path, body = scrubber.path(path), scrubber.value(body)
+            found = self._take(method, path, body)
+            if found is not None:
+                return found
             message = self._mismatch(method, path, body)
             self.mismatches.append(message)
             raise CassetteMismatch(message)
+
+    def _scrubber(self) -> Scrubber:
+        if self.scrubber is None:
+            self.scrubber = Scrubber()
+        return self.scrubber
+
+    def _take(self, method: str, path: str, body: Any) -> Interaction | None:
+        """The interaction this request is, consumed; ``None`` if there is none."""
+        key = request_key(method, path, body)
+        only = self._only.get(key) if key is not None else None
+        if only is not None and self._cursor[only[0]] == only[1]:
+            session, at, recorded, shared = only  # the common case: one lookup
+            self._cursor[session] = at + 1
+            if shared is not None:
+                heapq.heappush(self._waiting.setdefault(shared, []), (session, at + 1))
+            self.played.append(recorded)
+            return recorded
+        index = self._first_waiting(key) if key is not None and only is None else None
+        if index is None:  # 1 and 1.0 are equal, but written apart: field by field
+            index = self._first_equal(method, path, body)
+        if index is None:
+            return None
+        position = self._cursor[index]
+        self._cursor[index] = position + 1
+        keys = self._keys[index]
+        following = keys[position + 1] if position + 1 < len(keys) else None
+        if following is not None and following not in self._only:
+            heapq.heappush(self._waiting.setdefault(following, []), (index, position + 1))
+        interaction = self._sessions[index][position]
+        self.played.append(interaction)
+        return interaction
 
     def _first_waiting(self, key: str) -> int | None:
         """The first session (recording order) waiting for ``key``, recorded more than once."""

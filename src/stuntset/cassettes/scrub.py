@@ -33,11 +33,13 @@ from stuntset.cassettes.secrets import (
     SHAPES,
     Hit,
     Shape,
+    channel_hits,
     env_secrets,
     find_many,
     find_secrets,
     placeholder,
     redact,
+    secret_looking,
 )
 
 __all__ = [
@@ -116,6 +118,28 @@ _STRICT_NAMES = STRICT_SECRET_FIELDS | {name.replace("_", "") for name in STRICT
 def is_secret_field(name: str, *, strict: bool = False) -> bool:
     """Whether a JSON field, query parameter or CLI option of this name holds a credential."""
     return _field(name) in (_STRICT_NAMES if strict else _FIELD_NAMES)
+
+
+_KEYWORD_FIELD = re.compile(
+    r"api_?key|access_?key|secret|token|passw(?:or)?d|credential|private_?key"
+    r"|(?<![a-z0-9])(?:key|auth)(?![a-z])"
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _keyword_field(name: str) -> bool:
+    """A field whose name holds a word naming a credential (``X-Api-Key``, ``auth``,
+    ``next_token``): its value is a secret when it looks like one (``secret_looking``)."""
+    return _KEYWORD_FIELD.search(_field(name)) is not None
+
+
+def _hides_secret(name: str, value: Any, *, strict: bool) -> bool:
+    """Whether the value of field ``name`` is a credential to replace."""
+    if not isinstance(value, str) or not value or _is_placeholder(value):
+        return False
+    if is_secret_field(name, strict=strict):
+        return True
+    return _keyword_field(name) and secret_looking(value)
 
 
 def _secret_option(arg: str) -> bool:
@@ -217,7 +241,9 @@ class Scrubber:
                     else:  # a JSON document in a string (a CLI's stdin line): read through
                         found[item] = self.text(item)
             elif isinstance(item, dict):
-                fields = fields or any(is_secret_field(key, strict=strict) for key in item)
+                fields = fields or any(
+                    _hides_secret(key, value, strict=strict) for key, value in item.items()
+                )
                 stack.extend(item)
                 stack.extend(item.values())
             elif isinstance(item, list):
@@ -237,11 +263,12 @@ class Scrubber:
             return [self._rebuilt(item, clean, strict) for item in data]
         if isinstance(data, dict):
             return {
-                clean.get(key, key): placeholder(key.lower())
-                if is_secret_field(key, strict=strict)
-                and isinstance(item, str)
-                and item
-                and not _is_placeholder(item)
+                clean.get(key, key): (
+                    placeholder(key.lower())
+                    if is_secret_field(key, strict=strict)
+                    else placeholder("keyword-secret")
+                )
+                if _hides_secret(key, item, strict=strict)
                 else self._rebuilt(item, clean, strict)
                 for key, item in data.items()
             }
@@ -315,7 +342,7 @@ class Scrubber:
         grouped = channels(decoded)
         changed: set[int] = set()
         for fragments, hits in zip(
-            grouped, find_many([joined(f) for f in grouped], self.find), strict=True
+            grouped, channel_hits([[f.text for f in g] for g in grouped], self.find), strict=True
         ):
             for position, text in redact_fragments(fragments, hits).items():
                 fragment = fragments[position]
@@ -395,12 +422,15 @@ def _scan_line(number: int, line: str, scrubber: Scrubber) -> list[Finding]:
             is_secret_field(key, strict=True)
             and len(value) >= MIN_ENV_VALUE
             and not _is_placeholder(value)
-        ):
+        ) or (_keyword_field(key) and secret_looking(value)):
             add(value, f"{key} field", f"field {_dotted((*path, key))}")
     grouped = [(name, f) for name, stream, _ in streams for f in channels(stream, singletons=True)]
     channel_texts = [joined(fragments) for _, fragments in grouped]
     for (name, fragments), text, hits in zip(
-        grouped, channel_texts, find_many(channel_texts, scrubber.find), strict=True
+        grouped,
+        channel_texts,
+        channel_hits([[f.text for f in g] for _, g in grouped], scrubber.find),
+        strict=True,
     ):
         for hit in hits:
             inside = [f.frame for f in _holding(fragments, hit)]

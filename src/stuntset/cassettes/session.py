@@ -20,6 +20,7 @@ missing and replayed if it is there.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from stuntset.cassettes.format import load_cassette
 from stuntset.cassettes.record import Recording, record
+from stuntset.cassettes.recording_file import FileState, write_recording
 from stuntset.cassettes.replay import Replayer
 from stuntset.errors import UsageError
 
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from stuntset.cassettes.cli_replay import ReplayedCli
     from stuntset.cassettes.replay import Pace
 
-__all__ = ["MODES", "CassetteSession", "Mode", "default_path", "mode_from"]
+__all__ = ["MODES", "CassetteSession", "Mode", "cassette_path", "default_path", "mode_from"]
 
 Mode = Literal["replay", "record", "refresh", "off"]
 MODES: tuple[Mode, ...] = ("replay", "record", "refresh", "off")
@@ -67,6 +69,27 @@ def default_path(test_file: str | os.PathLike[str], test_name: str) -> Path:
     return module.parent / "cassettes" / module.stem / f"{safe}.jsonl"
 
 
+def cassette_path(
+    test_file: str | os.PathLike[str], test_name: str, *, migrate: bool = False
+) -> Path:
+    """The default cassette of a test: ``default_path`` when the test's name is file-safe as
+    it is, else that name made file-safe plus 8 hex digits of the name's SHA-256 — so two
+    ids that differ only in punctuation (``[what is 2+2?]``, ``[what is 2+2!]``) never share
+    a file. A cassette recorded under the earlier name (``default_path``) is still used while
+    none exists under the new one; ``migrate`` renames it to the new name (the
+    ``--stuntset-migrate-paths`` option)."""
+    legacy = default_path(test_file, test_name)
+    if legacy.stem == test_name:
+        return legacy
+    digest = hashlib.sha256(test_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    path = legacy.with_name(f"{legacy.stem}-{digest}.jsonl")
+    if not path.exists() and legacy.exists():
+        if not migrate:
+            return legacy
+        os.replace(legacy, path)
+    return path
+
+
 class CassetteSession:
     """The cassette of one test: replaying, recording or passing through."""
 
@@ -92,7 +115,8 @@ class CassetteSession:
         self._http_error: str | None = None
         self._bin_dir: Path | None = None
         self._replayed: list[ReplayedCli] = []
-        self._recorded: list[tuple[Path, Path]] = []  # (being written, where it goes)
+        #: (being written, where it goes, which file that was when recording began)
+        self._recorded: list[tuple[Path, Path, FileState]] = []
         self.replayer: Replayer | None = None
         self.recording: Recording | None = None
         if mode == "record":
@@ -218,7 +242,7 @@ class CassetteSession:
 
         scratch = self._directory() / f"{name}.recording.jsonl"
         scratch.unlink(missing_ok=True)
-        self._recorded.append((scratch, cassette))
+        self._recorded.append((scratch, cassette, FileState.of(cassette)))
         return install_cli_recorder(name, program, scratch, bin_dir=self._directory() / name)
 
     def _directory(self) -> Path:
@@ -249,12 +273,9 @@ class CassetteSession:
                 replayed.verify(allow_unused=True)
             return
         self._stack.close()
-        for scratch, cassette in self._recorded:
-            if scratch.exists():  # copied beside the cassette, then renamed over it
-                cassette.parent.mkdir(parents=True, exist_ok=True)
-                temporary = cassette.with_name(f".{cassette.name}.tmp")
-                shutil.copyfile(scratch, temporary)
-                os.replace(temporary, cassette)
+        for scratch, cassette, since in self._recorded:
+            if scratch.exists():  # under the cassette's lock, merged with another worker's
+                write_recording(cassette, load_cassette(scratch), since=since)
         if self.replayer is not None:
             self.replayer.verify(allow_unused=self.allow_unused)
         for replayed in self._replayed:

@@ -184,3 +184,45 @@ def test_the_tee_writes_no_secret_from_any_channel(
     parts = [json.loads(f.data)["delta"]["text"] for f in frames[1:]]
     assert parts == ["<scrubbed:openai-key>", ""]
     assert verify_tree(cassette) == (1, [])
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.parametrize("signame", ["SIGKILL", "SIGTERM"])
+def test_the_real_program_ends_when_the_recorder_dies(tmp_path: Path, signame: str) -> None:
+    """The recorder killed outright (SIGKILL: no handler runs) or terminated: the real
+    program it runs does not live on."""
+    from stuntset.waiting import wait_for
+
+    pid_file = tmp_path / "pid"
+    real = tmp_path / "real"
+    real.write_text(
+        f"#!{sys.executable}\n"
+        "import os, signal\n"
+        f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "signal.pause()  # busy with something else than its stdin: outlives a dead parent\n"
+    )
+    real.chmod(0o755)
+    wrapper = install_cli_recorder("tool", real, tmp_path / "c.jsonl", bin_dir=tmp_path / "bin")
+    with subprocess.Popen(
+        [str(wrapper)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as recorder:
+        try:
+            child = int(wait_for(lambda: pid_file.exists() and pid_file.read_text(), timeout=30))
+            assert _alive(child)
+            recorder.send_signal(getattr(signal, signame))
+            recorder.wait(timeout=30)
+            wait_for(lambda: not _alive(child), timeout=30, message=f"pid {child} still runs")
+        finally:
+            if recorder.poll() is None:
+                recorder.kill()
+            if pid_file.exists() and pid_file.read_text() and _alive(int(pid_file.read_text())):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)

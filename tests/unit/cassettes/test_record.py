@@ -152,7 +152,10 @@ def test_wires_are_told_by_path() -> None:
 
 @pytest.mark.slow
 @pytest.mark.real_time
-def test_the_record_command_writes_on_ctrl_c(tmp_path: Path, stack: ExitStack) -> None:
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_the_record_command_writes_on_ctrl_c_sigterm_and_sighup(
+    tmp_path: Path, stack: ExitStack, signame: str
+) -> None:
     import signal
     import subprocess
     import sys
@@ -179,7 +182,7 @@ def test_the_record_command_writes_on_ctrl_c(tmp_path: Path, stack: ExitStack) -
                 openai.OpenAI(api_key="k", base_url=url)
             ).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
             assert reply.choices[0].message.content == "Hello! How can I help you today?"
-            process.send_signal(signal.SIGINT)
+            process.send_signal(getattr(signal, signame))
             _, err = process.communicate(timeout=30)
         finally:
             if process.poll() is None:
