@@ -87,8 +87,8 @@ wheel: $(STAMP)
 	$(PYTEST) -n auto -m wheel --tier-durations=$(RESULTS)/wheel.json
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench tools
+	$(BIN)/ruff format --check src tests bench tools
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src

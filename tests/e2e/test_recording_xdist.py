@@ -11,6 +11,7 @@ import pytest
 from stuntset.cassettes import load_cassette
 
 
+@pytest.mark.slow  # two xdist workers in a pytest subprocess, ~25 s
 @pytest.mark.real_time
 def test_two_xdist_workers_recording_one_cassette_keep_both(pytester: pytest.Pytester) -> None:
     """Real pytest-xdist: two tests record through the proxy into the same cassette, both
