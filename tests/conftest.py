@@ -19,6 +19,13 @@ import pytest
 # browser or a package build without its tier's marker: tests/_tiers.py
 pytest_plugins = ["_tiers"]
 
+# pytest processes the tests start (pytester subprocess runs, the docs' and wheel's user
+# projects) skip langsmith's plugin too, as this run does (pyproject.toml): ~1 s a start
+if "no:langsmith_plugin" not in os.environ.get("PYTEST_ADDOPTS", ""):
+    os.environ["PYTEST_ADDOPTS"] = (
+        os.environ.get("PYTEST_ADDOPTS", "") + " -p no:langsmith_plugin"
+    ).strip()
+
 with contextlib.suppress(ImportError):  # the legacy environment has httpx and no httpx2
     import httpcore2  # noqa: F401
 
