@@ -27,9 +27,10 @@ def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str) -> I
     """Serve ``app`` until the block ends; yields ``http://host:port``."""
     import uvicorn
 
-    from stuntset.doubles.model._loopback_server import _listening_socket, _Server
+    from stuntset._bind import listening_socket
+    from stuntset.doubles.model._loopback_server import _Server
 
-    sock = _listening_socket(host, port)
+    sock = listening_socket(host, port)  # a busy or impossible port: UsageError naming it
     bound_host, bound_port = sock.getsockname()[:2]
     ready = threading.Event()
     config = uvicorn.Config(
