@@ -134,6 +134,17 @@ def _skipped(path: Path, named: bool) -> Problem | None:
     """A note (a tree's entry) or an error (named on the command line) for a path that is not
     a regular file; ``None`` for a regular file."""
     if not named and path.is_dir():
+        marker = path / SKIP_MARKER
+        try:
+            reason = marker.read_bytes()[:4096].strip()
+        except OSError:
+            reason = b""
+        if not reason:  # a stray empty file must not make the gate pass having checked nothing
+            return Problem(
+                str(marker),
+                "empty: write in it why the folder is not verified, or delete it",
+                "invalid",
+            )
         return Problem(str(path), f"skipped: the folder holds {SKIP_MARKER}", "skipped")
     try:
         mode = path.stat().st_mode
