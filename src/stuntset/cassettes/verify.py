@@ -24,6 +24,7 @@ import msgspec
 
 from stuntset.cassettes.format import (
     FORMAT,
+    Cassette,
     CassetteError,
     loads_cassette,
     numbered_lines,
@@ -161,6 +162,17 @@ def _skipped(path: Path, named: bool) -> Problem | None:
     return Problem(str(path), f"skipped: {what}", "skipped")
 
 
+def _check_replayable(cassette: Cassette) -> None:
+    """What ``show`` and replay check of a CLI interaction (argv, stdin, stderr), so that
+    verify never passes one that they refuse."""
+    from stuntset.cassettes.cli_replay import timeline
+
+    for interaction in cassette.interactions:
+        if interaction.wire.endswith("-cli"):
+            line = cassette.lines.get(interaction.id)
+            timeline(interaction, source=f"{cassette.source}:{line}" if line else cassette.source)
+
+
 def verify_tree(
     root: str | os.PathLike[str], *, scrubber: Scrubber | None = None
 ) -> tuple[int, list[Problem]]:
@@ -184,7 +196,7 @@ def verify_tree(
         checked += 1
         if cassette:
             try:
-                loads_cassette(data, source=str(path))
+                _check_replayable(loads_cassette(data, source=str(path)))
             except CassetteError as error:
                 problems.append(_invalid(path, error))
         else:
