@@ -151,7 +151,7 @@ def test_an_empty_skip_marker_fails_the_gate_instead_of_passing_having_checked_n
 ) -> None:
     (tmp_path / SKIP_MARKER).write_text(text)  # at the root: the whole tree would be skipped
     (tmp_path / "broken.jsonl").write_text("{")
-    checked, problems = verify_tree(tmp_path)
+    _, problems = verify_tree(tmp_path)
     assert [(p.kind, p.path) for p in problems] == [("invalid", str(tmp_path / SKIP_MARKER))]
     result = CliRunner().invoke(main, ["cassettes", "verify", str(tmp_path)])
     assert result.exit_code == 2, result.output
