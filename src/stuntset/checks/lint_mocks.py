@@ -241,6 +241,8 @@ def read_baseline(path: str | os.PathLike[str]) -> Counter[str]:
     file = Path(path)
     if not file.exists():
         return Counter()
+    if not file.is_file():  # a FIFO would block the read forever
+        raise UsageError(f"{file}: cannot read the baseline (not a regular file)")
     try:
         text = file.read_text()
     except (OSError, UnicodeDecodeError) as error:
