@@ -56,6 +56,8 @@ def listening_socket(host: str, port: int, *, backlog: int = 128) -> socket.sock
     """A listening TCP socket with ``TCP_NODELAY`` (asyncio sets it on accepted sockets only
     when the listener was made with ``IPPROTO_TCP``); a port in use or an address that cannot
     be bound is a ``UsageError`` naming ``--host``/``--port``."""
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port}: not a TCP port (0-65535; 0 picks a free one)")
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
     except (OSError, UnicodeError) as error:

@@ -4,6 +4,7 @@ failed start that leaves nothing behind."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -217,3 +218,53 @@ def test_the_daemon_serves_on_ipv6_loopback(tmp_path: Path) -> None:
         assert daemon.process.wait(timeout=30) == 0
     with SqliteEventLog(tmp_path / "host.db") as log:
         assert log.read(session_id)[-1].type == "run.killed"
+
+
+def test_sigterm_is_honoured_with_2000_subscriptions_woken_by_another_writer(
+    tmp_path: Path,
+) -> None:
+    # issue #33: each wake-up of a subscriber wrote a byte into the loop's self-pipe (also its
+    # signal wakeup fd); with thousands woken at once the pipe filled and SIGTERM was dropped.
+    # Here another process's commits wake all 2,000 subscriptions (through the log's watcher)
+    # while SIGTERM arrives; the daemon must end its run and exit 0.
+    import threading
+
+    from stuntset.events import MessageDelta
+
+    db = tmp_path / "host.db"
+    with spawned(db, tmp_path / "run" / "daemon.json") as daemon:
+        session_id, run_id = start_stuck_run(daemon.info, tmp_path)
+        clients = [DaemonClient(daemon.info) for _ in range(4)]
+        try:
+            task = clients[0].call("create_task", workdir=str(tmp_path))
+            for n in range(2000):
+                client = clients[n % 4]
+                session = client.call("create_session", task_id=task["task_id"], provider="stuck")
+                client.call("subscribe", session_id=session["session_id"])
+            writing = threading.Event()
+            stop = threading.Event()
+
+            def write() -> None:  # another connection's commits: the watcher wakes everyone
+                with SqliteEventLog(db, poll_interval=None) as other:
+                    while not stop.is_set():
+                        other.append(
+                            "elsewhere", [MessageDelta(run_id="x", ts=0.0, item_id="m", text="t")]
+                        )
+                        writing.set()
+
+            writer = threading.Thread(target=write)
+            writer.start()
+            try:
+                assert writing.wait(30)
+                daemon.process.terminate()
+                assert daemon.process.wait(timeout=60) == 0
+            finally:
+                stop.set()
+                writer.join(30)
+        finally:
+            for client in clients:
+                with contextlib.suppress(Exception):
+                    client.close()
+    with SqliteEventLog(db) as log:
+        terminal = [e for e in log.read(session_id) if e.run_id == run_id and e.terminal]
+        assert [e.type for e in terminal] == ["run.killed"]

@@ -265,3 +265,33 @@ def test_a_stderr_nobody_reads_does_not_freeze_the_server() -> None:
     finally:
         err = server.stop()
     assert "log line(s) dropped (stderr was not being read)" in err
+
+
+_STREAMED = json.dumps(
+    {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+).encode()
+#: A streamed request to ``stuck``: its response starts (the head arrives), then stalls.
+STUCK = (
+    b"POST /scenarios/stuck/openai/v1/chat/completions HTTP/1.1\r\nhost: stand-in\r\n"
+    b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(_STREAMED), _STREAMED)
+)
+
+
+@pytest.mark.parametrize("served", [("--max-connections", "2")], indirect=True, ids=[""])
+def test_over_the_cap_with_every_request_in_flight_a_new_client_gets_a_503(
+    served: Served,
+) -> None:
+    # issue #33: it got a bare close, which a client cannot tell from a crash
+    crowd = [connect(served.port) for _ in range(2)]
+    for sock in crowd:
+        sock.sendall(STUCK)  # a whole request each, answered never: none is evictable
+        sock.recv(1)  # its response has started: the request is in flight
+    with connect(served.port) as late:
+        data = b""
+        while chunk := late.recv(65536):
+            data += chunk
+    assert data.startswith(b"HTTP/1.1 503 ")
+    assert b"retry-after: 1" in data.lower()
+    for sock in crowd:
+        sock.close()
+    assert "refused at the cap (503)" in served.stop()

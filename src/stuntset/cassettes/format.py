@@ -23,6 +23,7 @@ import codecs
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator
@@ -311,6 +312,7 @@ def loads_cassette(data: bytes, *, source: str = "<bytes>") -> Cassette:
         ids[line.id] = number
         cassette.lines[line.id] = number
         _check_status(line, where)
+        _check_frames(line, where)
         try:
             body = _resolve(line.request.body, blocks, f"{where}: field 'request.body'")
         except RecursionError:
@@ -353,6 +355,32 @@ def _check_status(interaction: Interaction, where: str) -> None:
         allowed = "an exit code (-64 to 255)" if cli else "an HTTP status (100 to 599)"
         shown = str(status) if abs(status) < 10**15 else f"a {len(str(abs(status)))}-digit number"
         raise CassetteError(f"{where}: field 'response.status': {shown} is not {allowed}")
+
+
+#: A ``\\uD800``-``\\uDFFF`` escape: JSON that Python decodes to a lone surrogate, which no
+#: UTF-8 output (show, to-script, a replayed stream) can then write.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _check_frames(interaction: Interaction, where: str) -> None:
+    """Refuse a frame whose JSON data decodes to a lone surrogate (``"\\ud800"``): it passed
+    the line's decoder (an escaped escape) and then crashed every command that writes it."""
+    for index, frame in enumerate(interaction.response.frames or ()):
+        if not _SURROGATE_ESCAPE.search(frame.data):
+            continue
+        try:
+            decoded = json.loads(frame.data)
+        except (ValueError, RecursionError):
+            continue  # not JSON: shown as text, which holds no surrogate
+        try:
+            json.dumps(decoded, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise CassetteError(
+                f"{where}: field 'response.frames[{index}].data': its JSON holds a lone "
+                "surrogate escape (\\ud800-\\udfff without its pair), which is not text"
+            ) from None
+        except RecursionError:
+            continue
 
 
 def _last(data: bytes) -> int:

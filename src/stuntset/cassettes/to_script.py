@@ -43,6 +43,9 @@ class _Turn:
 
     def __init__(self) -> None:
         self.items: dict[str, dict[str, Any]] = {}
+        #: (key, field) → the deltas not yet joined into ``items`` (joined once, in
+        #: ``steps``: ``+=`` on a dict's string copied the whole text per delta, quadratic)
+        self._parts: dict[tuple[str, str], list[str]] = {}
         self.usage: list[int] = [0, 0]
         self.has_usage = False
         self.tail: list[Step] = []
@@ -54,8 +57,18 @@ class _Turn:
 
     def add(self, key: str, kind: str, delta: str, field: str = "text") -> None:
         item = self.item(key, kind)
-        item[field] += delta
+        self.extend(key, field, delta)
         item["deltas"] += 1
+
+    def extend(self, key: str, field: str, delta: str) -> None:
+        """Append ``delta`` to an existing item's ``field`` (linear: joined in ``steps``)."""
+        self._parts.setdefault((key, field), []).append(delta)
+
+    def _join(self) -> None:
+        for (key, field), parts in self._parts.items():
+            item = self.items[key]
+            item[field] = item[field] + "".join(parts)
+        self._parts.clear()
 
     def count(self, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
         self.has_usage = True
@@ -65,6 +78,7 @@ class _Turn:
             self.usage[1] = output_tokens
 
     def steps(self) -> list[Step]:
+        self._join()
         steps: list[Step] = []
         for item in self.items.values():
             chunks = item["deltas"] or None
@@ -118,11 +132,12 @@ def _chat_frames(frames: Iterable[Frame], turn: _Turn) -> bool:
             if delta.get("content"):
                 turn.add("text", "text", delta["content"])
             for call in delta.get("tool_calls") or []:
-                item = turn.item(f"tool-{call.get('index', 0)}", "tool", name="", id=None)
+                item_key = f"tool-{call.get('index', 0)}"
+                item = turn.item(item_key, "tool", name="", id=None)
                 function = call.get("function") or {}
                 item["id"] = call.get("id") or item["id"]
                 item["name"] = function.get("name") or item["name"]
-                item["args"] += function.get("arguments") or ""
+                turn.extend(item_key, "args", function.get("arguments") or "")
     return done
 
 

@@ -24,6 +24,7 @@ import msgspec
 
 from stuntset.cassettes.format import (
     FORMAT,
+    Cassette,
     CassetteError,
     loads_cassette,
     numbered_lines,
@@ -134,6 +135,17 @@ def _skipped(path: Path, named: bool) -> Problem | None:
     """A note (a tree's entry) or an error (named on the command line) for a path that is not
     a regular file; ``None`` for a regular file."""
     if not named and path.is_dir():
+        marker = path / SKIP_MARKER
+        try:
+            reason = marker.read_bytes()[:4096].strip()
+        except OSError:
+            reason = b""
+        if not reason:  # a stray empty file must not make the gate pass having checked nothing
+            return Problem(
+                str(marker),
+                "empty: write in it why the folder is not verified, or delete it",
+                "invalid",
+            )
         return Problem(str(path), f"skipped: the folder holds {SKIP_MARKER}", "skipped")
     try:
         mode = path.stat().st_mode
@@ -148,6 +160,17 @@ def _skipped(path: Path, named: bool) -> Problem | None:
     if named:
         return Problem(str(path), f"{what}: nothing to verify", "invalid")
     return Problem(str(path), f"skipped: {what}", "skipped")
+
+
+def _check_replayable(cassette: Cassette) -> None:
+    """What ``show`` and replay check of a CLI interaction (argv, stdin, stderr), so that
+    verify never passes one that they refuse."""
+    from stuntset.cassettes.cli_replay import timeline
+
+    for interaction in cassette.interactions:
+        if interaction.wire.endswith("-cli"):
+            line = cassette.lines.get(interaction.id)
+            timeline(interaction, source=f"{cassette.source}:{line}" if line else cassette.source)
 
 
 def verify_tree(
@@ -173,7 +196,7 @@ def verify_tree(
         checked += 1
         if cassette:
             try:
-                loads_cassette(data, source=str(path))
+                _check_replayable(loads_cassette(data, source=str(path)))
             except CassetteError as error:
                 problems.append(_invalid(path, error))
         else:

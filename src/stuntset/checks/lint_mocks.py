@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import os
+import stat
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -89,9 +90,23 @@ def _python_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
                 dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
                 for name in sorted(files):
                     if name.endswith(".py"):
-                        yield Path(directory) / name
+                        yield _regular(Path(directory) / name)
+        elif path.exists():  # a FIFO would block the read forever
+            raise UsageError(f"{path}: not a regular file or a directory to scan")
         else:
             raise UsageError(f"{path}: no such file or directory to scan")
+
+
+def _regular(path: Path) -> Path:
+    """``path`` if it is a regular file (a symlink to one is); else a ``UsageError``: a FIFO
+    named ``*.py`` would block the scan forever."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        raise UsageError(f"{path}: cannot read it ({error.strerror})") from None
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"{path}: not a regular file (a FIFO or a device); cannot scan it")
+    return path
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -148,8 +163,15 @@ def _scan_file(path: Path, shown: str, packages: set[str]) -> list[MockPatch]:
         raise UsageError(f"{shown}:{error.lineno}: not valid Python ({error.msg})") from None
     except OSError as error:
         raise UsageError(f"{shown}: cannot read it ({error.strerror})") from None
+    except (RecursionError, MemoryError):  # a 200,000-term expression, nesting too deep
+        raise UsageError(f"{shown}: not scannable (an expression nested too deep)") from None
+    except ValueError as error:  # NUL bytes, on some Pythons
+        raise UsageError(f"{shown}: not valid Python ({error})") from None
     imports = _Imports()
-    imports.visit(tree)
+    try:
+        imports.visit(tree)
+    except RecursionError:
+        raise UsageError(f"{shown}: not scannable (an expression nested too deep)") from None
     found: list[MockPatch] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -219,6 +241,8 @@ def read_baseline(path: str | os.PathLike[str]) -> Counter[str]:
     file = Path(path)
     if not file.exists():
         return Counter()
+    if not file.is_file():  # a FIFO would block the read forever
+        raise UsageError(f"{file}: cannot read the baseline (not a regular file)")
     try:
         text = file.read_text()
     except (OSError, UnicodeDecodeError) as error:

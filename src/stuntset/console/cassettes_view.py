@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import itertools
 from pathlib import Path
+from urllib.parse import urlencode
 
 import msgspec
 
@@ -47,7 +48,8 @@ def render_list(base: str, folder: Path | None) -> str:
     if not names:
         return f'<p role="status">No cassettes in {esc(folder.name)}.</p>'
     items = "".join(
-        f'<li><a href="{esc(base)}/cassettes/show?name={esc(n)}">{esc(n)}</a></li>' for n in names
+        f'<li><a href="{esc(base)}/cassettes/show?{esc(urlencode({"name": n}))}">{esc(n)}</a></li>'
+        for n in names
     )
     options = "".join(f"<option>{esc(n)}</option>" for n in names)
     return (

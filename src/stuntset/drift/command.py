@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,9 @@ def run(
 
     if json_path is not None and not Path(json_path).resolve().parent.is_dir():
         raise UsageError(f"--json {json_path}: its folder does not exist")
+    if json_path is not None and os.path.exists(json_path) and not os.path.isfile(json_path):
+        # a FIFO with no reader blocks the write forever; a folder or device is no report
+        raise UsageError(f"--json {json_path}: not a regular file (give a file path to write)")
 
     return print_drift(
         clis, names, json_path=json_path, echo=echo, claude_bin=claude_bin, codex_bin=codex_bin

@@ -36,6 +36,7 @@ file and the field.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -200,8 +201,18 @@ def _behaviours(
             raise _fail(source, place, "must be a table")
         _unknown(source, place, table, {"weight", "steps"})
         weight = table.get("weight", 1)
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
-            raise _fail(source, f"{place}.weight", f"must be a positive number, got {weight!r}")
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, int | float)
+            or not math.isfinite(weight)
+            or weight <= 0
+            or weight > 1e12
+        ):
+            raise _fail(
+                source,
+                f"{place}.weight",
+                f"must be a positive, finite number (at most 1e12), got {weight!r}",
+            )
         steps_raw = table.get("steps")
         if not isinstance(steps_raw, list) or not steps_raw:
             raise _fail(source, f"{place}.steps", "must be a non-empty list of steps")
@@ -351,8 +362,21 @@ def loads_eval(text: str, *, source: str = "<eval>", name: str | None = None) ->
     expect = _expect(source, raw.get("expect", {}), skills, len(prompts))
     if not expect.criteria():
         raise _fail(source, "expect", "names no criterion: a run would pass whatever it did")
+    eval_name = _string(source, "name", raw.get("name", name or "eval"))
+    if (
+        not eval_name.strip()
+        or eval_name in (".", "..")
+        or any(bad in eval_name for bad in ("/", "\\", "\0"))
+        or len(eval_name) > 200
+    ):
+        raise _fail(
+            source,
+            "name",
+            "names the run's folder: no '/', '\\' or NUL, not '.' or '..', not empty, "
+            f"at most 200 characters; got {eval_name!r}",
+        )
     return EvalSpec(
-        name=_string(source, "name", raw.get("name", name or "eval")),
+        name=eval_name,
         source=source,
         prompts=prompts,
         expect=expect,

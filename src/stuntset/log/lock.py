@@ -6,6 +6,11 @@ lock into those is a trap (on some systems both kinds are one). The lock file ho
 owner's pid, so a refused second owner can name it; it is never deleted (deleting a lock
 file that another process may have just opened lets two owners in), only truncated when
 released. The kernel drops the lock when the owner dies, whatever killed it.
+
+The lock belongs to the file, not to the name it was given: it sits beside the database's
+resolved path (a symlink to the database, or a path through a symlinked folder, takes the
+same lock), and a database file with more than one hard link is refused (each name would
+get its own lock, and SQLite its own ``-wal`` beside each name: two owners of one file).
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ class DatabaseLock:
 
     def __init__(self, path: str | os.PathLike[str], *, owner: str = "stuntset") -> None:
         self.database = os.fspath(path)
-        self.path = Path(self.database + ".lock")
+        #: The database's resolved path; the lock file is beside it.
+        self.resolved = os.path.realpath(self.database)
+        self.path = Path(self.resolved + ".lock")
         self.owner = owner
         self._fd: int | None = None
 
@@ -34,6 +41,13 @@ class DatabaseLock:
         if os.path.exists(self.database) and not os.path.isfile(self.database):
             raise LogFileError(
                 f"{self.database}: it is a folder or a special file, not a database file",
+                path=self.database,
+            )
+        links = _links(self.resolved)
+        if links > 1:
+            raise LogFileError(
+                f"{self.database}: the database file has {links} hard links; one owner per "
+                "database cannot be enforced across names (give a file with a single name)",
                 path=self.database,
             )
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -77,6 +91,13 @@ class DatabaseLock:
 
     def __exit__(self, *exc_info: object) -> None:
         self.release()
+
+
+def _links(path: str) -> int:
+    try:
+        return os.stat(path).st_nlink
+    except OSError:  # missing: created with one name
+        return 1
 
 
 def _pid(fd: int) -> int | None:

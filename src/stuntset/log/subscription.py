@@ -17,11 +17,11 @@ raises ``StaleCursor`` when a rollback passed the cursor), and tells whether it 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import sniffio
@@ -46,34 +46,110 @@ class Source(Protocol):
     def closed(self) -> bool: ...
 
 
-def _threadsafe_setter(event: anyio.Event) -> Callable[[], None]:
-    """A callable that sets ``event`` from any thread without blocking (asyncio or trio)."""
-    if sniffio.current_async_library() == "trio":
-        import trio
+class _LoopWaker:
+    """Sets events on one event loop from any thread, with at most one wake-up of the loop
+    in flight: the loop's self-pipe (also its signal wakeup fd) gets one byte per batch,
+    never one per subscriber, so a burst of notifies cannot fill it and drop a signal."""
 
+    __slots__ = ("_lock", "_pending", "_schedule", "_scheduled", "schedules")
+
+    def __init__(self, schedule: Callable[[Callable[[], None]], object]) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[anyio.Event, None] = {}  # a set in order: no duplicates
+        self._scheduled = False
+        self._schedule = schedule
+        #: How many wake-ups of the loop were asked for (a test counts them).
+        self.schedules = 0
+
+    def wake(self, events: list[anyio.Event]) -> None:
+        with self._lock:
+            self._pending.update(dict.fromkeys(events))
+            if self._scheduled or not self._pending:
+                return
+            self._scheduled = True
+            self.schedules += 1
+        try:
+            self._schedule(self._run)
+        except RuntimeError:  # the loop is closed (or its run finished): nobody to wake
+            with self._lock:
+                self._scheduled = False
+                self._pending.clear()
+
+    def _run(self) -> None:
+        with self._lock:
+            events, self._pending = self._pending, {}
+            self._scheduled = False
+        for event in events:
+            event.set()
+
+
+_asyncio_wakers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopWaker] = (
+    weakref.WeakKeyDictionary()
+)
+_wakers_lock = threading.Lock()
+
+
+def _current_waker() -> _LoopWaker:
+    """The waker of the running event loop (one per loop, asyncio or trio)."""
+    if sniffio.current_async_library() == "trio":
+        return _trio_waker()
+    loop = asyncio.get_running_loop()
+    with _wakers_lock:
+        waker = _asyncio_wakers.get(loop)
+        if waker is None:
+            waker = _asyncio_wakers[loop] = _LoopWaker(loop.call_soon_threadsafe)
+    return waker
+
+
+def _trio_waker() -> _LoopWaker:
+    import trio
+
+    var = _trio_var()
+    waker: _LoopWaker | None = var.get(None)
+    if waker is None:
         token = trio.lowlevel.current_trio_token()
 
-        def wake_trio() -> None:
-            with contextlib.suppress(trio.RunFinishedError):  # the subscriber's loop is gone
-                token.run_sync_soon(event.set)
+        def schedule(callback: Callable[[], None]) -> None:
+            try:
+                token.run_sync_soon(callback)
+            except trio.RunFinishedError:
+                raise RuntimeError("trio run finished") from None
 
-        return wake_trio
+        waker = _LoopWaker(schedule)
+        var.set(waker)
+    return waker
 
-    loop = asyncio.get_running_loop()
 
-    def wake_asyncio() -> None:
-        with contextlib.suppress(RuntimeError):  # the subscriber's loop is closed
-            loop.call_soon_threadsafe(event.set)
+_TRIO_VAR: list[Any] = []
 
-    return wake_asyncio
+
+def _trio_var() -> Any:
+    if not _TRIO_VAR:
+        import trio
+
+        _TRIO_VAR.append(trio.lowlevel.RunVar("stuntset_log_waker"))
+    return _TRIO_VAR[0]
 
 
 class _Waiter:
-    __slots__ = ("event", "wake")
+    __slots__ = ("event", "waker")
 
     def __init__(self) -> None:
         self.event = anyio.Event()
-        self.wake = _threadsafe_setter(self.event)
+        self.waker = _current_waker()
+
+    def wake(self) -> None:
+        self.waker.wake([self.event])
+
+
+def _wake(waiters: list[_Waiter]) -> None:
+    """Wake ``waiters`` with one wake-up per event loop (not one per waiter)."""
+    by_loop: dict[int, tuple[_LoopWaker, list[anyio.Event]]] = {}
+    for waiter in waiters:
+        entry = by_loop.setdefault(id(waiter.waker), (waiter.waker, []))
+        entry[1].append(waiter.event)
+    for waker, events in by_loop.values():
+        waker.wake(events)
 
 
 class Notifier:
@@ -113,8 +189,7 @@ class Notifier:
         """Wake every subscriber of ``session_id`` (call after the commit)."""
         with self._lock:
             waiters = list(self._waiting.get(session_id, ()))
-        for waiter in waiters:
-            waiter.wake()
+        _wake(waiters)
 
     def waiting(self) -> bool:
         """Whether any subscriber is waiting for a wake-up."""
@@ -124,8 +199,7 @@ class Notifier:
         """Wake every subscriber (on close)."""
         with self._lock:
             waiters = [w for ws in self._waiting.values() for w in ws]
-        for waiter in waiters:
-            waiter.wake()
+        _wake(waiters)
 
 
 class LogSubscription:

@@ -215,7 +215,19 @@ def _read_info(path: Path) -> dict[str, Any] | None:
 def write_private_file(path: Path, data: bytes, *, private_parent: bool) -> None:
     """Write ``data`` to ``path`` (mode 0600) without following a symlink or trusting
     anything already there: a fresh temporary name opened ``O_EXCL|O_NOFOLLOW``, then a
-    rename over ``path``. Refuses a ``path`` that is a symlink or names a live daemon."""
+    rename over ``path``. Refuses a ``path`` that is a symlink or names a live daemon; a
+    path that cannot be written (under a file, no permission) is a ``UsageError`` naming it."""
+    try:
+        _write_private_file(path, data, private_parent=private_parent)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        where = (
+            f" ({error.filename})" if error.filename and str(error.filename) != str(path) else ""
+        )
+        raise UsageError(f"token file {path}: cannot write it: {reason}{where}") from None
+
+
+def _write_private_file(path: Path, data: bytes, *, private_parent: bool) -> None:
     if private_parent:
         private_dir(path.parent)
     else:

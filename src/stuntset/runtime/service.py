@@ -92,8 +92,13 @@ class SessionService:
         ids: IdGenerator | None = None,
         turn_timeout: float | None = None,
         cancel_grace: float = 5.0,
+        max_idle_providers: int = 64,
     ) -> None:
         self.log = log
+        #: How many providers of idle sessions are kept open for their next turn; beyond it
+        #: the least recently used is closed (a session's next turn opens a new one, resuming
+        #: from its checkpoint), so sessions never closed cost no memory (issue #33).
+        self.max_idle_providers = max(0, max_idle_providers)
         #: Seconds a turn may run before the host interrupts it (``None``: no limit).
         self.turn_timeout = turn_timeout
         #: Seconds the host gives a provider's ``interrupt()`` to return, and then its run to end.
@@ -228,9 +233,11 @@ class SessionService:
                 f"start_turn: session {session_id!r} is still running {running!r}; "
                 "wait_idle() or interrupt() first"
             )
-        provider = self._providers.get(session_id)
+        provider = self._providers.pop(session_id, None)
         if provider is None:
-            provider = self._providers[session_id] = self.registry[session.provider]()
+            await self._close_idle_providers(keep=self.max_idle_providers)
+            provider = self.registry[session.provider]()
+        self._providers[session_id] = provider  # the most recently used goes last
         resume = session.checkpoint.resume if session.checkpoint is not None else None
         run = provider.start(prompt, resume=resume)
         record = RunRecord(
@@ -244,6 +251,18 @@ class SessionService:
         active = self._active[session_id] = _Active(run, record, self.turn_timeout)
         self._tg.start_soon(self._pump, session_id, provider.name, active)
         return record
+
+    async def _close_idle_providers(self, *, keep: int) -> None:
+        """Close the least recently used providers of idle sessions beyond ``keep``."""
+        idle = [sid for sid in self._providers if sid not in self._active]
+        for session_id in idle[: max(0, len(idle) - keep)]:
+            provider = self._providers.pop(session_id)
+            with anyio.CancelScope(shield=True):
+                await provider.aclose()
+
+    def open_providers(self) -> int:
+        """How many providers are open (running sessions and idle ones kept for reuse)."""
+        return len(self._providers)
 
     async def interrupt(
         self, session_id: str, reason: str = "interrupted", *, missing_ok: bool = False

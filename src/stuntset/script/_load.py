@@ -333,6 +333,9 @@ def load_script(path: str | Path, *, wire: Wire | None = None) -> Script:
             f"unknown script format {suffix or '(no suffix)'!r}: use a .toml or .json file",
             source=str(file),
         )
+    if file.exists() and not file.is_file():  # a FIFO would block the read forever
+        kind = "a folder" if file.is_dir() else "not a regular file (a FIFO or a device)"
+        raise ScriptError(f"it is {kind}, not a script file", source=str(file))
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -68,10 +68,19 @@ def _positive(name: str, value: int | None) -> None:
         raise ValueError(f"{name} must be at least 1, got {value!r}")
 
 
+#: The longest duration a script may give (one day): ``1e308`` passed the finite check and
+#: then overflowed the event loop's timer when played.
+MAX_SECONDS = 86_400.0
+
+
 def _seconds(name: str, value: float | None) -> None:
-    """A duration: finite and not negative (``nan`` would stall a double forever)."""
-    if value is not None and not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"{name} must not be negative, and finite (seconds), got {value!r}")
+    """A duration: finite, not negative (``nan`` would stall a double forever) and at most
+    ``MAX_SECONDS``."""
+    if value is not None and not (math.isfinite(value) and 0 <= value <= MAX_SECONDS):
+        raise ValueError(
+            f"{name} must not be negative, and finite (seconds, at most {MAX_SECONDS:g}: one "
+            f"day), got {value!r}"
+        )
 
 
 def _count(name: str, value: int | float | None) -> None:

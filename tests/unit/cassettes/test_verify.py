@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from stuntset.cassettes import (
@@ -135,10 +136,22 @@ def test_exit_codes_say_broken_over_leaking(tmp_path: Path) -> None:
 
 def test_a_folder_marked_hostile_is_skipped(tmp_path: Path) -> None:
     (tmp_path / "corpus").mkdir()
-    (tmp_path / "corpus" / SKIP_MARKER).write_text("")
+    (tmp_path / "corpus" / SKIP_MARKER).write_text("hostile inputs, broken on purpose\n")
     (tmp_path / "corpus" / "broken.jsonl").write_text("{")
     checked, problems = verify_tree(tmp_path)
     assert checked == 0
     assert [(p.kind, p.message) for p in problems] == [
         ("skipped", f"skipped: the folder holds {SKIP_MARKER}")
     ]
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n\n", "\t \r\n"])
+def test_an_empty_skip_marker_fails_the_gate_instead_of_passing_having_checked_nothing(
+    tmp_path: Path, text: str
+) -> None:
+    (tmp_path / SKIP_MARKER).write_text(text)  # at the root: the whole tree would be skipped
+    (tmp_path / "broken.jsonl").write_text("{")
+    _, problems = verify_tree(tmp_path)
+    assert [(p.kind, p.path) for p in problems] == [("invalid", str(tmp_path / SKIP_MARKER))]
+    result = CliRunner().invoke(main, ["cassettes", "verify", str(tmp_path)])
+    assert result.exit_code == 2, result.output

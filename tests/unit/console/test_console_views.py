@@ -143,3 +143,22 @@ def test_with_console_sends_other_paths_to_the_double() -> None:
     assert "1 request(s)" in page.text
     index = client.get("/console", headers={"Authorization": "Bearer t0k"}, follow_redirects=False)
     assert index.status_code in (303, 307)
+
+
+def test_every_listed_cassette_link_opens_that_cassette_whatever_its_name(tmp_path: Path) -> None:
+    # issue #33: names with & # + % opened another name (the link was not URL-quoted)
+    import html
+    import re
+
+    names = [f"a{c}b.jsonl" for c in "&#+% ?=;'\"<>"] + ["%2e%2e.jsonl", "sp ace/x+y.jsonl"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(dumps_cassette(Cassette(source=name)))
+    client = TestClient(console_app(ConsoleSources(cassettes=tmp_path, base="")))
+    listing = client.get("/cassettes").text
+    links = [html.unescape(h) for h in re.findall(r'href="(/cassettes/show\?[^"]*)"', listing)]
+    assert len(links) == len(names)
+    for link, name in zip(links, sorted(names), strict=True):
+        page = client.get(link)
+        assert page.status_code == 200, (name, link)
+        assert html.escape(f"Cassette {name}") in page.text, (name, link)

@@ -77,7 +77,22 @@ def test_a_chosen_skill_avoids_the_others_and_must_be_read_first_by_default() ->
         (
             'prompt = "p"\n[[behaviour]]\nweight = -1\nsteps = [{ say = "x" }]\n'
             "[expect]\nsandbox = true",
-            "x.toml: behaviour[0].weight: must be a positive number",
+            "x.toml: behaviour[0].weight: must be a positive, finite number",
+        ),
+        *(
+            (
+                f'prompt = "p"\n[[behaviour]]\nweight = {w}\nsteps = [{{ say = "x" }}]\n'
+                "[expect]\nsandbox = true",
+                "x.toml: behaviour[0].weight: must be a positive, finite number",
+            )
+            for w in ("inf", "nan", "-inf", "1e300", "0")
+        ),
+        *(
+            (
+                f'name = "{n}"\nprompt = "p"\n[expect]\nsandbox = true',
+                "x.toml: name: names the run's folder",
+            )
+            for n in ("a/b", "..", ".", "../../x", "a\\\\b", " ", "")
         ),
         (
             'prompt = "p"\n[[behaviour]]\nsteps = [{ run = "a", say = "b" }]\n'

@@ -3,6 +3,7 @@ process) is refused naming it, and the lock goes with its owner, however it ends
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +62,35 @@ def test_release_empties_the_file_and_a_symlinked_lock_is_refused(tmp_path: Path
     with pytest.raises(LogFileError, match="cannot take its lock"):
         DatabaseLock(tmp_path / "other.db").acquire()
     assert victim.read_text() == "precious"
+
+
+def test_a_symlink_to_the_database_takes_the_same_lock(tmp_path: Path) -> None:
+    db = tmp_path / "real" / "host.db"
+    db.parent.mkdir()
+    db.write_bytes(b"")
+    alias = tmp_path / "alias.db"
+    alias.symlink_to(db)
+    folder_alias = tmp_path / "folder"
+    folder_alias.symlink_to(db.parent)
+    with DatabaseLock(db):
+        for other in (alias, folder_alias / "host.db"):
+            with pytest.raises(LogInUse):
+                DatabaseLock(other).acquire()
+    with DatabaseLock(alias) as lock:  # and the other way round
+        assert lock.path == db.parent / "host.db.lock"
+        with pytest.raises(LogInUse):
+            DatabaseLock(db).acquire()
+
+
+def test_a_database_file_with_two_hard_links_is_refused_by_either_name(tmp_path: Path) -> None:
+    db = tmp_path / "host.db"
+    db.write_bytes(b"")
+    link = tmp_path / "elsewhere.db"
+    os.link(db, link)
+    for name in (db, link):
+        with pytest.raises(LogFileError, match="2 hard links") as info:
+            DatabaseLock(name).acquire()
+        assert str(name) in str(info.value)
+    link.unlink()
+    with DatabaseLock(db) as lock:
+        assert lock.held

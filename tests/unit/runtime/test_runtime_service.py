@@ -423,3 +423,50 @@ async def test_an_interrupt_that_blocks_does_not_hang_the_caller() -> None:
         )
     finally:
         store.close()
+
+
+class ClosingCounted(ScriptedProvider):
+    """A scripted provider that records that it was closed."""
+
+    closed_count = 0
+
+    async def aclose(self) -> None:
+        ClosingCounted.closed_count += 1
+        await super().aclose()
+
+
+@pytest.mark.anyio
+async def test_sessions_never_closed_keep_only_a_bounded_number_of_providers_open() -> None:
+    # sessions whose clients went away without `close`: their providers (the per-session
+    # memory) are closed beyond max_idle_providers, least recently used first, and a session
+    # whose provider went resumes from its checkpoint with a new one (issue #33)
+    turns = tuple(scenarios.build("happy_path").turns) * 2
+    made: list[ClosingCounted] = []
+
+    def factory() -> AgentProvider:
+        made.append(ClosingCounted(Script(turns=turns)))
+        return made[-1]
+
+    ClosingCounted.closed_count = 0
+    store = SessionStore(":memory:")
+    log = MemoryEventLog()
+    try:
+        async with SessionService(
+            log=log, store=store, providers={"s": factory}, max_idle_providers=4
+        ) as service:
+            task = service.create_task("/work")
+            sessions = [service.create_session(task.task_id, "s").session_id for _ in range(60)]
+            for session in sessions:
+                await service.start_turn(session, "one")
+                await service.wait_idle(session)
+                assert service.open_providers() <= 5  # the cap, plus the one just used
+            assert len(made) == 60
+            assert ClosingCounted.closed_count == 60 - service.open_providers()
+            first = sessions[0]  # its provider was closed long ago: a new one resumes it
+            await service.start_turn(first, "two")
+            await service.wait_idle(first)
+            assert [r.status for r in service.runs(first)] == ["completed", "completed"]
+            calls = [c for c in made[-1].calls if isinstance(c, Started)]
+            assert calls[0].resume == starts_session(log.read(first))
+    finally:
+        store.close()

@@ -74,12 +74,15 @@ def run_mcp_serve(
     sock = listening_socket(host, port)
     import uvicorn
 
-    from .http import build_http_app
+    from .http import LOOPBACK_HOSTS, build_http_app
 
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
     dispatcher = Dispatcher(spec, JournalWriter(folder), transport="http", time_scale=time_scale)
-    app = build_http_app(dispatcher, crash_process=True)
+    loopback = warning is None
+    app = build_http_app(
+        dispatcher, crash_process=True, allowed_hosts=LOOPBACK_HOSTS if loopback else None
+    )
     if warning:
         click.echo(warning, err=True)
     click.echo(f"stuntset MCP double {spec.name!r} on http://{host}:{sock.getsockname()[1]}/mcp")

@@ -37,7 +37,14 @@ from stuntset.script import (
 from .journal import JournalWriter, McpCall
 from .spec import McpServerSpec
 
-__all__ = ["HTTP_ONLY_FAULTS", "META_KEY", "Dispatcher", "Plan", "exit_as_scripted"]
+__all__ = [
+    "HTTP_ONLY_FAULTS",
+    "META_KEY",
+    "Dispatcher",
+    "Plan",
+    "exit_as_scripted",
+    "with_token",
+]
 
 #: The ``_meta`` key a transport adds to a ``tools/call`` it forwards, naming its plan.
 META_KEY = "io.stuntset/plan"
@@ -46,6 +53,16 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 #: Faults that are HTTP statuses; over stdio they are JSON-RPC errors.
 HTTP_ONLY_FAULTS = (HttpError, AuthExpired, RateLimit, Overloaded)
+
+
+def with_token(message: dict[str, Any], token: str) -> dict[str, Any]:
+    """``message`` with the plan's ``token`` in ``params._meta`` (params that are not an
+    object are replaced: their plan already answers them with an invalid-params error)."""
+    params = message.get("params")
+    params = dict(params) if isinstance(params, dict) else {}
+    meta = params.get("_meta")
+    params["_meta"] = {**(meta if isinstance(meta, dict) else {}), META_KEY: token}
+    return {**message, "params": params}
 
 
 def exit_as_scripted(fault: Exit) -> NoReturn:
@@ -194,11 +211,15 @@ class Dispatcher:
         if outcome is not None or method != "tools/call" or ident is None:
             self.journal.write(base)
             return None
+        malformed = params is not None and not isinstance(params, dict)
         params = params if isinstance(params, dict) else {}
         tool = params.get("name")
         arguments = params.get("arguments") or {}
         turn: int | None = None
-        if tool not in self.tools:
+        if malformed:  # a JSON-RPC error, as the SDK answers; no scripted turn is played
+            plan = Plan(error=(INVALID_PARAMS, "Invalid params: params must be an object"))
+            recorded = "invalid_params"
+        elif tool not in self.tools:
             plan = Plan(error=(INVALID_PARAMS, f"Unknown tool: {tool}"))
             recorded = "unknown_tool"
         else:

@@ -1,5 +1,7 @@
 """The MCP double over Streamable HTTP: the SDK's streamable-HTTP app behind a thin ASGI layer
-that checks the bearer token, records every message and renders scripted faults below the
+that first refuses a foreign Host or Origin (DNS rebinding, another site's page: 421/403),
+a POST that is not JSON (400) and a body over ``max_body`` (413, read no further), all
+before anything is read, journaled or played; then it checks the bearer token, records every message and renders scripted faults below the
 SDK (a 401, an HTTP error status, a stream that never answers, a malformed event, a dropped
 connection). ``McpHttpServer`` runs it with uvicorn on 127.0.0.1 in a thread.
 """
@@ -31,7 +33,7 @@ from stuntset.script import (
     StreamCut,
 )
 
-from ._plan import INTERNAL_ERROR, META_KEY, Dispatcher, Plan, exit_as_scripted
+from ._plan import INTERNAL_ERROR, Dispatcher, Plan, exit_as_scripted, with_token
 from ._sdk import build_server
 
 __all__ = ["McpHttpApp", "McpHttpServer"]
@@ -78,6 +80,59 @@ async def _drop(send: Send, *, reset: bool) -> None:
     await anyio.lowlevel.checkpoint()
 
 
+#: Host names a loopback-bound double answers (any port): what a local client sends.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+#: The largest request body read (the SDK's own limit is 4 MB).
+MAX_BODY = 4 * 1024 * 1024
+
+
+def _host_name(host: str) -> str:
+    """``host`` without its port (``[::1]:80`` → ``[::1]``), lowercased."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _origin_host(origin: str) -> str | None:
+    """The ``host[:port]`` of an ``http(s)://`` origin, else ``None``."""
+    for scheme in ("http://", "https://"):
+        if origin.lower().startswith(scheme):
+            return origin[len(scheme) :].split("/", 1)[0]
+    return None
+
+
+def foreign(
+    headers: dict[str, str], allowed_hosts: tuple[str, ...] | None
+) -> tuple[int, str] | None:
+    """Why a request from another site must be refused (status, reason), else ``None``.
+
+    ``allowed_hosts``: the host names (any port) the double answers; ``None`` (served on a
+    non-loopback address with ``--allow-remote``) answers any Host. An ``Origin``, when sent,
+    must be one of those hosts too, or (remote) the very host the request was sent to.
+    """
+    host = headers.get("host", "")
+    if not host:
+        return 421, "Missing Host header"
+    if allowed_hosts is not None and _host_name(host) not in allowed_hosts:
+        return 421, "Invalid Host header"
+    origin = headers.get("origin")
+    if origin is None:
+        return None
+    origin_host = _origin_host(origin)
+    if origin_host is None:
+        return 403, "Invalid Origin header"
+    if allowed_hosts is None:
+        return (
+            None if origin_host.lower() == host.strip().lower() else (403, "Invalid Origin header")
+        )
+    return None if _host_name(origin_host) in allowed_hosts else (403, "Invalid Origin header")
+
+
+class _TooLarge(Exception):
+    pass
+
+
 def _error_body(ident: Any, message: str) -> bytes:
     return msgspec.json.encode(
         {"jsonrpc": "2.0", "id": ident, "error": {"code": INTERNAL_ERROR, "message": message}}
@@ -95,8 +150,13 @@ class McpHttpApp:
         path: str = "/mcp",
         auth_token: str | None = None,
         crash_process: bool = False,
+        allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS,
+        max_body: int = MAX_BODY,
     ) -> None:
         self.dispatcher = dispatcher
+        #: Host names answered (see ``foreign``); ``None``: any (``--allow-remote``).
+        self.allowed_hosts = allowed_hosts
+        self.max_body = max_body
         self.sdk_app = sdk_app
         self.path = path
         self.auth_token = auth_token
@@ -108,10 +168,28 @@ class McpHttpApp:
             await self.sdk_app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refused = foreign(headers, self.allowed_hosts)
+        if refused is not None:  # before reading, journaling or playing anything
+            await _respond(
+                send, refused[0], refused[1].encode(), [(b"content-type", b"text/plain")]
+            )
+            return
         session = headers.get("mcp-session-id", "-")
         body = b""
         if scope["method"] == "POST":
-            body = await self._body(receive)
+            content_type = headers.get("content-type", "").lower()
+            if not content_type.startswith("application/json"):
+                await _respond(
+                    send, 400, b"Invalid Content-Type header", [(b"content-type", b"text/plain")]
+                )
+                return
+            try:
+                body = await self._body(receive, headers)
+            except _TooLarge:
+                await _respond(
+                    send, 413, b"Request body too large", [(b"content-type", b"text/plain")]
+                )
+                return
         data: Any
         try:
             data = msgspec.json.decode(body) if body else None
@@ -134,22 +212,30 @@ class McpHttpApp:
             if plan.fault is not None:
                 await self._fault(send, receive, plan, plan.fault)
                 return
-            params = dict(data.get("params") or {})
-            params["_meta"] = {**(params.get("_meta") or {}), META_KEY: token}
-            body = msgspec.json.encode({**data, "params": params})
+            body = msgspec.json.encode(with_token(data, token))
             scope = dict(scope)
             scope["headers"] = [
                 (k, v) for k, v in scope["headers"] if k.lower() != b"content-length"
             ] + [(b"content-length", str(len(body)).encode())]
         await self.sdk_app(scope, _replay(body, receive), send)
 
-    async def _body(self, receive: Receive) -> bytes:
+    async def _body(self, receive: Receive, headers: dict[str, str]) -> bytes:
+        """The request body; ``_TooLarge`` past ``max_body`` (declared or read), reading no
+        more than ``max_body`` plus one chunk."""
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body:
+            raise _TooLarge
         chunks: list[bytes] = []
+        size = 0
         while True:
             message = await receive()
             if message["type"] != "http.request":
                 break
-            chunks.append(message.get("body", b""))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                raise _TooLarge
+            chunks.append(chunk)
             if not message.get("more_body"):
                 break
         return b"".join(chunks)
@@ -223,15 +309,29 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-def build_http_app(dispatcher: Dispatcher, *, crash_process: bool = False) -> McpHttpApp:
-    """The whole ASGI app for ``dispatcher.spec`` (its lifespan runs the SDK's sessions)."""
+def build_http_app(
+    dispatcher: Dispatcher,
+    *,
+    crash_process: bool = False,
+    allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS,
+) -> McpHttpApp:
+    """The whole ASGI app for ``dispatcher.spec`` (its lifespan runs the SDK's sessions).
+
+    ``allowed_hosts``: see ``foreign`` (``None`` for a double served on a non-loopback
+    address). The SDK's own Host check is off: this layer does it, before anything is played.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
     server = build_server(dispatcher)
-    sdk_app = server.streamable_http_app()
+    sdk_app = server.streamable_http_app(
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    )
     return McpHttpApp(
         dispatcher,
         sdk_app,
         auth_token=dispatcher.spec.auth_token,
         crash_process=crash_process,
+        allowed_hosts=allowed_hosts,
     )
 
 

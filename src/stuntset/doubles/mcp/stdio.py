@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import anyio
 import msgspec
 
 from stuntset.script import Exit, Garbage, MalformedJson, OutOfOrder, Stall, Step, StreamCut
 
-from ._plan import META_KEY, Dispatcher, Plan, exit_as_scripted
+from ._plan import Dispatcher, Plan, exit_as_scripted, with_token
 from ._sdk import build_server, require_mcp
 from .journal import JournalWriter
 from .spec import McpServerSpec, load_spec
@@ -67,12 +67,6 @@ async def _render_fault(pipe: _Pipe, plan: Plan, fault: Step) -> None:
         exit_as_scripted(fault)
 
 
-def _with_token(message: dict[str, Any], token: str) -> dict[str, Any]:
-    params = dict(message.get("params") or {})
-    params["_meta"] = {**(params.get("_meta") or {}), META_KEY: token}
-    return {**message, "params": params}
-
-
 async def serve_stdio(
     spec: McpServerSpec,
     journal: str | Path | None,
@@ -112,7 +106,7 @@ async def serve_stdio(
                     if plan.fault is not None:
                         group.start_soon(_render_fault, pipe, plan, plan.fault)
                         continue
-                    line = msgspec.json.encode(_with_token(data, token))
+                    line = msgspec.json.encode(with_token(data, token))
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 except Exception as error:  # the SDK answers what does not validate

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import queue
 import sys
@@ -32,6 +33,16 @@ from typing import ClassVar, TextIO
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 __all__ = ["DroppingLogHandler", "Guard", "guarded_protocol", "raise_fd_limit"]
+
+
+_ACCEPT_RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+_OVER_CAP_BODY = b"stuntset serve: too many connections; retry shortly\n"
+#: What a connection over the cap gets before it is closed (not a bare close).
+OVER_CAP = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nretry-after: 1\r\n"
+    b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(_OVER_CAP_BODY), _OVER_CAP_BODY)
+)
 
 
 class Guard:
@@ -55,11 +66,33 @@ class Guard:
         self.timed_out = 0
         self.evicted = 0
         self.refused = 0
+        #: ``accept()`` failures for lack of file descriptors or memory (``EMFILE`` & co):
+        #: counted, logged once per second at most, never a traceback each.
+        self.accept_failures = 0
+        self._accept_logged = -1.0
         self._sweeping: asyncio.TimerHandle | None = None
 
+    def on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+        """The loop's exception handler: an ``accept()`` out of resources is one counted
+        line a second (asyncio logged a traceback per attempt); the rest as asyncio does."""
+        error = context.get("exception")
+        if isinstance(error, OSError) and error.errno in _ACCEPT_RESOURCE_ERRNOS:
+            self.accept_failures += 1
+            now = loop.time()
+            if now - self._accept_logged >= 1.0:
+                self._accept_logged = now
+                logging.getLogger("stuntset.serve").warning(
+                    "accept() failed: %s (%d so far); new connections wait",
+                    error.strerror or error,
+                    self.accept_failures,
+                )
+            return
+        loop.default_exception_handler(context)
+
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Start the sweep on ``loop`` (once)."""
+        """Start the sweep on ``loop`` (once), and handle its accept failures."""
         if self._sweeping is None:
+            loop.set_exception_handler(self.on_loop_error)
             self._sweeping = loop.call_later(self._period(), self._sweep, loop)
 
     def _period(self) -> float:
@@ -146,7 +179,8 @@ def guarded_protocol(
             limits.start(self.loop)
             if len(self.connections) > limits.max_connections and not self._make_room():
                 limits.refused += 1
-                transport.abort()
+                transport.write(OVER_CAP)  # a 503, then close (after the write leaves)
+                transport.close()
                 return
             limits.waiting[self] = self.loop.time()
 
@@ -263,7 +297,9 @@ def describe_stats(guard: Guard, handler: DroppingLogHandler) -> str:
     if guard.evicted:
         parts.append(f"{guard.evicted} waiting connection(s) closed at the connection cap")
     if guard.refused:
-        parts.append(f"{guard.refused} connection(s) refused at the cap")
+        parts.append(f"{guard.refused} connection(s) refused at the cap (503)")
+    if guard.accept_failures:
+        parts.append(f"{guard.accept_failures} accept() failure(s) (out of file descriptors)")
     if handler.dropped:
         parts.append(f"{handler.dropped} log line(s) dropped (stderr was not being read)")
     return "; ".join(parts)

@@ -132,7 +132,9 @@ def test_in_process_a_dropped_connection_ends_the_body_early() -> None:
     async def post_both() -> list[httpx2.Response]:
         transport = httpx2.ASGITransport(server.app)
         async with httpx2.AsyncClient(transport=transport, headers=HEADERS) as client:
-            return [await client.post("http://double/mcp", json=call(t)) for t in ("crash", "cut")]
+            return [
+                await client.post("http://127.0.0.1/mcp", json=call(t)) for t in ("crash", "cut")
+            ]
 
     try:
         responses = anyio.run(post_both)
@@ -173,7 +175,7 @@ def test_a_client_gone_before_its_body_ended_is_recorded_as_unparsed() -> None:
     try:
         with socket.create_connection((server.host, server.port)) as raw:
             raw.sendall(
-                b"POST /mcp HTTP/1.1\r\nhost: double\r\ncontent-type: application/json\r\n"
+                b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                 b'content-length: 100\r\n\r\n{"jsonrpc": "2.0"'
             )
         calls = wait_for(lambda: double.calls, message="the cut request to be journaled")
@@ -182,3 +184,112 @@ def test_a_client_gone_before_its_body_ended_is_recorded_as_unparsed() -> None:
     assert [(c.method, c.outcome, c.params) for c in calls] == [
         (None, "unparsed", '{"jsonrpc": "2.0"')
     ]
+
+
+# --- refused before anything is read, journaled or played (issue #33) -------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"host": "attacker.example"}, 421),  # DNS rebinding: a name resolving to 127.0.0.1
+        ({"host": "attacker.example:8000"}, 421),
+        ({"host": "127.0.0.2"}, 421),
+        ({"origin": "http://attacker.example"}, 403),  # another site's page
+        ({"origin": "null"}, 403),
+        ({"origin": "http://localhost.attacker.example:80"}, 403),
+    ],
+)
+def test_a_foreign_host_or_origin_is_refused_and_plays_no_turn(
+    served: tuple[McpDouble, str], headers: dict[str, str], status: int
+) -> None:
+    double, url = served
+    with httpx2.Client(headers=HEADERS) as client:
+        refused = client.post(url, json=call("teapot"), headers=headers)
+        assert refused.status_code == status
+        assert double.calls == []  # nothing journaled: the scripted turn is still there
+        played = client.post(url, json=call("limit"))
+    assert played.status_code == 429  # the first scripted turn, not consumed by the refusal
+
+
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "localhost", "LOCALHOST", "[::1]", "127.0.0.1:1", "localhost:65535"]
+)
+def test_loopback_hosts_and_origins_are_answered(served: tuple[McpDouble, str], host: str) -> None:
+    double, url = served
+    headers = {"host": host, "origin": f"http://{host}"}
+    with httpx2.Client(headers=HEADERS) as client:
+        response = client.post(url, json=call("limit"), headers=headers)
+    assert response.status_code == 429
+    assert [c.outcome for c in double.tool_calls("limit")] == ["fault:rate_limit"]
+
+
+def test_foreign_is_decided_by_the_host_name_for_every_generated_host() -> None:
+    from stuntset.doubles.mcp.http import LOOPBACK_HOSTS, foreign
+
+    names = ["127.0.0.1", "localhost", "[::1]", "example.com", "127.0.0.1.nip.io", "[::2]", "x"]
+    for name in names:
+        for port in ("", ":0", ":8080"):
+            host = name + port
+            loopback = name in LOOPBACK_HOSTS
+            assert (foreign({"host": host}, LOOPBACK_HOSTS) is None) == loopback, host
+            assert foreign({"host": host}, None) is None, host  # --allow-remote: any Host
+            same = {"host": host, "origin": f"http://{host}"}
+            assert foreign(same, None) is None, host
+            other = {"host": host, "origin": "http://elsewhere.example"}
+            assert foreign(other, None) == (403, "Invalid Origin header"), host
+    assert foreign({}, None) == (421, "Missing Host header")
+
+
+def test_a_body_over_the_cap_is_a_413_without_reading_it() -> None:
+    double = McpDouble(SCRIPT)
+    server = double.serve_http()
+    app = server.app
+    app.max_body = 10_000
+    taken = 0
+
+    async def receive() -> dict[str, Any]:  # 200 MB if read whole, in 1 kB chunks
+        nonlocal taken
+        taken += 1
+        return {"type": "http.request", "body": b" " * 1000, "more_body": taken < 200_000}
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    def scope(length: str | None) -> dict[str, Any]:
+        headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+        if length is not None:
+            headers.append((b"content-length", length.encode()))
+        return {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+
+    try:
+        anyio.run(app, scope("200000000"), receive, send)
+        assert (sent[0]["status"], taken) == (413, 0)  # declared: refused before reading
+        sent.clear()
+        anyio.run(app, scope(None), receive, send)  # chunked: read up to the cap, no further
+        assert sent[0]["status"] == 413
+        assert taken == 11
+        with httpx2.Client(headers=HEADERS) as client:  # and over a real socket
+            big = client.post(
+                server.url, content=b" " * 20_000, headers={"content-type": "application/json"}
+            )
+        assert big.status_code == 413
+        assert double.calls == []  # nothing journaled
+    finally:
+        double.close()
+
+
+@pytest.mark.parametrize("params", [[1, 2], "name", 3, True])
+def test_non_object_params_of_a_tool_call_are_a_json_rpc_error_not_a_500(
+    served: tuple[McpDouble, str], params: Any
+) -> None:
+    double, url = served
+    message = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}
+    with httpx2.Client(headers=HEADERS) as client:
+        response = client.post(url, json=message)
+        assert response.status_code < 500, response.text
+        played = client.post(url, json=call("limit"))
+    assert played.status_code == 429  # no scripted turn consumed
+    assert [c.outcome for c in double.tool_calls()][:1] == ["invalid_params"]

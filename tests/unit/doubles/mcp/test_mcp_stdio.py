@@ -209,3 +209,26 @@ async def test_a_client_that_stopped_reading_ends_the_server_quietly(
     assert [(c.method, c.outcome) for c in read_journal(tmp_path)][:1] == [
         ("initialize", "request")
     ]
+
+
+@pytest.mark.parametrize("params", [[1, 2], "name", 3, {"name": "t", "_meta": "x"}])
+async def test_non_object_params_are_a_json_rpc_error_and_the_server_serves_on(
+    pipes: Any, tmp_path: Path, params: Any
+) -> None:
+    bad = line({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params})
+    out = await exchange(
+        pipes,
+        tmp_path,
+        Script.of([ToolCall("t"), ToolResult("ok")], [ToolCall("t"), ToolResult("ok")]),
+        INIT,
+        bad,
+        call(4, "t"),
+        until=b'"id":4',
+    )
+    replies = {json.loads(raw)["id"]: json.loads(raw) for raw in out.splitlines()}
+    assert 4 in replies, out  # the server lived on after the bad call
+    assert replies[4]["result"]["content"] == [{"type": "text", "text": "ok"}]
+    if isinstance(params, dict):  # a non-object _meta is ignored: the call is played
+        assert replies[3]["result"]["content"] == [{"type": "text", "text": "ok"}]
+    else:
+        assert replies[3]["error"]["code"] == -32602

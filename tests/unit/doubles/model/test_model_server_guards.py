@@ -9,6 +9,8 @@ import logging
 import threading
 import time
 
+import pytest
+
 from stuntset.doubles.model._server import (
     DroppingLogHandler,
     Guard,
@@ -131,3 +133,35 @@ def test_a_head_leaves_with_its_first_body_write_in_one_send() -> None:
     assert real.closed
     assert transport.is_closing()
     assert transport.get_extra_info("socket") == "info socket"
+
+
+def test_accept_failures_at_the_fd_limit_are_counted_in_one_line_a_second_not_a_traceback_each(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # issue #33: at the fd limit serve logged a traceback per failed accept (8,132 in 10 s).
+    # asyncio reports each failure through the loop's exception handler, as here.
+    import asyncio
+    import errno
+
+    loop = asyncio.new_event_loop()
+    guard = Guard(request_timeout=1, max_connections=2)
+    try:
+        guard.start(loop)
+        with caplog.at_level(logging.WARNING):
+            for _ in range(1000):
+                loop.call_exception_handler(
+                    {
+                        "message": "socket.accept() out of system resource",
+                        "exception": OSError(errno.EMFILE, "Too many open files"),
+                    }
+                )
+        handler = DroppingLogHandler(io.StringIO())
+        stats = describe_stats(guard, handler)
+        handler.close()
+    finally:
+        loop.close()
+    assert guard.accept_failures == 1000
+    records = [r for r in caplog.records if "accept() failed" in r.getMessage()]
+    assert 1 <= len(records) <= 2  # one per second of loop time, however many failures
+    assert all(r.exc_info is None for r in caplog.records)
+    assert "1000 accept() failure(s)" in stats
