@@ -7,6 +7,7 @@ by SIGALRM; ``FUZZ_EXAMPLES`` sets how many (deterministic: derandomized)."""
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 CHILD = Path(__file__).with_name("_fuzz_cli_child.py")
 
 
+@pytest.mark.slow  # a subprocess per command, 120 hypothesis examples
 def test_every_command_meets_hostile_values_with_0_1_or_one_line_2_and_never_hangs(
     tmp_path: Path,
 ) -> None:
