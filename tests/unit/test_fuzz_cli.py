@@ -7,12 +7,13 @@ by SIGALRM; ``FUZZ_EXAMPLES`` sets how many (deterministic: derandomized)."""
 
 from __future__ import annotations
 
-import pytest
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 CHILD = Path(__file__).with_name("_fuzz_cli_child.py")
 
