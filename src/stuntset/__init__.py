@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs read; tests/unit/test_exports.p
     from stuntset.contract import ContractChecker as ContractChecker
     from stuntset.contract import check_events as check_events
     from stuntset.doubles.cli import install_cli as install_cli
-    from stuntset.doubles.model._reply import Framing as Framing
+    from stuntset.wires import Framing as Framing
     from stuntset.doubles.model.serve import serve as serve
     from stuntset.doubles.model.transport import transport as transport
     from stuntset.driver import drive as drive

@@ -94,10 +94,10 @@ def _tools(script: Script) -> list[str]:
 
 def _http_errors(script: Script) -> dict[str, str]:
     """Per wire, how the script's HTTP faults are rendered: ``HTTP 429 rate_limit_error``."""
-    from stuntset.doubles.model.anthropic import AnthropicCodec
-    from stuntset.doubles.model.gemini import GeminiCodec
-    from stuntset.doubles.model.openai_chat import ChatCodec
-    from stuntset.doubles.model.openai_responses import ResponsesCodec
+    from stuntset.wires.anthropic_messages import AnthropicCodec
+    from stuntset.wires.gemini import GeminiCodec
+    from stuntset.wires.openai_chat import ChatCodec
+    from stuntset.wires.openai_responses import ResponsesCodec
 
     faults = [s for t in script.turns for s in t.steps if isinstance(s, _HTTP_FAULTS)]
     out: dict[str, str] = {}

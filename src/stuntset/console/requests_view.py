@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from stuntset.doubles.model._reply import Abort, Pause, Reply, Stall
+from stuntset.wires import Abort, Pause, Reply, Stall
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.doubles.model.journal import JournalEntry
 

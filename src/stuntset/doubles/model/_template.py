@@ -22,9 +22,8 @@ from typing import Any
 import msgspec
 
 from stuntset.ids import IdGenerator
-
-from ._common import Plan, RenderContext, WireCodec, render
-from ._reply import Action, Reply
+from stuntset.wires._codec import Plan, RenderContext, WireCodec, render
+from stuntset.wires import Action, Reply
 
 __all__ = [
     "BAD_HEADER_NAME",

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Literal, Self
 
 from stuntset.errors import UsageError
 from stuntset.script import Script
+from stuntset.wires import Framing
 
-from ._reply import Framing
 from .double import ModelDouble
 from .journal import JournalEntry
 from .transport import ModelTransport

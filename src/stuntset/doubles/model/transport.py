@@ -22,8 +22,8 @@ from typing import Any, Self
 from stuntset._resources import STREAMS
 from stuntset.clock import FakeClock
 from stuntset.script import Script
+from stuntset.wires import Abort, Action, Framing, Pause, Reply, Stall
 
-from ._reply import Abort, Action, Framing, Pause, Reply, Stall
 from .double import ModelDouble
 from .journal import JournalEntry
 

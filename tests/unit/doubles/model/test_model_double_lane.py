@@ -14,7 +14,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.clock import FakeClock
-from stuntset.doubles.model._reply import Framing, Reply
+from stuntset.wires._reply import Framing, Reply
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.ids import RandomIds, SequentialIds
 from stuntset.script import (

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from stuntset.doubles.model import Framing, ModelDouble
-from stuntset.doubles.model.gemini import gemini_codec, gemini_status
+from stuntset.wires.gemini import gemini_codec, gemini_status
 from stuntset.script import (
     AuthExpired,
     HttpError,

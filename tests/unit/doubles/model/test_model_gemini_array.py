@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from stuntset.doubles.model import Framing, ModelDouble
-from stuntset.doubles.model._reply import ABORT, STALL, Reply
-from stuntset.doubles.model.gemini import asks_for_sse, gemini_codec
+from stuntset.wires._reply import ABORT, STALL, Reply
+from stuntset.wires.gemini import asks_for_sse, gemini_codec
 from stuntset.script import (
     AuthExpired,
     Exit,

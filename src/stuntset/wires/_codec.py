@@ -245,6 +245,14 @@ class WireCodec(ABC):
     provider: ClassVar[str]
     request_id_header: ClassVar[str]
     overloaded_status: ClassVar[int]
+    #: what the ids of its responses start with (``chatcmpl``-…)
+    id_prefix: ClassVar[str]
+    #: the model ``GET /v1/models`` lists when the script names none
+    default_model: ClassVar[str] = "gpt-stuntset"
+    #: the error ``type`` of its 413 for a body over the server's limit
+    too_large_type: ClassVar[str | None] = None
+    #: whether a turn's ``RateLimits`` are sent as response headers (what Codex reads)
+    sends_rate_limits: ClassVar[bool] = False
 
     # --- requests ---
 
@@ -262,6 +270,13 @@ class WireCodec(ABC):
     def streams(self, body: Mapping[str, Any]) -> bool:
         """Whether the request asks for a stream (Gemini says so in its path instead)."""
         return body.get("stream") is True
+
+    def models_body(self, names: list[str], created: int) -> object:
+        """The body of ``GET /v1/models`` listing ``names`` (OpenAI's list shape)."""
+        listing = [
+            {"id": n, "object": "model", "created": created, "owned_by": "stuntset"} for n in names
+        ]
+        return {"object": "list", "data": listing}
 
     # --- errors ---
 

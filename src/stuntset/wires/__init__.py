@@ -1,0 +1,89 @@
+"""The model wires: one module per wire holding everything about it, behind one registry.
+
+A wire (OpenAI Chat, OpenAI Responses, Anthropic Messages, Gemini) is a ``ModelWire``: its
+routes and id prefix, its codec (request → ``TurnRequest``, plan → frames or body, error
+bodies), how its stream is framed, how a recorded response reads back as script steps, and
+how the checks read one of its requests. ``WIRES`` lists them in order; the model double
+routes through it, and the cassettes and checks ask it, so no other part keeps a table keyed
+by wire name (docs/design.md, "Adding a wire").
+
+This package sits below the doubles, cassettes and checks: it imports only ``script``,
+``ids`` and ``errors`` of stuntset.
+"""
+
+from ._codec import (
+    BadRequest,
+    Plan,
+    RenderContext,
+    StatusFault,
+    WireCodec,
+    plan_of,
+    render,
+)
+from ._declared import (
+    ANTHROPIC_MESSAGES,
+    GEMINI,
+    MODEL_WIRES,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    check_script,
+)
+from ._readback import ResponseReader
+from ._registry import (
+    API_PATHS,
+    PROVIDERS,
+    WIRE_NAMES,
+    WIRES,
+    codec_for,
+    error_codec,
+    recorded_wire,
+    wire_named,
+    wire_of_path,
+)
+from ._reply import PLAIN_FRAMING, Abort, Action, Framing, Pause, Reply, Stall, json_reply
+from ._spec import SSE, FrameLike, HistoryCall, ModelWire, PrefixView, StreamFraming
+from ._sse import SseParser, parse_sse
+from .openai_responses import rate_limit_headers
+
+__all__ = [
+    "ANTHROPIC_MESSAGES",
+    "API_PATHS",
+    "GEMINI",
+    "MODEL_WIRES",
+    "OPENAI_CHAT",
+    "OPENAI_RESPONSES",
+    "PLAIN_FRAMING",
+    "PROVIDERS",
+    "SSE",
+    "WIRES",
+    "WIRE_NAMES",
+    "Abort",
+    "Action",
+    "BadRequest",
+    "FrameLike",
+    "Framing",
+    "HistoryCall",
+    "ModelWire",
+    "Pause",
+    "Plan",
+    "PrefixView",
+    "RenderContext",
+    "Reply",
+    "ResponseReader",
+    "SseParser",
+    "Stall",
+    "StatusFault",
+    "StreamFraming",
+    "WireCodec",
+    "check_script",
+    "codec_for",
+    "error_codec",
+    "json_reply",
+    "parse_sse",
+    "plan_of",
+    "rate_limit_headers",
+    "recorded_wire",
+    "render",
+    "wire_named",
+    "wire_of_path",
+]
