@@ -37,6 +37,7 @@ from ._registry import (
     codec_for,
     error_codec,
     recorded_wire,
+    stream_framing,
     wire_named,
     wire_of_path,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "rate_limit_headers",
     "recorded_wire",
     "render",
+    "stream_framing",
     "wire_named",
     "wire_of_path",
 ]

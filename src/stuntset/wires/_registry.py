@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ._codec import WireCodec
-from ._spec import ModelWire
+from ._spec import SSE, ModelWire, StreamFraming
 from .anthropic_messages import WIRE as _ANTHROPIC
 from .gemini import WIRE as _GEMINI
 from .openai_chat import WIRE as _CHAT
@@ -21,6 +21,7 @@ __all__ = [
     "codec_for",
     "error_codec",
     "recorded_wire",
+    "stream_framing",
     "wire_named",
     "wire_of_path",
 ]
@@ -81,3 +82,13 @@ def error_codec(provider: str | None, headers: Mapping[str, str]) -> WireCodec:
     first = WIRES[0].codec
     assert first is not None, "the first wire routes a fixed path"
     return first
+
+
+#: The stream framings of the wires (SSE first: any ``text/event-stream`` is SSE).
+FRAMINGS: Final = tuple(dict.fromkeys((SSE, *(wire.stream for wire in WIRES))))
+
+
+def stream_framing(content_type: str) -> StreamFraming | None:
+    """The framing of a response with this ``content-type``, or None when it is not a
+    stream (a whole body, recorded as it is)."""
+    return next((framing for framing in FRAMINGS if framing.frames(content_type)), None)
