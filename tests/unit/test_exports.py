@@ -107,9 +107,21 @@ KINDS: dict[str, dict[str, str]] = {
         "match_trajectory model_requests trajectory_of verify_command within",
     },
     "stuntset.doubles.model": {
-        "constant": "ANTHROPIC_MESSAGES MODEL_WIRES OPENAI_CHAT OPENAI_RESPONSES",
+        "constant": "ANTHROPIC_MESSAGES GEMINI MODEL_WIRES OPENAI_CHAT OPENAI_RESPONSES",
         "class": "Framing JournalEntry LoopbackServer ModelDouble ModelTransport StandIn",
         "function": "serve transport",
+    },
+    "stuntset.wires": {
+        "constant": "ANTHROPIC_MESSAGES API_PATHS GEMINI MODEL_WIRES OPENAI_CHAT OPENAI_RESPONSES "
+        "PLAIN_FRAMING PROVIDERS SSE WIRES WIRE_NAMES",
+        "class": "Abort Framing ModelWire Pause Plan PrefixView RenderContext Reply ResponseReader "
+        "SseParser Stall StatusFault StreamFraming WireCodec",
+        "type alias": "Action HistoryCall",
+        "exception": "BadRequest",
+        "protocol": "FrameLike",
+        "function": "check_script codec_for error_codec json_reply messages_history_calls "
+        "parse_sse plan_of rate_limit_headers recorded_wire render stream_framing wire_named "
+        "wire_of_path",
     },
     "stuntset.evals": {
         "constant": "TARGETS",

@@ -270,25 +270,29 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the leak check over them: the doubles record their streams in the first
     "_resources": frozenset(),
     "_leak_check": frozenset({"_resources", "errors", "waiting"}),
+    # the model wires: codecs, framing, read-back and request views, behind one registry
+    "wires": frozenset({"errors", "ids", "script"}),
     # adapters: a wire's stream → events; the session log: events → views
     "providers": FOUNDATION,
     "log": frozenset({"errors", "events"}),
     "driver": FOUNDATION | {"providers"},
     # the doubles: script → wire (never the adapters, the log or each other)
-    "doubles.model": FOUNDATION | {"_bind", "_resources"},
+    "doubles.model": FOUNDATION | {"_bind", "_resources", "wires"},
     "doubles.cli": FOUNDATION,
     "doubles.mcp": FOUNDATION | {"_bind", "_resources"},
     # built on the doubles and the log
-    "cassettes": FOUNDATION | {"doubles.model", "doubles.cli", "log"},
+    "cassettes": FOUNDATION | {"wires", "doubles.model", "doubles.cli", "log"},
     "runtime": FOUNDATION | {"providers", "log"},
     # the checks read everything below them
     "checks": FOUNDATION
-    | {"providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes", "runtime"}
+    | {"wires", "providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes"}
+    | {"runtime"}
     | {"_leak_check", "_resources"},
     # evals run agents against the doubles and grade them with the checks
     "evals": FOUNDATION | {"providers", "driver", "doubles.model", "checks", "_plugin_support"},
     # the web console shows the doubles' journals, the daemon's sessions and the cassettes
-    "console": FOUNDATION | {"doubles.model", "cassettes", "runtime", "providers", "log", "_bind"},
+    "console": FOUNDATION
+    | {"wires", "doubles.model", "cassettes", "runtime", "providers", "log", "_bind"},
     # the browser snapshot tier (snapshot files are compared as cassette snapshots are)
     "browser": FOUNDATION | {"cassettes"},
     # drift plays the catalog through the real binaries and the fakes, through the adapters

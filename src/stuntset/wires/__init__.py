@@ -44,6 +44,7 @@ from ._registry import (
 from ._reply import PLAIN_FRAMING, Abort, Action, Framing, Pause, Reply, Stall, json_reply
 from ._spec import SSE, FrameLike, HistoryCall, ModelWire, PrefixView, StreamFraming
 from ._sse import SseParser, parse_sse
+from ._views import messages_history_calls
 from .openai_responses import rate_limit_headers
 
 __all__ = [
@@ -80,6 +81,7 @@ __all__ = [
     "codec_for",
     "error_codec",
     "json_reply",
+    "messages_history_calls",
     "parse_sse",
     "plan_of",
     "rate_limit_headers",

@@ -20,6 +20,7 @@ from ._readback import ResponseReader
 
 __all__ = [
     "SSE",
+    "DeclaredTool",
     "FrameLike",
     "HistoryCall",
     "ModelWire",
@@ -100,6 +101,8 @@ class PrefixView:
 #: where it stands when the wire has no ids), the tool name and its arguments (a JSON string
 #: or already an object).
 HistoryCall = tuple[str, Any, Any]
+#: A function tool a request declares: its name, description and JSON schema.
+DeclaredTool = tuple[str, Any, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,8 @@ class ModelWire:
     cache_fields: tuple[str, ...]
     prefix_view: Callable[[dict[str, Any]], PrefixView]
     history_calls: Callable[[dict[str, Any]], list[HistoryCall]]
+    #: the function tools a request declares, one per function (None: it sends no tool list)
+    declared_tools: Callable[[dict[str, Any]], list[DeclaredTool] | None]
     #: a recorded stream into ``reader``; whether it ended as a complete response does
     read_frames: Callable[[Iterable[FrameLike], ResponseReader], bool]
     #: a recorded whole body (not streamed) into ``reader``; whether it ended the response

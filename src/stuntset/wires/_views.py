@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._spec import HistoryCall, PrefixView
+from ._spec import DeclaredTool, HistoryCall, PrefixView
 
 __all__ = [
     "cache_of",
+    "declared_tools",
     "messages_history_calls",
     "openai_prefix_view",
     "strip_cache_control",
@@ -73,3 +74,43 @@ def messages_history_calls(body: dict[str, Any]) -> list[HistoryCall]:
                     (str(block.get("id")), block.get("name"), dict(block.get("input") or {}))
                 )
     return calls
+
+
+#: Where a function tool's JSON schema is (google-genai sends ``parameters_json_schema`` as it
+#: is spelled; the API takes both spellings).
+_SCHEMA_KEYS = ("parameters", "parametersJsonSchema", "parameters_json_schema")
+
+
+def _declared(tool: Any) -> DeclaredTool | None:
+    if not isinstance(tool, dict):
+        return None
+    function = tool.get("function")
+    if isinstance(function, dict):  # Chat Completions
+        return (str(function.get("name")), function.get("description"), function.get("parameters"))
+    if "input_schema" in tool:  # Anthropic Messages
+        return (str(tool.get("name")), tool.get("description"), tool["input_schema"])
+    if "name" in tool:  # Responses function tools, Gemini function declarations
+        schema = next(
+            (tool[k] for k in _SCHEMA_KEYS if tool.get(k) is not None), tool.get("parameters")
+        )
+        return (str(tool["name"]), tool.get("description"), schema)
+    return None
+
+
+def _function_declarations(tool: Any) -> list[Any]:
+    """A Gemini tool's ``functionDeclarations`` (several functions in one tool); any other
+    tool as it is."""
+    declared = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+    return declared if isinstance(declared, list) else [tool]
+
+
+def declared_tools(body: dict[str, Any]) -> list[DeclaredTool] | None:
+    """The function tools a request declares, as ``(name, description, JSON schema)``, one
+    per function; None when it sends no tool list. Read by shape, so every wire's tools
+    (Chat's ``function``, Anthropic's ``input_schema``, Responses' and Gemini's ``name``)
+    read the same wherever they are sent."""
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        return None
+    spread = [d for t in tools for d in _function_declarations(t)]
+    return [d for d in map(_declared, spread) if d is not None]

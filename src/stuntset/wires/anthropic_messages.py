@@ -36,7 +36,7 @@ from ._declared import ANTHROPIC_MESSAGES
 from ._readback import ResponseReader, error_step, frame_json
 from ._reply import Action
 from ._spec import FrameLike, ModelWire, PrefixView
-from ._views import cache_of, messages_history_calls, strip_cache_control
+from ._views import cache_of, declared_tools, messages_history_calls, strip_cache_control
 
 __all__ = ["WIRE", "AnthropicCodec", "anthropic_error_type"]
 
@@ -413,6 +413,7 @@ WIRE = ModelWire(
     cache_fields=_CACHE_FIELDS,
     prefix_view=prefix_view,
     history_calls=messages_history_calls,
+    declared_tools=declared_tools,
     read_frames=read_frames,
     read_body=read_body,
     read_error=error_step,

@@ -56,7 +56,7 @@ from ._declared import GEMINI
 from ._readback import ResponseReader, error_object, error_step, frame_json
 from ._reply import Action, Reply, json_reply
 from ._spec import FrameLike, HistoryCall, ModelWire, PrefixView
-from ._views import cache_of
+from ._views import cache_of, declared_tools
 
 __all__ = [
     "GEMINI_ID_PREFIX",
@@ -571,6 +571,7 @@ WIRE = ModelWire(
     cache_fields=_CACHE_FIELDS,
     prefix_view=prefix_view,
     history_calls=history_calls,
+    declared_tools=declared_tools,
     read_frames=read_frames,
     read_body=read_body,
     read_error=read_error,

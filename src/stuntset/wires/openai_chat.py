@@ -32,7 +32,7 @@ from ._declared import OPENAI_CHAT
 from ._readback import ResponseReader, error_step, frame_json
 from ._reply import Action, Pause
 from ._spec import FrameLike, ModelWire, PrefixView
-from ._views import messages_history_calls, openai_prefix_view
+from ._views import declared_tools, messages_history_calls, openai_prefix_view
 
 __all__ = ["WIRE", "ChatCodec", "openai_error_body", "openai_error_type"]
 
@@ -370,6 +370,7 @@ WIRE = ModelWire(
     cache_fields=_CACHE_FIELDS,
     prefix_view=prefix_view,
     history_calls=messages_history_calls,
+    declared_tools=declared_tools,
     read_frames=read_frames,
     read_body=read_body,
     read_error=error_step,

@@ -43,7 +43,7 @@ from ._declared import OPENAI_RESPONSES
 from ._readback import ResponseReader, error_step, frame_json
 from ._reply import Action
 from ._spec import FrameLike, HistoryCall, ModelWire, PrefixView
-from ._views import openai_prefix_view
+from ._views import declared_tools, openai_prefix_view
 from .openai_chat import openai_error_body
 
 __all__ = ["WIRE", "ResponsesCodec", "rate_limit_headers"]
@@ -513,6 +513,7 @@ WIRE = ModelWire(
     cache_fields=_CACHE_FIELDS,
     prefix_view=prefix_view,
     history_calls=history_calls,
+    declared_tools=declared_tools,
     read_frames=read_frames,
     read_body=read_body,
     read_error=error_step,
