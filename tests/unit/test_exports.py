@@ -116,10 +116,10 @@ KINDS: dict[str, dict[str, str]] = {
         "PLAIN_FRAMING PROVIDERS SSE WIRES WIRE_NAMES",
         "class": "Abort Framing ModelWire Pause Plan PrefixView RenderContext Reply ResponseReader "
         "SseParser Stall StatusFault StreamFraming WireCodec",
-        "type alias": "Action HistoryCall",
+        "type alias": "Action HistoryCall Memo",
         "exception": "BadRequest",
         "protocol": "FrameLike",
-        "function": "check_script codec_for error_codec json_reply messages_history_calls "
+        "function": "check_script codec_for error_codec json_reply memoized messages_history_calls "
         "parse_sse plan_of rate_limit_headers recorded_wire render stream_framing wire_named "
         "wire_of_path",
     },
@@ -397,6 +397,53 @@ try:
     assert stand_in.url("anthropic").startswith("http://127.0.0.1:")
 finally:
     stand_in.close()
+""",
+    "model wires": """
+from stuntset import scenarios
+from stuntset.ids import SequentialIds
+from stuntset.wires import (
+    API_PATHS, PLAIN_FRAMING, PROVIDERS, SSE, WIRES, WIRE_NAMES, Abort, BadRequest, Framing,
+    ModelWire, Pause, Plan, PrefixView, RenderContext, Reply, ResponseReader, SseParser, Stall,
+    StatusFault, StreamFraming, WireCodec, check_script, codec_for, error_codec, json_reply,
+    memoized, messages_history_calls, parse_sse, plan_of, rate_limit_headers, recorded_wire,
+    render, stream_framing, wire_named, wire_of_path,
+)
+from stuntset.script import RateLimits, RateLimitWindow, Text
+assert WIRE_NAMES[0] == "openai-chat" and "anthropic" in PROVIDERS and "/v1/models" in API_PATHS
+chat = wire_named("openai-chat")
+assert isinstance(chat, ModelWire) and chat is WIRES[0] and recorded_wire("http") is chat
+assert wire_of_path("/openai/v1/chat/completions") is chat and chat.records("/v1/chat/completions")
+codec = codec_for("/v1/chat/completions")
+assert isinstance(codec, WireCodec) and error_codec(None, {}) is codec
+check_script(scenarios.build("happy_path"))
+plan = plan_of((Text("hi"),))
+assert isinstance(plan, Plan)
+ctx = RenderContext("m", "chatcmpl-1", "req-1", 0, SequentialIds(), 0, Framing())
+reply = render(codec, plan, True, ctx)
+assert isinstance(reply, Reply) and reply.status == 200
+frames = parse_sse(b"".join(a for a in reply.actions if isinstance(a, bytes)))
+reader = ResponseReader()
+assert chat.read_frames([type("F", (), {"event": e, "data": d})() for e, d in frames], reader)
+assert reader.steps()[0] == Text("hi", chunks=1)
+assert SseParser().feed(b"data: x\\n\\n") == [(None, "x")]
+assert stream_framing("text/event-stream; charset=utf-8") is SSE
+assert isinstance(SSE, StreamFraming) and PLAIN_FRAMING == Framing()
+view = chat.prefix_view({"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]})
+assert isinstance(view, PrefixView) and view.offset == 1
+assert PrefixView({}, [], "messages", 0, [], {}).chained is False
+body = {"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f"}}]}]}
+assert messages_history_calls(body) == [("c", "f", None)]
+assert json_reply(200, {"ok": True}).status == 200
+assert [Pause(0.1).seconds, repr(Stall()), Abort(reset=True).reset] == [0.1, "STALL", True]
+assert codec.fault_reply(StatusFault(429, "slow", None, []), None).status == 429
+window = RateLimitWindow(used_percent=50.0)
+assert rate_limit_headers(RateLimits(primary=window))
+memo: dict = {}
+assert memoized(memo, "k", plan, lambda: 1) == memoized(memo, "k", plan, lambda: 2) == 1
+try:
+    codec.parse([], {})
+except Exception as refused:  # the provider's 400, in its own error shape
+    assert isinstance(refused, BadRequest) and refused.message
 """,
     "CLI doubles": """
 import subprocess

@@ -13,10 +13,12 @@ This package sits below the doubles, cassettes and checks: it imports only ``scr
 
 from ._codec import (
     BadRequest,
+    Memo,
     Plan,
     RenderContext,
     StatusFault,
     WireCodec,
+    memoized,
     plan_of,
     render,
 )
@@ -65,6 +67,7 @@ __all__ = [
     "FrameLike",
     "Framing",
     "HistoryCall",
+    "Memo",
     "ModelWire",
     "Pause",
     "Plan",
@@ -81,6 +84,7 @@ __all__ = [
     "codec_for",
     "error_codec",
     "json_reply",
+    "memoized",
     "messages_history_calls",
     "parse_sse",
     "plan_of",

@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from stuntset.ids import IdGenerator
-from stuntset.wires._codec import Plan, RenderContext, WireCodec, render
+from stuntset.wires import Plan, RenderContext, WireCodec, render
 from stuntset.wires import Action, Reply
 
 __all__ = [

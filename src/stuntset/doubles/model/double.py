@@ -38,7 +38,7 @@ from stuntset.wires import (
     error_codec,
     rate_limit_headers,
 )
-from stuntset.wires._codec import (
+from stuntset.wires import (
     BadRequest,
     Memo,
     Plan,
