@@ -112,11 +112,11 @@ KINDS: dict[str, dict[str, str]] = {
         "function": "serve transport",
     },
     "stuntset.wires": {
-        "constant": "ANTHROPIC_MESSAGES API_PATHS GEMINI MODEL_WIRES OPENAI_CHAT OPENAI_RESPONSES "
-        "PLAIN_FRAMING PROVIDERS SSE WIRES WIRE_NAMES",
-        "class": "Abort Framing ModelWire Pause Plan PrefixView RenderContext Reply ResponseReader "
-        "SseParser Stall StatusFault StreamFraming WireCodec",
-        "type alias": "Action HistoryCall Memo",
+        "constant": "ANTHROPIC_MESSAGES API_PATHS API_PROVIDERS GEMINI MODEL_WIRES OPENAI_CHAT "
+        "OPENAI_RESPONSES PLAIN_FRAMING PROVIDERS SSE WIRES WIRE_NAMES",
+        "class": "Abort ApiProvider Framing ModelWire Pause Plan PrefixView RenderContext Reply "
+        "ResponseReader Seen SseParser Stall StatusFault StreamFraming WireClient WireCodec",
+        "type alias": "Action HistoryCall Memo ProviderName",
         "exception": "BadRequest",
         "protocol": "FrameLike",
         "function": "check_script codec_for error_codec json_reply memoized messages_history_calls "
@@ -402,15 +402,20 @@ finally:
 from stuntset import scenarios
 from stuntset.ids import SequentialIds
 from stuntset.wires import (
-    API_PATHS, PLAIN_FRAMING, PROVIDERS, SSE, WIRES, WIRE_NAMES, Abort, BadRequest, Framing,
-    ModelWire, Pause, Plan, PrefixView, RenderContext, Reply, ResponseReader, SseParser, Stall,
+    API_PATHS, API_PROVIDERS, PLAIN_FRAMING, PROVIDERS, SSE, WIRES, WIRE_NAMES, Abort, ApiProvider,
+    BadRequest, Framing, ModelWire, Pause, Seen, WireClient, Plan, PrefixView, RenderContext, Reply, ResponseReader, SseParser, Stall,
     StatusFault, StreamFraming, WireCodec, check_script, codec_for, error_codec, json_reply,
     memoized, messages_history_calls, parse_sse, plan_of, rate_limit_headers, recorded_wire,
     render, stream_framing, wire_named, wire_of_path,
 )
 from stuntset.script import RateLimits, RateLimitWindow, Text
 assert WIRE_NAMES[0] == "openai-chat" and "anthropic" in PROVIDERS and "/v1/models" in API_PATHS
+assert isinstance(API_PROVIDERS[0], ApiProvider) and API_PROVIDERS[0].client_path == "/openai/v1"
 chat = wire_named("openai-chat")
+assert isinstance(chat.client, WireClient) and chat.client.path == "/v1/chat/completions"
+seen = Seen()
+chat.client.apply("", {"choices": [{"delta": {"content": "hi"}}]}, seen)
+assert seen.text == "hi" and seen.summary() == "HTTP 0"
 assert isinstance(chat, ModelWire) and chat is WIRES[0] and recorded_wire("http") is chat
 assert wire_of_path("/openai/v1/chat/completions") is chat and chat.records("/v1/chat/completions")
 codec = codec_for("/v1/chat/completions")

@@ -11,6 +11,7 @@ This package sits below the doubles, cassettes and checks: it imports only ``scr
 ``ids`` and ``errors`` of stuntset.
 """
 
+from ._client import Seen, WireClient
 from ._codec import (
     BadRequest,
     Memo,
@@ -33,9 +34,11 @@ from ._declared import (
 from ._readback import ResponseReader
 from ._registry import (
     API_PATHS,
+    API_PROVIDERS,
     PROVIDERS,
     WIRE_NAMES,
     WIRES,
+    ProviderName,
     codec_for,
     error_codec,
     recorded_wire,
@@ -44,7 +47,7 @@ from ._registry import (
     wire_of_path,
 )
 from ._reply import PLAIN_FRAMING, Abort, Action, Framing, Pause, Reply, Stall, json_reply
-from ._spec import SSE, FrameLike, HistoryCall, ModelWire, PrefixView, StreamFraming
+from ._spec import SSE, ApiProvider, FrameLike, HistoryCall, ModelWire, PrefixView, StreamFraming
 from ._sse import SseParser, parse_sse
 from ._views import messages_history_calls
 from .openai_responses import rate_limit_headers
@@ -52,6 +55,7 @@ from .openai_responses import rate_limit_headers
 __all__ = [
     "ANTHROPIC_MESSAGES",
     "API_PATHS",
+    "API_PROVIDERS",
     "GEMINI",
     "MODEL_WIRES",
     "OPENAI_CHAT",
@@ -63,6 +67,7 @@ __all__ = [
     "WIRE_NAMES",
     "Abort",
     "Action",
+    "ApiProvider",
     "BadRequest",
     "FrameLike",
     "Framing",
@@ -72,13 +77,16 @@ __all__ = [
     "Pause",
     "Plan",
     "PrefixView",
+    "ProviderName",
     "RenderContext",
     "Reply",
     "ResponseReader",
+    "Seen",
     "SseParser",
     "Stall",
     "StatusFault",
     "StreamFraming",
+    "WireClient",
     "WireCodec",
     "check_script",
     "codec_for",

@@ -4,10 +4,10 @@ and banners ask. The order is the order docs, demos and reports list them in."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, Literal
 
 from ._codec import WireCodec
-from ._spec import SSE, ModelWire, StreamFraming
+from ._spec import SSE, ApiProvider, ModelWire, StreamFraming
 from .anthropic_messages import WIRE as _ANTHROPIC
 from .gemini import WIRE as _GEMINI
 from .openai_chat import WIRE as _CHAT
@@ -15,9 +15,11 @@ from .openai_responses import WIRE as _RESPONSES
 
 __all__ = [
     "API_PATHS",
+    "API_PROVIDERS",
     "PROVIDERS",
     "WIRES",
     "WIRE_NAMES",
+    "ProviderName",
     "codec_for",
     "error_codec",
     "recorded_wire",
@@ -30,8 +32,12 @@ __all__ = [
 WIRES: Final[tuple[ModelWire, ...]] = (_CHAT, _RESPONSES, _ANTHROPIC, _GEMINI)
 #: Their names (``openai-chat``…), as journals, cassettes and checks call them.
 WIRE_NAMES: Final = tuple(wire.name for wire in WIRES)
-#: The provider prefixes ``stuntset.serve`` URLs take (``/openai/v1``…), in order.
-PROVIDERS: Final = tuple(dict.fromkeys(wire.provider for wire in WIRES))
+#: The providers whose clients the stand-in serves, in order (``/openai/v1``…).
+API_PROVIDERS: Final[tuple[ApiProvider, ...]] = tuple(dict.fromkeys(wire.api for wire in WIRES))
+#: Their names, the path prefixes ``stuntset.serve`` URLs take.
+PROVIDERS: Final = tuple(provider.name for provider in API_PROVIDERS)
+#: A provider's name as a type (tests/unit/wires checks it lists ``PROVIDERS``).
+ProviderName = Literal["openai", "anthropic", "gemini"]
 
 #: The API paths the double answers, as an error message lists them.
 API_PATHS: Final = (

@@ -15,11 +15,13 @@ from typing import Any, Literal, Protocol
 
 from stuntset.script import Step, Wire
 
+from ._client import WireClient
 from ._codec import WireCodec
 from ._readback import ResponseReader
 
 __all__ = [
     "SSE",
+    "ApiProvider",
     "DeclaredTool",
     "FrameLike",
     "HistoryCall",
@@ -106,14 +108,30 @@ DeclaredTool = tuple[str, Any, Any]
 
 
 @dataclass(frozen=True, slots=True)
+class ApiProvider:
+    """A provider whose clients a stand-in serves: the URL prefix its routes sit under
+    (``/openai/…``), the base URL its SDK is given below the server, and how banners and
+    messages name it. Several wires can share one (OpenAI: Chat and Responses)."""
+
+    name: str
+    #: what its SDK's base URL ends with (``/openai/v1``: the SDK adds ``/chat/completions``)
+    client_path: str
+    #: the banner line's label (``OpenAI (Chat Completions, Responses)``)
+    title: str
+    #: what it speaks, for a message (``Chat Completions and Responses``)
+    speaks: str
+
+
+@dataclass(frozen=True, slots=True)
 class ModelWire:
     """Every face of one model wire. ``name`` is what journals, cassettes and checks call it."""
 
     name: str
     #: what the wire can render, checked when a double is made
     declared: Wire
-    #: how ``stuntset.serve``'s URLs name it (``url("openai")``) and the path prefix routed to it
-    provider: str
+    #: whose clients speak it: ``stuntset.serve``'s URLs name it (``url("openai")``) and its
+    #: path prefix routes to it
+    api: ApiProvider
     #: one line naming it with its endpoint, for docs and banners
     title: str
     #: the API paths routed to it (``/v1/chat/completions``); ``codec_for`` decides the rest
@@ -136,6 +154,8 @@ class ModelWire:
     read_body: Callable[[Any, ResponseReader], bool]
     #: the step a recorded error response (status >= 400) stands for
     read_error: Callable[[int, Any, Mapping[str, str]], Step]
+    #: the demo's client of it (the catalog's outcomes are played through it)
+    client: WireClient
     stream: StreamFraming = SSE
     #: other names older cassettes give it (``openai.chat``)
     aliases: tuple[str, ...] = field(default=())
@@ -146,6 +166,11 @@ class ModelWire:
     #: a request header only its clients send (``anthropic-version``): an unrouted request
     #: that carries it is answered in this wire's error shape
     version_header: str | None = None
+
+    @property
+    def provider(self) -> str:
+        """The provider's name (``openai``), as URL prefixes and ``url()`` say it."""
+        return self.api.name
 
     @property
     def codec(self) -> WireCodec | None:

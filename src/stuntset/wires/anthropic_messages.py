@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from stuntset.script import HttpError, Overloaded, Reasoning, Text, ToolCall, TurnRequest
 
+from ._client import Seen, WireClient, openai_user
 from ._codec import (
     BadRequest,
     Plan,
@@ -35,7 +36,7 @@ from ._codec import (
 from ._declared import ANTHROPIC_MESSAGES
 from ._readback import ResponseReader, error_step, frame_json
 from ._reply import Action
-from ._spec import FrameLike, ModelWire, PrefixView
+from ._spec import ApiProvider, FrameLike, ModelWire, PrefixView
 from ._views import cache_of, declared_tools, messages_history_calls, strip_cache_control
 
 __all__ = ["WIRE", "AnthropicCodec", "anthropic_error_type"]
@@ -392,6 +393,39 @@ def prefix_view(body: dict[str, Any]) -> PrefixView:
     )
 
 
+# --- the demo client ---------------------------------------------------------------------------
+
+
+def _demo_request(history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"model": "demo", "max_tokens": 1024, "stream": True, "messages": history}
+
+
+def _demo_apply(event: str, payload: dict[str, Any], seen: Seen) -> None:
+    kind = payload.get("type", "")
+    if event == "error":
+        seen.problem = f"in-band error: {payload['error']['type']}"
+    elif kind == "content_block_start":
+        seen.started += 1
+    if kind == "content_block_delta" and payload["index"] >= seen.started:
+        seen.problem = "out of order: content for a block never started"
+    elif kind == "content_block_delta" and payload["delta"]["type"] == "text_delta":
+        seen.text += payload["delta"]["text"]
+    if kind == "content_block_start" and payload["content_block"]["type"] == "tool_use":
+        block = payload["content_block"]
+        seen.calls.append((block["name"], block["id"]))
+    elif kind == "message_stop":
+        seen.terminal = True
+
+
+def _demo_tool_round(seen: Seen) -> list[dict[str, Any]]:
+    uses = [{"type": "tool_use", "id": cid, "name": name, "input": {}} for name, cid in seen.calls]
+    results = [
+        {"type": "tool_result", "tool_use_id": cid, "content": "ok"} for _, cid in seen.calls
+    ]
+    return [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
+
+
+_ANTHROPIC = ApiProvider("anthropic", "/anthropic", "Anthropic (Messages)", "Messages")
 _CODEC = AnthropicCodec()
 _PATH = "/v1/messages"
 
@@ -404,7 +438,7 @@ def _codec_for(path: str, query: str | None) -> WireCodec | None:
 WIRE = ModelWire(
     name=ANTHROPIC_MESSAGES.name,
     declared=ANTHROPIC_MESSAGES,
-    provider="anthropic",
+    api=_ANTHROPIC,
     title="Anthropic Messages (`POST /v1/messages`)",
     paths=(_PATH,),
     codec_for=_codec_for,
@@ -417,5 +451,6 @@ WIRE = ModelWire(
     read_frames=read_frames,
     read_body=read_body,
     read_error=error_step,
+    client=WireClient(_PATH, _demo_request, openai_user, _demo_apply, _demo_tool_round),
     aliases=("anthropic.messages",),
 )

@@ -41,6 +41,7 @@ from stuntset.script import (
     TurnRequest,
 )
 
+from ._client import Seen, WireClient
 from ._codec import (
     BadRequest,
     Plan,
@@ -55,7 +56,7 @@ from ._codec import (
 from ._declared import GEMINI
 from ._readback import ResponseReader, error_object, error_step, frame_json
 from ._reply import Action, Reply, json_reply
-from ._spec import FrameLike, HistoryCall, ModelWire, PrefixView
+from ._spec import ApiProvider, FrameLike, HistoryCall, ModelWire, PrefixView
 from ._views import cache_of, declared_tools
 
 __all__ = [
@@ -551,6 +552,48 @@ def history_calls(body: dict[str, Any]) -> list[HistoryCall]:
 _METHODS = (":generateContent", ":streamGenerateContent")
 
 
+# --- the demo client ---------------------------------------------------------------------------
+
+
+def _demo_request(history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"contents": history}  # the model and the stream are in the path
+
+
+def _demo_user(prompt: str) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"text": prompt}]}
+
+
+def _demo_apply(event: str, payload: dict[str, Any], seen: Seen) -> None:
+    if "error" in payload:
+        seen.problem = f"in-band error: {payload['error'].get('status')}"
+        return
+    for candidate in payload.get("candidates") or []:
+        parts = (candidate.get("content") or {}).get("parts") or []
+        if seen.terminal and any(part.get("text") for part in parts):
+            seen.problem = "out of order: content after the finishing chunk"
+            return
+        for part in parts:
+            if "functionCall" in part:
+                seen.calls.append((part["functionCall"]["name"], part["functionCall"]["name"]))
+            elif not part.get("thought"):
+                seen.text += part.get("text") or ""
+        seen.terminal = seen.terminal or bool(candidate.get("finishReason"))
+
+
+def _demo_tool_round(seen: Seen) -> list[dict[str, Any]]:
+    calls = [{"functionCall": {"name": name, "args": {}}} for name, _ in seen.calls]
+    answers = [
+        {"functionResponse": {"name": name, "response": {"output": "ok"}}} for name, _ in seen.calls
+    ]
+    return [{"role": "model", "parts": calls}, {"role": "user", "parts": answers}]
+
+
+_DEMO_PATH = "/v1beta/models/demo:streamGenerateContent?alt=sse"
+
+#: google-genai's base URL is the server root; it adds ``v1beta/models/…`` itself.
+_GOOGLE = ApiProvider("gemini", "/gemini/", "Gemini (generateContent)", "generateContent")
+
+
 def _codec_for(path: str, query: str | None) -> WireCodec | None:
     if query is not None and path.endswith(":streamGenerateContent"):
         return gemini_codec(path, sse=asks_for_sse(query))
@@ -561,7 +604,7 @@ def _codec_for(path: str, query: str | None) -> WireCodec | None:
 WIRE = ModelWire(
     name=GEMINI.name,
     declared=GEMINI,
-    provider="gemini",
+    api=_GOOGLE,
     title="Gemini (`POST /v1beta/models/{model}:streamGenerateContent`)",
     paths=(),
     codec_for=_codec_for,
@@ -575,4 +618,5 @@ WIRE = ModelWire(
     read_frames=read_frames,
     read_body=read_body,
     read_error=read_error,
+    client=WireClient(_DEMO_PATH, _demo_request, _demo_user, _demo_apply, _demo_tool_round),
 )

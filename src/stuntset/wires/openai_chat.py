@@ -17,6 +17,7 @@ import msgspec
 
 from stuntset.script import Delay, Reasoning, Text, ToolCall, TurnRequest
 
+from ._client import Seen, WireClient, openai_user
 from ._codec import (
     BadRequest,
     Plan,
@@ -31,10 +32,10 @@ from ._codec import (
 from ._declared import OPENAI_CHAT
 from ._readback import ResponseReader, error_step, frame_json
 from ._reply import Action, Pause
-from ._spec import FrameLike, ModelWire, PrefixView
+from ._spec import ApiProvider, FrameLike, ModelWire, PrefixView
 from ._views import declared_tools, messages_history_calls, openai_prefix_view
 
-__all__ = ["WIRE", "ChatCodec", "openai_error_body", "openai_error_type"]
+__all__ = ["OPENAI", "WIRE", "ChatCodec", "openai_error_body", "openai_error_type"]
 
 _DONE = b"[DONE]"
 #: Where a chunk's delta goes in its encoded template (a NUL byte never occurs in JSON text).
@@ -350,6 +351,45 @@ def prefix_view(body: dict[str, Any]) -> PrefixView:
     return openai_prefix_view(body, "messages", _CACHE_FIELDS, chained=False)
 
 
+# --- the demo client ---------------------------------------------------------------------------
+
+
+def _demo_request(history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "model": "demo",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": history,
+    }
+
+
+def _demo_apply(event: str, payload: dict[str, Any], seen: Seen) -> None:
+    if "error" in payload:
+        seen.problem = f"in-band error: {payload['error'].get('message')}"
+    for choice in payload.get("choices", []):
+        delta = choice.get("delta", {})
+        seen.text += delta.get("content") or ""
+        for call in delta.get("tool_calls", []):
+            if "id" in call:
+                seen.calls.append((call["function"]["name"], call["id"]))
+            elif not seen.calls:
+                seen.problem = "out of order: arguments for a tool call never started"
+
+
+def _demo_tool_round(seen: Seen) -> list[dict[str, Any]]:
+    calls = [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
+        for name, cid in seen.calls
+    ]
+    return [{"role": "assistant", "content": seen.text or None, "tool_calls": calls}] + [
+        {"role": "tool", "tool_call_id": cid, "content": "ok"} for _, cid in seen.calls
+    ]
+
+
+#: OpenAI's clients: Chat Completions and Responses under one base URL.
+OPENAI = ApiProvider(
+    "openai", "/openai/v1", "OpenAI (Chat Completions, Responses)", "Chat Completions and Responses"
+)
 _CODEC = ChatCodec()
 _PATH = "/v1/chat/completions"
 
@@ -362,7 +402,7 @@ def _codec_for(path: str, query: str | None) -> WireCodec | None:
 WIRE = ModelWire(
     name=OPENAI_CHAT.name,
     declared=OPENAI_CHAT,
-    provider="openai",
+    api=OPENAI,
     title="OpenAI Chat (`POST /v1/chat/completions`)",
     paths=(_PATH,),
     codec_for=_codec_for,
@@ -374,5 +414,6 @@ WIRE = ModelWire(
     read_frames=read_frames,
     read_body=read_body,
     read_error=error_step,
+    client=WireClient(_PATH, _demo_request, openai_user, _demo_apply, _demo_tool_round),
     aliases=("openai.chat",),
 )

@@ -25,6 +25,7 @@ from stuntset.script import (
     TurnRequest,
 )
 
+from ._client import Seen, WireClient, openai_user
 from ._codec import (
     BadRequest,
     Plan,
@@ -44,7 +45,7 @@ from ._readback import ResponseReader, error_step, frame_json
 from ._reply import Action
 from ._spec import FrameLike, HistoryCall, ModelWire, PrefixView
 from ._views import declared_tools, openai_prefix_view
-from .openai_chat import openai_error_body
+from .openai_chat import OPENAI, openai_error_body
 
 __all__ = ["WIRE", "ResponsesCodec", "rate_limit_headers"]
 
@@ -493,6 +494,42 @@ def history_calls(body: dict[str, Any]) -> list[HistoryCall]:
     ]
 
 
+# --- the demo client ---------------------------------------------------------------------------
+
+
+def _demo_request(history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"model": "demo", "stream": True, "input": history}
+
+
+def _demo_apply(event: str, payload: dict[str, Any], seen: Seen) -> None:
+    kind = payload.get("type", "")
+    if kind == "response.output_item.added":
+        seen.started += 1
+    elif kind == "response.output_text.delta" and not seen.started:
+        seen.problem = "out of order: text for an output item never added"
+    elif kind == "response.output_text.delta":
+        seen.text += payload["delta"]
+    elif kind == "response.output_item.done" and payload["item"]["type"] == "function_call":
+        seen.calls.append((payload["item"]["name"], payload["item"]["call_id"]))
+    elif kind == "response.completed":
+        seen.terminal = True
+    elif kind == "response.failed":
+        seen.problem = f"response.failed: {payload['response']['error']['message']}"
+    if kind != "response.created" and seen.events == 1:
+        seen.problem = f"out of order: {kind} before response.created"
+
+
+def _demo_tool_round(seen: Seen) -> list[dict[str, Any]]:
+    return [
+        item
+        for name, cid in seen.calls
+        for item in (
+            {"type": "function_call", "call_id": cid, "name": name, "arguments": "{}"},
+            {"type": "function_call_output", "call_id": cid, "output": "ok"},
+        )
+    ]
+
+
 _CODEC = ResponsesCodec()
 _PATH = "/v1/responses"
 
@@ -505,7 +542,7 @@ def _codec_for(path: str, query: str | None) -> WireCodec | None:
 WIRE = ModelWire(
     name=OPENAI_RESPONSES.name,
     declared=OPENAI_RESPONSES,
-    provider="openai",
+    api=OPENAI,
     title="OpenAI Responses (`POST /v1/responses`)",
     paths=(_PATH,),
     codec_for=_codec_for,
@@ -517,5 +554,6 @@ WIRE = ModelWire(
     read_frames=read_frames,
     read_body=read_body,
     read_error=error_step,
+    client=WireClient(_PATH, _demo_request, openai_user, _demo_apply, _demo_tool_round),
     aliases=("openai.responses",),
 )

@@ -22,8 +22,7 @@ from typing import Any
 import msgspec
 
 from stuntset.ids import IdGenerator
-from stuntset.wires import Plan, RenderContext, WireCodec, render
-from stuntset.wires import Action, Reply
+from stuntset.wires import Action, Plan, RenderContext, Reply, WireCodec, render
 
 __all__ = [
     "BAD_HEADER_NAME",

@@ -32,23 +32,24 @@ from stuntset.script import RateLimits, Script, ScriptPlayer, Step, Turn, TurnRe
 from stuntset.seams import current_clock, current_ids
 from stuntset.wires import (
     API_PATHS,
+    PLAIN_FRAMING,
     PROVIDERS,
-    check_script,
-    codec_for,
-    error_codec,
-    rate_limit_headers,
-)
-from stuntset.wires import (
     BadRequest,
+    Framing,
     Memo,
     Plan,
     RenderContext,
+    Reply,
     WireCodec,
+    check_script,
+    codec_for,
+    error_codec,
+    json_reply,
     memoized,
     plan_of,
+    rate_limit_headers,
     render,
 )
-from stuntset.wires import PLAIN_FRAMING, Framing, Reply, json_reply
 
 from ._template import Template, head_lines, make_template
 from .journal import Journal, JournalEntry

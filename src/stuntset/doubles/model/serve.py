@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Self
+from typing import TYPE_CHECKING, Self
 
 from stuntset.errors import UsageError
 from stuntset.script import Script
-from stuntset.wires import Framing
+from stuntset.wires import API_PROVIDERS, Framing, ProviderName
 
 from .double import ModelDouble
 from .journal import JournalEntry
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LoopbackServer", "StandIn", "serve"]
 
-Provider = Literal["openai", "anthropic", "gemini"]
+Provider = ProviderName
 
 
 def __getattr__(name: str) -> object:
@@ -40,9 +40,9 @@ class StandIn:
     journal, an in-process transport and, on first use of ``url()``, a loopback server (its
     own, or one shared through ``server_factory``).
 
-    ``url("openai")`` is a base URL for OpenAI clients (``…/openai/v1``), ``url("anthropic")``
-    for Anthropic clients (``…/anthropic``), ``url("gemini")`` for google-genai
-    (``…/gemini/``, the SDK adds ``v1beta/models/…``); ``scenario=`` gives the base URL of one catalog
+    ``url(provider)`` is the base URL for that provider's clients, for each of
+    ``stuntset.wires.API_PROVIDERS``: ``url("openai")`` is ``…/openai/v1`` (Chat and Responses),
+    and so on (``ApiProvider.client_path``); ``scenario=`` gives the base URL of one catalog
     scenario. ``requests`` is the journal; ``verify()`` fails on unused turns and unanswered
     requests (the pytest fixture calls it at teardown).
     """
@@ -103,15 +103,13 @@ class StandIn:
 
     def url(self, provider: Provider = "openai", *, scenario: str | None = None) -> str:
         """The base URL to give a client of ``provider`` (starts the server)."""
-        suffixes = {"openai": "/openai/v1", "anthropic": "/anthropic", "gemini": "/gemini/"}
-        if provider not in suffixes:
-            raise UsageError(
-                f"url({provider!r}): the model double speaks 'openai' (Chat Completions and "
-                f"Responses), 'anthropic' (Messages) and 'gemini' (generateContent)"
-            )
+        known = {api.name: api for api in API_PROVIDERS}
+        if provider not in known:
+            *rest, last = [f"{api.name!r} ({api.speaks})" for api in API_PROVIDERS]
+            speaks = f"{', '.join(rest)} and {last}" if rest else last
+            raise UsageError(f"url({provider!r}): the model double speaks {speaks}")
         prefix = f"/scenarios/{scenario}" if scenario else ""
-        suffix = suffixes[provider]
-        return self.base_url + prefix + suffix
+        return self.base_url + prefix + known[provider].client_path
 
     def verify(self, *, allow_unused_turns: bool | Collection[str] = False) -> None:
         """``ScriptExhausted`` if a request found no turn; ``UnusedTurns`` if turns were left."""

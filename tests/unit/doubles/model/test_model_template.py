@@ -8,17 +8,17 @@ import msgspec
 import pytest
 
 from stuntset import scenarios
+from stuntset.doubles.model._template import make_template
+from stuntset.ids import SequentialIds
+from stuntset.script import Reasoning, Script, Text, ToolCall, ToolResult, Usage
+from stuntset.wires import codec_for
 from stuntset.wires._codec import RenderContext, plan_of, render
 from stuntset.wires._reply import PLAIN_FRAMING, Reply
-from stuntset.doubles.model._template import make_template
-from stuntset.wires import codec_for
 from stuntset.wires.gemini import gemini_codec
 
 CHAT = codec_for("/v1/chat/completions")
 RESPONSES = codec_for("/v1/responses")
 ANTHROPIC = codec_for("/v1/messages")
-from stuntset.ids import SequentialIds
-from stuntset.script import Reasoning, Script, Text, ToolCall, ToolResult, Usage
 
 RICH = Script.of(
     [
