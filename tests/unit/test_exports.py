@@ -51,7 +51,7 @@ KINDS: dict[str, dict[str, str]] = {
     },
     "stuntset.script": {
         "constant": "AGENT_WIRE FAULT_KINDS STEP_KINDS",
-        "type alias": "Step TurnFunction",
+        "type alias": "FaultStep Step TurnFunction",
         "class": "ApprovalRequest AuthExpired Delay Exit Garbage HttpError InputRequest "
         "MalformedJson Match OutOfOrder Overloaded PlayedTurn RateLimit RateLimitCredits "
         "RateLimitWindow RateLimits Reasoning Script "
@@ -116,7 +116,7 @@ KINDS: dict[str, dict[str, str]] = {
         "OPENAI_RESPONSES PLAIN_FRAMING PROVIDERS SSE WIRES WIRE_NAMES",
         "class": "Abort ApiProvider Framing ModelWire Pause Plan PrefixView RenderContext Reply "
         "ResponseReader Seen SseParser Stall StatusFault StreamFraming WireClient WireCodec",
-        "type alias": "Action HistoryCall Memo ProviderName",
+        "type alias": "Action HistoryCall Memo ProviderName StatusStep",
         "exception": "BadRequest",
         "protocol": "FrameLike",
         "function": "check_script codec_for error_codec json_reply memoized messages_history_calls "

@@ -47,6 +47,7 @@ from ._codec import (
     Plan,
     RenderContext,
     StatusFault,
+    StatusStep,
     WireCodec,
     encode,
     item_events,
@@ -281,7 +282,7 @@ class GeminiCodec(WireCodec):
         data = b"[" + _pretty(encode(body)) + _CLOSE
         return Reply(status, [("content-type", _ARRAY_TYPE), *extra, *headers], [data])
 
-    def status_fault(self, fault: Step) -> StatusFault:
+    def status_fault(self, fault: StatusStep) -> StatusFault:
         found = super().status_fault(fault)
         default, google = _MESSAGES.get(type(fault), (None, None))
         message = found.message if google is None or found.message != default else google

@@ -84,7 +84,7 @@ from __future__ import annotations
 import hashlib
 import math
 import shlex
-from typing import Any
+from typing import Any, assert_never
 
 from stuntset.doubles.cli._install import CliProgram
 from stuntset.errors import ScriptError
@@ -300,8 +300,9 @@ def _op(step: Step, request_id: str) -> tuple[Any, ...] | None:
         return ("stall",)
     if isinstance(step, Exit):
         return ("exit", step.code, step.stderr)
-    assert isinstance(step, SpawnFailure), step
-    return None
+    if isinstance(step, SpawnFailure):
+        return None
+    assert_never(step)
 
 
 def _retry(turn: Turn) -> dict[str, Any] | None:
