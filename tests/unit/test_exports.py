@@ -42,8 +42,9 @@ KINDS: dict[str, dict[str, str]] = {
         "with_seq",
     },
     "stuntset.errors": {
-        "exception": "CapabilityError ConformanceFailure ContractViolation EvalBelowThreshold "
-        "EvalFileError HarnessFailure "
+        "exception": "CapabilityError CassetteError CassetteMismatch ConformanceFailure "
+        "ContractViolation DaemonError EvalBelowThreshold EvalFileError HarnessFailure "
+        "SecretFound SnapshotMismatch UnusedInteractions "
         "InstalledPackageError InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse "
         "MissingExtra PrefixUnstable ResourceLeak "
         "ScriptError ScriptExhausted StaleCursor StuntsetError ToolMismatch TrajectoryMismatch "
@@ -332,6 +333,8 @@ from stuntset.errors import (
     UnusedTurns, UsageError, WaitTimeout, LeftoverPaths, PrefixUnstable, ToolMismatch,
     TrajectoryMismatch, WorkspaceMismatch, InvalidEvent, LogFileError, LogInUse,
     InstalledPackageError, EvalFileError, EvalBelowThreshold, MissingExtra, ResourceLeak,
+    CassetteError, CassetteMismatch, DaemonError, SecretFound, SnapshotMismatch,
+    UnusedInteractions,
 )
 raised = [
     EvalFileError("x"), EvalBelowThreshold("x"),
@@ -344,6 +347,8 @@ raised = [
     WorkspaceMismatch("x"), InvalidEvent("x", index=0, field="ts"),
     LogFileError("x", path="host.db"), LogInUse("x", path="host.db", pid=1),
     InstalledPackageError("x"), MissingExtra("x"), ResourceLeak("x"),
+    CassetteError("x"), CassetteMismatch("x"), DaemonError("x", field="f"), SecretFound("x"),
+    SnapshotMismatch("x"), UnusedInteractions("x"),
 ]
 assert all(isinstance(error, StuntsetError) for error in raised)
 """,

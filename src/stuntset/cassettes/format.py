@@ -33,7 +33,7 @@ from typing import Any, TypeAlias
 import msgspec
 
 from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
-from stuntset.errors import UsageError
+from stuntset.errors import CassetteError, SecretFound
 from stuntset.wires import WIRES, wire_of_path
 
 __all__ = [
@@ -98,15 +98,6 @@ def wire_of(path: str) -> str:
     """The wire a request path belongs to (``http`` when it is none of the model APIs)."""
     wire = wire_of_path(path)
     return "http" if wire is None else wire.name
-
-
-class CassetteError(UsageError):
-    """A cassette is malformed, from an unknown version, or cannot be written. The message
-    names the file, the line and the field."""
-
-
-class SecretFound(CassetteError):
-    """Refused to write: the cassette still holds something that looks like a secret."""
 
 
 class Header(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="header"):
