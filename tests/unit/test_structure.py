@@ -270,6 +270,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the leak check over them: the doubles record their streams in the first
     "_resources": frozenset(),
     "_leak_check": frozenset({"_resources", "errors", "waiting"}),
+    # uvicorn on a thread: the loopback servers of the model double and of the cassettes
+    "_uvicorn_server": frozenset(),
     # the model wires: codecs, framing, read-back and request views, behind one registry
     "wires": frozenset({"errors", "ids", "script"}),
     # adapters: a wire's stream → events; the session log: events → views
@@ -277,11 +279,11 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "log": frozenset({"errors", "events"}),
     "driver": FOUNDATION | {"providers"},
     # the doubles: script → wire (never the adapters, the log or each other)
-    "doubles.model": FOUNDATION | {"_bind", "_resources", "wires"},
+    "doubles.model": FOUNDATION | {"_bind", "_resources", "_uvicorn_server", "wires"},
     "doubles.cli": FOUNDATION,
     "doubles.mcp": FOUNDATION | {"_bind", "_resources"},
     # built on the doubles and the log
-    "cassettes": FOUNDATION | {"wires", "doubles.model", "doubles.cli", "log"},
+    "cassettes": FOUNDATION | {"wires", "_uvicorn_server", "doubles.model", "doubles.cli", "log"},
     "runtime": FOUNDATION | {"providers", "log"},
     # the checks read everything below them
     "checks": FOUNDATION

@@ -6,9 +6,10 @@ first.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from stuntset.errors import UsageError
 from stuntset.script import Script
@@ -16,7 +17,7 @@ from stuntset.wires import API_PROVIDERS, Framing, ProviderName
 
 from .double import ModelDouble
 from .journal import JournalEntry
-from .transport import ModelTransport
+from .transport import ModelTransport, script_of
 
 if TYPE_CHECKING:
     from ._loopback_server import LoopbackServer
@@ -138,15 +139,21 @@ class StandIn:
 
 
 def serve(
-    script: Script | None = None,
+    script: Script | str | os.PathLike[str] | None = None,
     *,
     framing: Framing | None = None,
     host: str = "127.0.0.1",
     port: int = 0,
+    **scenario_params: Any,
 ) -> StandIn:
     """A ``StandIn`` playing ``script`` with its loopback server already running::
 
     with stuntset.serve(script) as stand_in:
         client = OpenAI(base_url=stand_in.url("openai"), api_key="test")
+
+    ``script`` is what the ``stand_in`` marker takes: a ``Script``, a scenario name (with its
+    parameters as keywords: ``serve("rate_limited", retry_after_ms=10)``) or a ``.toml`` /
+    ``.json`` script path (a relative one from the current directory).
     """
-    return StandIn(script, framing=framing, host=host, port=port).start()
+    played = script_of(script, scenario_params, "serve()")
+    return StandIn(played, framing=framing, host=host, port=port).start()
