@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs read; tests/unit/test_exports.p
     from stuntset.contract import ContractChecker as ContractChecker
     from stuntset.contract import check_events as check_events
     from stuntset.doubles.cli import install_cli as install_cli
-    from stuntset.doubles.model._reply import Framing as Framing
     from stuntset.doubles.model.serve import serve as serve
     from stuntset.doubles.model.transport import transport as transport
     from stuntset.driver import drive as drive
@@ -56,6 +55,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs read; tests/unit/test_exports.p
     from stuntset.waiting import collect_events as collect_events
     from stuntset.waiting import wait_for as wait_for
     from stuntset.waiting import wait_for_async as wait_for_async
+    from stuntset.wires import Framing as Framing
 
 # `stub` is a function in a submodule of the same name. Importing a submodule rebinds the
 # package's attribute to it (`import stuntset.stub` anywhere, even after `stuntset.stub` was
@@ -80,7 +80,8 @@ _PUBLIC: dict[str, str] = {
     "stuntset.seams": "current_clock current_ids deterministic use_seams",
     "stuntset.stub": "stub",
     "stuntset.waiting": "collect_events wait_for wait_for_async",
-    "stuntset.doubles.model": "Framing serve transport",
+    "stuntset.wires": "Framing",
+    "stuntset.doubles.model": "serve transport",
     "stuntset.doubles.cli": "install_cli",
 }
 

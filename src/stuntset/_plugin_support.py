@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stuntset import scenarios
-from stuntset.errors import ScriptError, UsageError
+from stuntset.errors import UsageError
 from stuntset.providers import ScriptedProvider
-from stuntset.script import Script, load_script
+from stuntset.scenarios import resolve_script_path, script_from
+from stuntset.script import Script
 
 __all__ = [
     "LIVE_BINARIES",
@@ -67,49 +67,6 @@ def live_binary(program: str, environ: Mapping[str, str], where: str) -> Path | 
             f"real {program} binary, or its name on PATH)"
         )
     return Path(found)
-
-
-def resolve_script_path(
-    spec: str | Path, base: Path | None, where: str, *, kind: str = "script"
-) -> Path:
-    """Where a marker's script file is: an absolute path as given; a relative one against
-    ``base`` (the test file's directory) first, then the current directory (where earlier
-    versions looked, kept so existing suites still find their files). ``ScriptError`` naming
-    every place looked when none holds it."""
-    __tracebackhide__ = True
-    path = Path(spec)
-    if path.is_absolute():
-        return path
-    places = list(dict.fromkeys([*([base / path] if base is not None else []), Path.cwd() / path]))
-    for place in places:
-        if place.is_file():
-            return place
-    raise ScriptError(
-        f"{where}: no {kind} file {str(spec)!r}; looked in "
-        + ", ".join(str(place) for place in places)
-        + " (a relative path is resolved against the test file's directory, then the current "
-        "directory)"
-    )
-
-
-def script_from(
-    spec: Any, params: Mapping[str, Any], where: str, base: Path | None = None
-) -> Script:
-    """A script from a marker argument: a ``Script``, a scenario name, or a file path (a
-    relative path resolved by ``resolve_script_path`` against ``base``, the test file's
-    directory, then the current directory)."""
-    __tracebackhide__ = True
-    if isinstance(spec, Script):
-        if params:
-            raise UsageError(f"{where}: scenario parameters {sorted(params)} given with a Script")
-        return spec
-    if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith((".toml", ".json"))):
-        return load_script(resolve_script_path(spec, base, where))
-    if isinstance(spec, str):
-        return scenarios.build(spec, **params)
-    raise UsageError(
-        f"{where}: expected a Script, a scenario name or a .toml/.json path, got {spec!r}"
-    )
 
 
 def provider_from_marker(

@@ -11,6 +11,9 @@
     │   ├── LogFileError                        a log's file is unusable (full disk, read-only, corrupt)
     │   ├── LogInUse                            another process holds a database's lock (pid)
     │   ├── EvalFileError                       an eval scenario file is malformed
+    │   ├── CassetteError                       a cassette is malformed or cannot be written
+    │   │   └── SecretFound                     refused to write: it still holds a secret
+    │   ├── DaemonError                         the host daemon answered a request with an error
     │   └── StaleCursor (also LookupError)      a log cursor is beyond the head or was rolled back
     └── HarnessFailure (also AssertionError)    the system under test broke an expectation
         ├── ContractViolation                   an event stream broke the event contract
@@ -28,6 +31,9 @@
         ├── LeftoverPaths                       temporary paths were left behind
         ├── EvalBelowThreshold                  an eval's pass rate fell below its minimum
         ├── ResourceLeak                        processes, sockets, tasks... outlived a test
+        ├── CassetteMismatch                    a request matched no recorded interaction
+        ├── UnusedInteractions                  recorded interactions were never requested
+        ├── SnapshotMismatch                    events differ from the committed expectation
         └── InstalledPackageError               a user's package failed to build, install or import
 
 Failures that a double *simulates* (a 429, a cut stream, a crashed CLI) are never raised as
@@ -41,8 +47,11 @@ from typing import Any
 
 __all__ = [
     "CapabilityError",
+    "CassetteError",
+    "CassetteMismatch",
     "ConformanceFailure",
     "ContractViolation",
+    "DaemonError",
     "DeadlineExceeded",
     "EvalBelowThreshold",
     "EvalFileError",
@@ -58,12 +67,15 @@ __all__ = [
     "ResourceLeak",
     "ScriptError",
     "ScriptExhausted",
+    "SecretFound",
+    "SnapshotMismatch",
     "StaleCursor",
     "StuntsetError",
     "ToolMismatch",
     "TrajectoryMismatch",
     "UnknownScenario",
     "UnstubbedCall",
+    "UnusedInteractions",
     "UnusedTurns",
     "UsageError",
     "WaitTimeout",
@@ -136,6 +148,27 @@ class MissingExtra(UsageError, ImportError):
 
 class UnknownScenario(UsageError, LookupError):
     """No scenario has that name."""
+
+
+class CassetteError(UsageError):
+    """A cassette is malformed, from an unknown version, or cannot be written. The message
+    names the file, the line and the field."""
+
+
+class SecretFound(CassetteError):
+    """Refused to write: the cassette still holds something that looks like a secret."""
+
+
+class DaemonError(UsageError):
+    """The daemon answered a request with an error; ``field`` names the culprit.
+
+    ``resume_at`` is set for a stale cursor only: subscribe again with ``after=resume_at``.
+    """
+
+    def __init__(self, message: str, *, field: str | None, resume_at: int | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.resume_at = resume_at
 
 
 class CapabilityError(UsageError):
@@ -291,6 +324,18 @@ class EvalBelowThreshold(HarnessFailure):
 class ResourceLeak(HarnessFailure):
     """Child processes, sockets, pipes, asyncio tasks, temporary directories or model-double
     streams opened by a test were still open at its end (``stuntset.checks.leaks``)."""
+
+
+class CassetteMismatch(HarnessFailure):
+    """A request matched no recorded interaction (the message shows the nearest ones)."""
+
+
+class UnusedInteractions(HarnessFailure):
+    """Recorded interactions were never requested."""
+
+
+class SnapshotMismatch(HarnessFailure):
+    """The events differ from the committed expectation."""
 
 
 class InstalledPackageError(HarnessFailure):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import difflib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from stuntset.errors import UnknownScenario, UsageError
+from stuntset.errors import ScriptError, UnknownScenario, UsageError
 from stuntset.script import (
     ApprovalRequest,
     AuthExpired,
@@ -37,6 +38,7 @@ from stuntset.script import (
     ToolResult,
     Turn,
     Usage,
+    load_script,
 )
 
 __all__ = ["Scenario", "all", "build", "get", "names"]
@@ -62,6 +64,52 @@ class Scenario(msgspec.Struct, frozen=True):
 
 
 _CATALOG: dict[str, Scenario] = {}
+
+
+# --- a script named as a marker names it -------------------------------------------------------
+
+
+def resolve_script_path(
+    spec: str | Path, base: Path | None, where: str, *, kind: str = "script"
+) -> Path:
+    """Where a marker's script file is: an absolute path as given; a relative one against
+    ``base`` (the test file's directory) first, then the current directory (where earlier
+    versions looked, kept so existing suites still find their files). ``ScriptError`` naming
+    every place looked when none holds it."""
+    __tracebackhide__ = True
+    path = Path(spec)
+    if path.is_absolute():
+        return path
+    places = list(dict.fromkeys([*([base / path] if base is not None else []), Path.cwd() / path]))
+    for place in places:
+        if place.is_file():
+            return place
+    raise ScriptError(
+        f"{where}: no {kind} file {str(spec)!r}; looked in "
+        + ", ".join(str(place) for place in places)
+        + " (a relative path is resolved against the test file's directory, then the current "
+        "directory)"
+    )
+
+
+def script_from(
+    spec: Any, params: Mapping[str, Any], where: str, base: Path | None = None
+) -> Script:
+    """A script from a marker argument: a ``Script``, a scenario name, or a file path (a
+    relative path resolved by ``resolve_script_path`` against ``base``, the test file's
+    directory, then the current directory)."""
+    __tracebackhide__ = True
+    if isinstance(spec, Script):
+        if params:
+            raise UsageError(f"{where}: scenario parameters {sorted(params)} given with a Script")
+        return spec
+    if isinstance(spec, Path) or (isinstance(spec, str) and spec.endswith((".toml", ".json"))):
+        return load_script(resolve_script_path(spec, base, where))
+    if isinstance(spec, str):
+        return build(spec, **params)
+    raise UsageError(
+        f"{where}: expected a Script, a scenario name or a .toml/.json path, got {spec!r}"
+    )
 
 
 def _scenario(*, fault: bool) -> Callable[[Callable[..., Script]], Callable[..., Script]]:

@@ -36,18 +36,15 @@ from stuntset.script import (
     Usage,
     kind_of,
 )
+from stuntset.wires import WIRES
 
 __all__ = ["REGENERATE", "catalog_markdown", "drift", "show"]
 
 #: The command that rewrites ``docs/catalog.md``.
 REGENERATE = "python -m stuntset.scenarios_reference > docs/catalog.md"
 
-_WIRES = {
-    "openai-chat": "OpenAI Chat (`POST /v1/chat/completions`)",
-    "openai-responses": "OpenAI Responses (`POST /v1/responses`)",
-    "anthropic-messages": "Anthropic Messages (`POST /v1/messages`)",
-    "gemini": "Gemini (`POST /v1beta/models/{model}:streamGenerateContent`)",
-}
+#: Each model wire's title, in the registry's order.
+_WIRES = {wire.name: wire.title for wire in WIRES}
 _HTTP_FAULTS = (HttpError, AuthExpired, RateLimit, Overloaded)
 _LONG = 60
 
@@ -94,19 +91,12 @@ def _tools(script: Script) -> list[str]:
 
 def _http_errors(script: Script) -> dict[str, str]:
     """Per wire, how the script's HTTP faults are rendered: ``HTTP 429 rate_limit_error``."""
-    from stuntset.doubles.model.anthropic import AnthropicCodec
-    from stuntset.doubles.model.gemini import GeminiCodec
-    from stuntset.doubles.model.openai_chat import ChatCodec
-    from stuntset.doubles.model.openai_responses import ResponsesCodec
-
     faults = [s for t in script.turns for s in t.steps if isinstance(s, _HTTP_FAULTS)]
     out: dict[str, str] = {}
-    for wire, codec in (
-        ("openai-chat", ChatCodec()),
-        ("openai-responses", ResponsesCodec()),
-        ("anthropic-messages", AnthropicCodec()),
-        ("gemini", GeminiCodec("gemini-stuntset", stream=True)),
-    ):
+    for wire in WIRES:
+        path, _, query = wire.client.path.partition("?")
+        codec = wire.codec_for(path, query)
+        assert codec is not None, f"{wire.name}: its demo path {path} routes to no codec"
         seen = []
         for step in faults:
             fault = codec.status_fault(step)
@@ -116,7 +106,7 @@ def _http_errors(script: Script) -> dict[str, str]:
             code = f" (code `{error['code']}`)" if named and error["code"] else ""
             kind = error.get("type") or error.get("status")  # Gemini says ``status``
             seen.append(f"HTTP {fault.status} `{kind}`{code}")
-        out[wire] = ", ".join(dict.fromkeys(seen))
+        out[wire.name] = ", ".join(dict.fromkeys(seen))
     return out
 
 

@@ -299,3 +299,41 @@ def test_an_async_test_s_dropped_generator_is_closed_before_its_loop_ends(
         "test_its_stream_was_closed": "passed",
     }
     assert "Unclosed <Stream>" not in result.stdout.str()
+
+
+def test_the_plugins_fixture_list_is_every_fixture_it_defines() -> None:
+    """``__all__`` (and from it the fixtures that switch the leak check on) is the plugin's
+    fixtures: one added without its name fails here."""
+    import stuntset.pytest_plugin as plugin
+
+    defined = {
+        name
+        for name, value in vars(plugin).items()
+        if not name.startswith("_") and type(value).__name__ == "FixtureFunctionDefinition"
+    }
+    assert len(defined) > 20  # the check sees pytest's fixture objects
+    assert sorted(defined) == plugin.__all__
+    assert "mcp_double" in plugin._LEAK_FIXTURES
+
+
+MCP_ONLY = """
+import tempfile
+
+def test_leaks_with_only_the_mcp_double(mcp_double):
+    tempfile.mkdtemp(prefix="stuntset-mcp-leak-")
+
+def test_cleanup():
+    import glob, shutil
+    for path in glob.glob(tempfile.gettempdir() + "/stuntset-mcp-leak-*"):
+        shutil.rmtree(path)
+"""
+
+
+def test_a_leaking_test_that_uses_only_mcp_double_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(MCP_ONLY)
+    result = pytester.runpytest(*QUIET)
+    assert outcome(result) == {
+        "test_leaks_with_only_the_mcp_double": "teardown failed",
+        "test_cleanup": "passed",
+    }
+    result.stdout.fnmatch_lines(["*temporary directory */stuntset-mcp-leak-*"])

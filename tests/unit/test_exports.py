@@ -42,8 +42,9 @@ KINDS: dict[str, dict[str, str]] = {
         "with_seq",
     },
     "stuntset.errors": {
-        "exception": "CapabilityError ConformanceFailure ContractViolation EvalBelowThreshold "
-        "EvalFileError DeadlineExceeded HarnessFailure "
+        "exception": "CapabilityError CassetteError CassetteMismatch ConformanceFailure "
+        "ContractViolation DaemonError DeadlineExceeded EvalBelowThreshold EvalFileError "
+        "HarnessFailure SecretFound SnapshotMismatch UnusedInteractions "
         "InstalledPackageError InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse "
         "MissingExtra PrefixUnstable ResourceLeak "
         "ScriptError ScriptExhausted StaleCursor StuntsetError ToolMismatch TrajectoryMismatch "
@@ -51,7 +52,7 @@ KINDS: dict[str, dict[str, str]] = {
     },
     "stuntset.script": {
         "constant": "AGENT_WIRE FAULT_KINDS STEP_KINDS",
-        "type alias": "Step TurnFunction",
+        "type alias": "FaultStep Step TurnFunction",
         "class": "ApprovalRequest AuthExpired Delay Exit Garbage HttpError InputRequest "
         "MalformedJson Match OutOfOrder Overloaded PlayedTurn RateLimit RateLimitCredits "
         "RateLimitWindow RateLimits Reasoning Script "
@@ -107,9 +108,21 @@ KINDS: dict[str, dict[str, str]] = {
         "match_trajectory model_requests trajectory_of verify_command within",
     },
     "stuntset.doubles.model": {
-        "constant": "ANTHROPIC_MESSAGES MODEL_WIRES OPENAI_CHAT OPENAI_RESPONSES",
+        "constant": "ANTHROPIC_MESSAGES GEMINI MODEL_WIRES OPENAI_CHAT OPENAI_RESPONSES",
         "class": "Framing JournalEntry LoopbackServer ModelDouble ModelTransport StandIn",
         "function": "serve transport",
+    },
+    "stuntset.wires": {
+        "constant": "ANTHROPIC_MESSAGES API_PATHS API_PROVIDERS GEMINI MODEL_WIRES OPENAI_CHAT "
+        "OPENAI_RESPONSES PLAIN_FRAMING PROVIDERS SSE WIRES WIRE_NAMES",
+        "class": "Abort ApiProvider Framing ModelWire Pause Plan PrefixView RenderContext Reply "
+        "ResponseReader Seen SseParser Stall StatusFault StreamFraming WireClient WireCodec",
+        "type alias": "Action HistoryCall Memo ProviderName StatusStep",
+        "exception": "BadRequest",
+        "protocol": "FrameLike",
+        "function": "check_script codec_for error_codec json_reply memoized messages_history_calls "
+        "parse_sse plan_of rate_limit_headers recorded_wire render stream_framing wire_named "
+        "wire_of_path",
     },
     "stuntset.evals": {
         "constant": "TARGETS",
@@ -320,6 +333,8 @@ from stuntset.errors import (
     UnusedTurns, UsageError, WaitTimeout, LeftoverPaths, PrefixUnstable, ToolMismatch,
     TrajectoryMismatch, WorkspaceMismatch, InvalidEvent, LogFileError, LogInUse,
     InstalledPackageError, EvalFileError, EvalBelowThreshold, MissingExtra, ResourceLeak,
+    CassetteError, CassetteMismatch, DaemonError, SecretFound, SnapshotMismatch,
+    UnusedInteractions,
     DeadlineExceeded,
 )
 raised = [
@@ -334,6 +349,8 @@ raised = [
     WorkspaceMismatch("x"), InvalidEvent("x", index=0, field="ts"),
     LogFileError("x", path="host.db"), LogInUse("x", path="host.db", pid=1),
     InstalledPackageError("x"), MissingExtra("x"), ResourceLeak("x"),
+    CassetteError("x"), CassetteMismatch("x"), DaemonError("x", field="f"), SecretFound("x"),
+    SnapshotMismatch("x"), UnusedInteractions("x"),
 ]
 assert all(isinstance(error, StuntsetError) for error in raised)
 """,
@@ -387,6 +404,58 @@ try:
     assert stand_in.url("anthropic").startswith("http://127.0.0.1:")
 finally:
     stand_in.close()
+""",
+    "model wires": """
+from stuntset import scenarios
+from stuntset.ids import SequentialIds
+from stuntset.wires import (
+    API_PATHS, API_PROVIDERS, PLAIN_FRAMING, PROVIDERS, SSE, WIRES, WIRE_NAMES, Abort, ApiProvider,
+    BadRequest, Framing, ModelWire, Pause, Seen, WireClient, Plan, PrefixView, RenderContext, Reply, ResponseReader, SseParser, Stall,
+    StatusFault, StreamFraming, WireCodec, check_script, codec_for, error_codec, json_reply,
+    memoized, messages_history_calls, parse_sse, plan_of, rate_limit_headers, recorded_wire,
+    render, stream_framing, wire_named, wire_of_path,
+)
+from stuntset.script import RateLimits, RateLimitWindow, Text
+assert WIRE_NAMES[0] == "openai-chat" and "anthropic" in PROVIDERS and "/v1/models" in API_PATHS
+assert isinstance(API_PROVIDERS[0], ApiProvider) and API_PROVIDERS[0].client_path == "/openai/v1"
+chat = wire_named("openai-chat")
+assert isinstance(chat.client, WireClient) and chat.client.path == "/v1/chat/completions"
+seen = Seen()
+chat.client.apply("", {"choices": [{"delta": {"content": "hi"}}]}, seen)
+assert seen.text == "hi" and seen.summary() == "HTTP 0"
+assert isinstance(chat, ModelWire) and chat is WIRES[0] and recorded_wire("http") is chat
+assert wire_of_path("/openai/v1/chat/completions") is chat and chat.records("/v1/chat/completions")
+codec = codec_for("/v1/chat/completions")
+assert isinstance(codec, WireCodec) and error_codec(None, {}) is codec
+check_script(scenarios.build("happy_path"))
+plan = plan_of((Text("hi"),))
+assert isinstance(plan, Plan)
+ctx = RenderContext("m", "chatcmpl-1", "req-1", 0, SequentialIds(), 0, Framing())
+reply = render(codec, plan, True, ctx)
+assert isinstance(reply, Reply) and reply.status == 200
+frames = parse_sse(b"".join(a for a in reply.actions if isinstance(a, bytes)))
+reader = ResponseReader()
+assert chat.read_frames([type("F", (), {"event": e, "data": d})() for e, d in frames], reader)
+assert reader.steps()[0] == Text("hi", chunks=1)
+assert SseParser().feed(b"data: x\\n\\n") == [(None, "x")]
+assert stream_framing("text/event-stream; charset=utf-8") is SSE
+assert isinstance(SSE, StreamFraming) and PLAIN_FRAMING == Framing()
+view = chat.prefix_view({"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]})
+assert isinstance(view, PrefixView) and view.offset == 1
+assert PrefixView({}, [], "messages", 0, [], {}).chained is False
+body = {"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f"}}]}]}
+assert messages_history_calls(body) == [("c", "f", None)]
+assert json_reply(200, {"ok": True}).status == 200
+assert [Pause(0.1).seconds, repr(Stall()), Abort(reset=True).reset] == [0.1, "STALL", True]
+assert codec.fault_reply(StatusFault(429, "slow", None, []), None).status == 429
+window = RateLimitWindow(used_percent=50.0)
+assert rate_limit_headers(RateLimits(primary=window))
+memo: dict = {}
+assert memoized(memo, "k", plan, lambda: 1) == memoized(memo, "k", plan, lambda: 2) == 1
+try:
+    codec.parse([], {})
+except Exception as refused:  # the provider's 400, in its own error shape
+    assert isinstance(refused, BadRequest) and refused.message
 """,
     "CLI doubles": """
 import subprocess

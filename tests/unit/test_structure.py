@@ -271,28 +271,35 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the leak check over them: the doubles record their streams in the first
     "_resources": frozenset(),
     "_leak_check": frozenset({"_resources", "errors", "waiting"}),
+    # uvicorn on a thread: the loopback servers of the model double and of the cassettes
+    "_uvicorn_server": frozenset(),
+    # the model wires: codecs, framing, read-back and request views, behind one registry
+    "wires": frozenset({"errors", "ids", "script"}),
     # adapters: a wire's stream → events; the session log: events → views
     "providers": FOUNDATION,
     "log": frozenset({"errors", "events"}),
     "driver": FOUNDATION | {"providers"},
     # the doubles: script → wire (never the adapters, the log or each other)
-    "doubles.model": FOUNDATION | {"_bind", "_resources"},
+    "doubles.model": FOUNDATION | {"_bind", "_resources", "_uvicorn_server", "wires"},
     "doubles.cli": FOUNDATION,
     "doubles.mcp": FOUNDATION | {"_bind", "_resources"},
     # why a red test is red: the doubles' journals read into a timeline, traces, the
     # deadline, and the mismatch window the cassettes and checks show
-    "explain": FOUNDATION | {"doubles.model", "doubles.cli"},
+    "explain": FOUNDATION | {"wires", "doubles.model", "doubles.cli"},
     # built on the doubles and the log
-    "cassettes": FOUNDATION | {"doubles.model", "doubles.cli", "log", "explain"},
+    "cassettes": FOUNDATION
+    | {"wires", "_uvicorn_server", "doubles.model", "doubles.cli", "log", "explain"},
     "runtime": FOUNDATION | {"providers", "log"},
     # the checks read everything below them
     "checks": FOUNDATION
-    | {"providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes", "runtime"}
+    | {"wires", "providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes"}
+    | {"runtime"}
     | {"_leak_check", "_resources", "explain"},
     # evals run agents against the doubles and grade them with the checks
     "evals": FOUNDATION | {"providers", "driver", "doubles.model", "checks", "_plugin_support"},
     # the web console shows the doubles' journals, the daemon's sessions and the cassettes
-    "console": FOUNDATION | {"doubles.model", "cassettes", "runtime", "providers", "log", "_bind"},
+    "console": FOUNDATION
+    | {"wires", "doubles.model", "cassettes", "runtime", "providers", "log", "_bind"},
     # the browser snapshot tier (snapshot files are compared as cassette snapshots are)
     "browser": FOUNDATION | {"cassettes"},
     # drift plays the catalog through the real binaries and the fakes, through the adapters
@@ -447,4 +454,77 @@ def test_the_fake_process_check_names_a_forbidden_import() -> None:
         "stuntset.doubles.cli.claude",
         "stuntset.doubles.cli.claude._process.run (fake process) imports "
         "stuntset.doubles.cli.codex._process.common",
+    ]
+
+
+# --- a model wire is named only in stuntset.wires ---------------------------------------------
+
+
+def wire_marks() -> frozenset[str]:
+    """What names a model wire: its names (and older names), its API paths and endpoints, the
+    Gemini method suffixes its pattern routes by."""
+    from stuntset.wires import WIRES
+
+    marks = {name for wire in WIRES for name in (wire.name, *wire.aliases)}
+    marks |= {path for wire in WIRES for path in (*wire.paths, wire.endpoint) if path}
+    marks |= {f":{wire.pattern.rpartition(':')[2]}" for wire in WIRES if wire.pattern}
+    return frozenset(marks | {":streamGenerateContent", "gemini"})
+
+
+#: Parts that read a wire only through the registry: not even its paths appear in them.
+ASK_THE_REGISTRY = frozenset({"cassettes", "checks"})
+
+
+def wire_naming_breaks(
+    root: Path, marks: frozenset[str], strict_parts: frozenset[str] = ASK_THE_REGISTRY
+) -> list[str]:
+    """Every string literal outside ``<root>/wires/`` that names a wire: one equal to a wire
+    name anywhere (a per-wire table or branch, ``"gemini"`` or ``"openai-chat"``), and in
+    ``strict_parts`` also one equal to a wire's path or endpoint, or ending with its method."""
+    names = {mark for mark in marks if not mark.startswith(("/", ":"))}
+    breaks: list[tuple[str, int, str]] = []
+    for module, path in sorted(module_names(root).items()):
+        part = part_of(module)
+        if part == "wires":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            text = node.value
+            named = text in names or (
+                part in strict_parts
+                and (text in marks or text.endswith(tuple(m for m in marks if m[0] == ":")))
+            )
+            if named:
+                breaks.append(
+                    (module, node.lineno, f"{module}:{node.lineno} names a wire: {text!r}")
+                )
+    return [line for _, _, line in sorted(breaks)]
+
+
+def test_no_part_outside_stuntset_wires_names_a_wire() -> None:
+    """A wire's name, paths and routes live in its module of ``stuntset.wires``; the double,
+    the cassettes, the checks, docs and banners iterate the registry (docs/design.md,
+    "Adding a wire"). Plain ``grep -rn '"gemini"' src/stuntset --include=*.py`` shows the
+    same: matches only under ``stuntset/wires/``."""
+    assert wire_naming_breaks(SRC, wire_marks()) == []
+
+
+def test_the_wire_naming_check_names_a_table_outside_the_registry(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "wires/__init__.py": 'NAME = "gemini"\n',  # the registry may
+            "checks/__init__.py": 'TABLE = {"gemini": 1}\nPATH = "/v1/messages"\n',
+            "cassettes/read.py": 'def of(p):\n    return p.endswith(":generateContent")\n',
+            "doubles/model/app.py": 'GOOD = "/v1/messages"\nBAD = "openai-chat"\n',
+            "console/view.py": '"""Docs may say gemini, openai-chat."""\n',
+        },
+    )
+    marks = frozenset({"gemini", "openai-chat", "/v1/messages", ":generateContent"})
+    assert wire_naming_breaks(package, marks) == [
+        "pkg.cassettes.read:2 names a wire: ':generateContent'",
+        "pkg.checks:1 names a wire: 'gemini'",
+        "pkg.checks:2 names a wire: '/v1/messages'",
+        "pkg.doubles.model.app:2 names a wire: 'openai-chat'",
     ]

@@ -22,6 +22,7 @@ from stuntset.cassettes.replay import Replayer
 from stuntset.doubles.cli import install_cli
 from stuntset.doubles.model import serve
 from stuntset.errors import HarnessFailure
+from stuntset.wires import OPENAI_CHAT, wire_named
 
 __all__ = ["cassette_rows"]
 
@@ -37,7 +38,10 @@ _ASK = {
 
 
 def _chat_bodies(client: httpx2.Client, requests: int) -> list[bytes]:
-    return [client.post("/chat/completions", json=_ASK).content for _ in range(requests)]
+    chat = wire_named(OPENAI_CHAT.name)
+    assert chat is not None
+    assert chat.endpoint is not None
+    return [client.post(chat.endpoint, json=_ASK).content for _ in range(requests)]
 
 
 def _record_http(name: str, path: Path) -> list[bytes]:

@@ -52,7 +52,7 @@ def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str) -> I
     """Serve ``app`` until the block ends; yields ``http://host:port``."""
     import uvicorn
 
-    from stuntset.doubles.model._loopback_server import _Server
+    from stuntset._uvicorn_server import ReadyServer
 
     sock = _bound(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
@@ -66,7 +66,7 @@ def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str) -> I
         access_log=False,
         timeout_graceful_shutdown=1,
     )
-    server = _Server(config, ready)
+    server = ReadyServer(config, ready)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name=f"{name}:{bound_port}", daemon=True
     )

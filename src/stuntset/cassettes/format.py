@@ -3,9 +3,9 @@
 Line 1 is a self-describing header; every other line is either a *block* (a large value
 stored once) or an *interaction* (one request and its response *as streamed*)::
 
-    {"format":"stuntset-cassette","kind":"header","recorded_by":"stuntset 0.1.0","version":1,"wires":["openai.chat"]}
+    {"format":"stuntset-cassette","kind":"header","recorded_by":"stuntset 0.1.0","version":1,"wires":["openai-chat"]}
     {"id":"b-3f2a…","kind":"block","value":"You are a helpful assistant. …"}
-    {"id":"i-1","kind":"interaction","request":{…,"body":{"system":{"$block":"b-3f2a…"},…}},"response":{"frames":[{"data":"…","event":null,"t":0.012},…],…},"session":null,"wire":"openai.chat"}
+    {"id":"i-1","kind":"interaction","request":{…,"body":{"system":{"$block":"b-3f2a…"},…}},"response":{"frames":[{"data":"…","event":null,"t":0.012},…],…},"session":null,"wire":"openai-chat"}
 
 JSON is canonical (sorted keys, compact), so one change perturbs one line. Request-body
 values under ``system``, ``tools`` and ``instructions``, and any string of 1 KiB or more,
@@ -34,7 +34,8 @@ from typing import Any, TypeAlias
 import msgspec
 
 from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
-from stuntset.errors import UsageError
+from stuntset.errors import CassetteError, SecretFound
+from stuntset.wires import WIRES, wire_of_path
 
 __all__ = [
     "ENDPOINTS",
@@ -72,11 +73,10 @@ BLOCK_KEYS = frozenset({"system", "tools", "instructions"})
 BLOCK_MIN_BYTES = 1024
 
 
-#: API endpoints (base-URL prefixes such as ``/v1`` stripped) → the wire they belong to.
+#: API endpoints (base-URL prefixes such as ``/v1`` stripped) → the wire they belong to: the
+#: model wires' (``stuntset.wires``), then the other OpenAI-style endpoints, as plain ``http``.
 ENDPOINTS: dict[str, str] = {
-    "/chat/completions": "openai-chat",
-    "/responses": "openai-responses",
-    "/messages": "anthropic-messages",
+    **{wire.endpoint: wire.name for wire in WIRES if wire.endpoint},
     "/models": "http",
     "/embeddings": "http",
     "/completions": "http",
@@ -95,24 +95,10 @@ def endpoint_of(path: str) -> str:
     return next((endpoint for endpoint in ENDPOINTS if path.endswith(endpoint)), path)
 
 
-#: Gemini's methods end the path, after the model: ``/v1beta/models/{model}:generateContent``.
-GEMINI_METHODS = (":generateContent", ":streamGenerateContent")
-
-
 def wire_of(path: str) -> str:
     """The wire a request path belongs to (``http`` when it is none of the model APIs)."""
-    if path.endswith(GEMINI_METHODS):
-        return "gemini"
-    return ENDPOINTS.get(endpoint_of(path), "http")
-
-
-class CassetteError(UsageError):
-    """A cassette is malformed, from an unknown version, or cannot be written. The message
-    names the file, the line and the field."""
-
-
-class SecretFound(CassetteError):
-    """Refused to write: the cassette still holds something that looks like a secret."""
+    wire = wire_of_path(path)
+    return "http" if wire is None else wire.name
 
 
 class Header(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="header"):
@@ -124,7 +110,9 @@ class Header(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="h
 
 class Frame(msgspec.Struct, frozen=True, kw_only=True):
     """One SSE event (``event`` + ``data``) or one CLI stdout line (``data``), received ``t``
-    seconds after the request went out."""
+    seconds after the request went out. ``data`` is text on every framing: an NDJSON stream
+    keeps a line a frame, a binary event stream the payload as base64 (the wire's
+    ``StreamFraming.data_encoding`` says which) with its event type in ``event``."""
 
     t: float
     data: str

@@ -33,7 +33,7 @@ from stuntset.cassettes.format import (
 )
 from stuntset.cassettes.recording_file import FileState, write_recording
 from stuntset.cassettes.scrub import Scrubber
-from stuntset.cassettes.sse import SseParser
+from stuntset.wires import stream_framing
 
 __all__ = ["Recording", "RecordingProxy", "record", "wire_of"]
 
@@ -106,16 +106,17 @@ class RecordingProxy:
                     "headers": out_headers,
                 }
             )
-            streamed = response.headers.get("content-type", "").startswith("text/event-stream")
-            parser = SseParser()
+            framing = stream_framing(response.headers.get("content-type", ""))
+            parser = None if framing is None else framing.parser()
+            streamed = parser is not None
             async for chunk in response.aiter_bytes():
                 offset = round(time.monotonic() - start, 6)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                if streamed:
+                if parser is not None:
                     frames += [Frame(t=offset, event=e, data=d) for e, d in parser.feed(chunk)]
                 else:
                     raw += chunk
-            if streamed:
+            if parser is not None:
                 frames += [
                     Frame(t=round(time.monotonic() - start, 6), event=e, data=d)
                     for e, d in parser.close()

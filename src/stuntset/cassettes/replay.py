@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from stuntset.cassettes.format import Cassette, Interaction, endpoint_of, short_json
 from stuntset.cassettes.scrub import Scrubber
-from stuntset.errors import HarnessFailure, UsageError
+from stuntset.errors import CassetteMismatch, UnusedInteractions, UsageError
 
 __all__ = ["VOLATILE_FIELDS", "CassetteMismatch", "Replayer", "UnusedInteractions"]
 
@@ -46,10 +46,6 @@ VOLATILE_FIELDS = frozenset(
 )
 
 Pace = Literal["none", "recorded", "scaled"]
-
-
-class CassetteMismatch(HarnessFailure):
-    """A request matched no recorded interaction (the message shows the nearest ones)."""
 
 
 def check_mismatches(mismatches: list[str], prefix: str = "") -> None:
@@ -68,10 +64,6 @@ def not_allowed(
         return []
     allowed = set(allow_unused or ())
     return [i for i in unused if i.id not in allowed]
-
-
-class UnusedInteractions(HarnessFailure):
-    """Recorded interactions were never requested."""
 
 
 def _normalized(body: Any) -> Any:

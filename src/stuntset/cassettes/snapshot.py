@@ -16,17 +16,13 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stuntset.errors import HarnessFailure, UsageError
+from stuntset.errors import SnapshotMismatch, UsageError
 from stuntset.events import Event, decode_lines, encode, encode_lines
 
 if TYPE_CHECKING:
     from stuntset.log import EventLog
 
 __all__ = ["EventSnapshot", "SnapshotMismatch", "check_events_snapshot"]
-
-
-class SnapshotMismatch(HarnessFailure):
-    """The events differ from the committed expectation."""
 
 
 def check_events_snapshot(

@@ -34,6 +34,7 @@ from typing import Any
 from stuntset.checks._diff import differences, render_value
 from stuntset.checks.requests import ModelRequest, model_requests
 from stuntset.errors import PrefixUnstable, UsageError
+from stuntset.wires import WIRES, PrefixView, wire_named
 
 __all__ = [
     "ASPECTS",
@@ -45,112 +46,19 @@ __all__ = [
     "first_user_message",
 ]
 
-#: Request fields that change what the provider can reuse from its prompt cache, per wire.
-CACHE_FIELDS: dict[str, tuple[str, ...]] = {
-    "openai-chat": (
-        "model",
-        "tool_choice",
-        "parallel_tool_calls",
-        "response_format",
-        "prompt_cache_key",
-        "prompt_cache_retention",
-    ),
-    "openai-responses": (
-        "model",
-        "tool_choice",
-        "parallel_tool_calls",
-        "text",
-        "reasoning",
-        "prompt_cache_key",
-        "prompt_cache_retention",
-    ),
-    "anthropic-messages": ("model", "tool_choice", "thinking"),
-    # the model is in the request path, not the body (a journal entry's ``path``)
-    "gemini": ("cachedContent", "toolConfig"),
-}
+#: Request fields that change what the provider can reuse from its prompt cache, per wire
+#: (each wire's ``cache_fields``, in ``stuntset.wires``).
+CACHE_FIELDS: dict[str, tuple[str, ...]] = {wire.name: wire.cache_fields for wire in WIRES}
 #: The four checks, in the order a divergence reports them; each can be passed to ``ignore``.
 ASPECTS = ("system", "tools", "cache", "messages")
-_SYSTEM_ROLES = ("system", "developer")
 
 
-@dataclass(frozen=True)
-class _View:
-    system: dict[str, Any]
-    messages: list[Any]
-    key: str  # "messages" or "input": the body field the messages come from
-    offset: int  # how many leading items of that field are the system prompt
-    tools: list[Any]
-    cache: dict[str, Any]
-    chained: bool
-
-
-def _strip_cache_control(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip_cache_control(v) for v in value]
-    return value
-
-
-def _text_blocks(value: Any) -> Any:
-    return [{"type": "text", "text": value}] if isinstance(value, str) else value
-
-
-def _leading_system(items: list[Any]) -> int:
-    count = 0
-    for item in items:
-        if not (isinstance(item, dict) and item.get("role") in _SYSTEM_ROLES):
-            break
-        count += 1
-    return count
-
-
-def _view(request: ModelRequest) -> _View:
-    body = request.body
-    cache = {name: body[name] for name in CACHE_FIELDS[request.wire] if name in body}
-    tools = body.get("tools") or []
-    if request.wire == "anthropic-messages":
-        messages = [
-            {**m, "content": _text_blocks(m.get("content"))} if isinstance(m, dict) else m
-            for m in body.get("messages") or []
-        ]
-        system = {"system": _text_blocks(body["system"])} if "system" in body else {}
-        return _View(
-            system=_strip_cache_control(system),
-            messages=_strip_cache_control(messages),
-            key="messages",
-            offset=0,
-            tools=_strip_cache_control(tools),
-            cache=_strip_cache_control(cache),
-            chained=False,
-        )
-    if request.wire == "gemini":
-        system = (
-            {"systemInstruction": body["systemInstruction"]} if "systemInstruction" in body else {}
-        )
-        contents = body.get("contents")
-        messages = list(contents) if isinstance(contents, list) else []
-        return _View(system, messages, "contents", 0, _gemini_tools(tools), cache, False)
-    key = "input" if request.wire == "openai-responses" else "messages"
-    raw = body.get(key) or []
-    items = [{"role": "user", "content": raw}] if isinstance(raw, str) else list(raw)
-    offset = _leading_system(items)
-    system = {f"{key}[{i}]": items[i] for i in range(offset)}
-    if "instructions" in body:
-        system = {"instructions": body["instructions"], **system}
-    chained = request.wire == "openai-responses" and bool(
-        body.get("previous_response_id") or body.get("conversation")
-    )
-    return _View(system, items[offset:], key, offset, tools, cache, chained)
-
-
-def _gemini_tools(tools: Any) -> list[Any]:
-    """Gemini's tools, one per function: its ``functionDeclarations`` lists spread out."""
-    out: list[Any] = []
-    for tool in tools if isinstance(tools, list) else []:
-        declared = tool.get("functionDeclarations") if isinstance(tool, dict) else None
-        out.extend(declared if isinstance(declared, list) else [tool])
-    return out
+def _view(request: ModelRequest) -> PrefixView:
+    """The request as its wire's ``prefix_view`` reads it."""
+    wire = wire_named(request.wire)
+    if wire is None:
+        raise UsageError(f"{request.describe()}: {request.wire!r} is not a model wire")
+    return wire.prefix_view(request.body)
 
 
 def _tool_name(tool: Any) -> str:
@@ -258,7 +166,7 @@ def _tool_findings(before: list[Any], after: list[Any]) -> list[str]:
     return lines
 
 
-def _message_findings(before: _View, after: _View) -> list[str]:
+def _message_findings(before: PrefixView, after: PrefixView) -> list[str]:
     if after.chained:
         return []
     old, new = before.messages, after.messages

@@ -3,7 +3,7 @@
 ``model_requests(source)`` turns a stand-in (anything with ``.requests``: ``StandIn``,
 ``ModelDouble``, ``ModelTransport``), a ``Cassette``, a cassette path, or an iterable of
 journal entries / cassette interactions into ``ModelRequest`` values: the wire, the parsed
-body, and where it came from. Only requests on the three model wires with a JSON object body
+body, and where it came from. Only requests on the model wires with a JSON object body
 are kept (a ``GET /v1/models`` is not a prompt). The wire comes from the journal or cassette
 entry, else from the path's endpoint, so a ``/v1/...`` and an ``/openai/v1/...`` path read the
 same.
@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from stuntset.errors import UsageError
+from stuntset.wires import WIRE_NAMES
 
 __all__ = ["MODEL_WIRES", "ModelRequest", "model_requests"]
 
-#: The wire names a model request can have.
-MODEL_WIRES = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
+#: The wire names a model request can have (``stuntset.wires.WIRE_NAMES``).
+MODEL_WIRES = WIRE_NAMES
 
 
 @dataclass(frozen=True, slots=True)

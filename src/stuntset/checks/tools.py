@@ -31,6 +31,7 @@ import msgspec
 
 from stuntset.checks._diff import MISSING, differences
 from stuntset.errors import ToolMismatch, UsageError
+from stuntset.wires import WIRES, wire_named
 
 __all__ = ["DeclaredTool", "ReceivedCall", "ToolCalls", "assert_tool", "declared_tools"]
 
@@ -90,35 +91,6 @@ class ToolCalls:
         return [call for call in self.calls if call.name == name]
 
 
-_SCHEMA_KEYS = ("parameters", "parametersJsonSchema", "parameters_json_schema")
-
-
-def _declared(tool: Any) -> DeclaredTool | None:
-    if not isinstance(tool, dict):
-        return None
-    function = tool.get("function")
-    if isinstance(function, dict):  # Chat Completions
-        return DeclaredTool(
-            str(function.get("name")), function.get("description"), function.get("parameters")
-        )
-    if "input_schema" in tool:  # Anthropic Messages
-        return DeclaredTool(str(tool.get("name")), tool.get("description"), tool["input_schema"])
-    if "name" in tool:  # Responses function tools, Gemini function declarations
-        # google-genai sends ``parameters_json_schema`` as it is spelled (the API takes both)
-        schema = next(
-            (tool[k] for k in _SCHEMA_KEYS if tool.get(k) is not None), tool.get("parameters")
-        )
-        return DeclaredTool(str(tool["name"]), tool.get("description"), schema)
-    return None
-
-
-def _function_declarations(tool: Any) -> list[Any]:
-    """A Gemini tool's ``functionDeclarations`` (several functions in one tool); any other
-    wire's tool as it is."""
-    declared = tool.get("functionDeclarations") if isinstance(tool, dict) else None
-    return declared if isinstance(declared, list) else [tool]
-
-
 def declared_tools(source: Any) -> list[tuple[str, dict[str, DeclaredTool]]]:
     """For each request in ``source`` that carries a tool list: where it came from and its
     tools by name."""
@@ -126,11 +98,11 @@ def declared_tools(source: Any) -> list[tuple[str, dict[str, DeclaredTool]]]:
 
     out = []
     for request in model_requests(source):
-        tools = request.body.get("tools")
-        if not isinstance(tools, list):
+        wire = wire_named(request.wire)
+        declared = (wire or WIRES[0]).declared_tools(request.body)
+        if declared is None:
             continue
-        spread = [d for t in tools for d in _function_declarations(t)]
-        named = {d.name: d for d in map(_declared, spread) if d is not None}
+        named = {name: DeclaredTool(name, about, schema) for name, about, schema in declared}
         out.append((request.describe(), named))
     return out
 

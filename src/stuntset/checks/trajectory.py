@@ -39,6 +39,7 @@ from typing import Any, Literal, TypeAlias
 
 from stuntset.checks._diff import render_value
 from stuntset.errors import TrajectoryMismatch, UsageError
+from stuntset.wires import messages_history_calls, wire_named
 
 __all__ = [
     "ArgsMatch",
@@ -147,43 +148,11 @@ def _from_lines(lines: Iterable[dict[str, Any]]) -> list[ToolStep]:
 
 
 def _history_calls(wire: str, body: dict[str, Any]) -> list[tuple[str, ToolStep]]:
-    calls: list[tuple[str, ToolStep]] = []
-    if wire == "openai-responses":
-        items = body.get("input")
-        for item in items if isinstance(items, list) else []:
-            if isinstance(item, dict) and item.get("type") == "function_call":
-                calls.append(
-                    (str(item.get("call_id")), _parsed(item.get("name"), item.get("arguments")))
-                )
-        return calls
-    if wire == "gemini":  # no ids: a call is known by where it stands in the history
-        contents = body.get("contents")
-        for i, content in enumerate(contents if isinstance(contents, list) else []):
-            parts = content.get("parts") if isinstance(content, dict) else None
-            for j, part in enumerate(parts if isinstance(parts, list) else []):
-                call = part.get("functionCall") if isinstance(part, dict) else None
-                if isinstance(call, dict):
-                    key = str(call.get("id") or f"contents[{i}].parts[{j}]")
-                    calls.append((key, _parsed(call.get("name"), call.get("args"))))
-        return calls
-    for message in body.get("messages") or []:
-        if not isinstance(message, dict) or message.get("role") != "assistant":
-            continue
-        for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
-            calls.append(
-                (str(call.get("id")), _parsed(function.get("name"), function.get("arguments")))
-            )
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                calls.append(
-                    (
-                        str(block.get("id")),
-                        ToolStep(str(block.get("name")), dict(block.get("input") or {})),
-                    )
-                )
-    return calls
+    """The tool calls a request's history carries, as its wire reads them (Chat and
+    Anthropic's ``messages`` reader for a wire the registry does not know)."""
+    known = wire_named(wire)
+    read = messages_history_calls if known is None else known.history_calls
+    return [(key, _parsed(name, arguments)) for key, name, arguments in read(body)]
 
 
 def _parsed(name: Any, arguments: Any) -> ToolStep:

@@ -15,9 +15,9 @@ from typing import Any
 
 import msgspec
 
-from stuntset.doubles.model._reply import Abort, Pause, Reply, Stall
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.doubles.model.journal import JournalEntry
+from stuntset.wires import WIRE_NAMES, Abort, Pause, Reply, Stall
 
 from ._html import esc
 
@@ -158,8 +158,8 @@ def render_view(source: Callable[[], ModelDouble | None]) -> str:
         '<form class="filters" role="search" aria-label="Filter requests">'
         '<label>Search <input type="search" name="q" id="request-search"></label>'
         '<label>Wire <select name="wire" id="request-wire"><option value="">all</option>'
-        "<option>openai-chat</option><option>openai-responses</option>"
-        "<option>anthropic-messages</option></select></label>"
+        + "".join(f"<option>{esc(name)}</option>" for name in WIRE_NAMES)
+        + "</select></label>"
         '<label>Status <select name="state" id="request-state"><option value="">all</option>'
         '<option value="ok">ok</option><option value="failed">failed</option></select></label>'
         "</form>"

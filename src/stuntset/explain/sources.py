@@ -46,7 +46,7 @@ def _said(body: bytes) -> str:
 
 def reply_summary(reply: Any) -> tuple[str, dict[str, Any], bool]:
     """``(one line, detail, stalled)`` for a model double's ``Reply`` (``None``: no reply)."""
-    from stuntset.doubles.model._reply import Abort, Pause, Stall
+    from stuntset.wires import Abort, Pause, Stall
 
     if reply is None:
         return "no reply", {}, False

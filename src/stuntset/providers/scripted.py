@@ -10,7 +10,7 @@ waits until interrupted). It records every call made to it (``calls``) for asser
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, assert_never
 
 import anyio
 import anyio.lowlevel
@@ -45,6 +45,7 @@ from stuntset.script import (
     AuthExpired,
     Delay,
     Exit,
+    FaultStep,
     Garbage,
     HttpError,
     InputRequest,
@@ -101,7 +102,9 @@ def crash_for(step: Step) -> tuple[CrashKind, str, bool] | None:
         return "exited", f"the runtime exited with code {step.code} mid-turn{detail}", False
     if isinstance(step, SpawnFailure):
         return "spawn_failed", f"the runtime could not be started: {step.message}", False
-    return None
+    if isinstance(step, Stall) or not isinstance(step, FaultStep):
+        return None  # a stall hangs the run; other steps are content
+    assert_never(step)
 
 
 class ScriptedProvider:
@@ -413,10 +416,12 @@ class ScriptedRun:
                 yield _Pause(step.seconds)
             elif isinstance(step, Stall):
                 yield _Wait(lambda: False)
-            else:
+            elif isinstance(step, FaultStep):
                 crash = crash_for(step)
                 assert crash is not None, step
                 kind, message, retryable = crash
                 yield self._event(RunCrashed, kind=kind, message=message, retryable=retryable)
                 return
+            else:
+                assert_never(step)
         yield self._event(RunCompleted, stop_reason="end_turn")

@@ -10,22 +10,10 @@ import json
 from collections import deque
 from typing import Any
 
-from stuntset.errors import UsageError
+from stuntset.errors import DaemonError
 from stuntset.runtime.protocol import MAX_MESSAGE, DaemonInfo
 
 __all__ = ["DaemonClient", "DaemonError"]
-
-
-class DaemonError(UsageError):
-    """The daemon answered a request with an error; ``field`` names the culprit.
-
-    ``resume_at`` is set for a stale cursor only: subscribe again with ``after=resume_at``.
-    """
-
-    def __init__(self, message: str, *, field: str | None, resume_at: int | None = None) -> None:
-        super().__init__(message)
-        self.field = field
-        self.resume_at = resume_at
 
 
 class DaemonClient:

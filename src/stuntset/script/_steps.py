@@ -383,6 +383,23 @@ Step: TypeAlias = (
     | SpawnFailure
 )
 
+#: The steps that end a turn with a failure (``fault = True``), as a type: a renderer's
+#: dispatch narrows a ``Step`` to it, then ends in ``assert_never`` (docs/design.md, "Adding
+#: a fault kind"). A test checks that it lists exactly the kinds of ``FAULT_KINDS``.
+FaultStep: TypeAlias = (
+    HttpError
+    | AuthExpired
+    | RateLimit
+    | Overloaded
+    | StreamCut
+    | MalformedJson
+    | Garbage
+    | OutOfOrder
+    | Stall
+    | Exit
+    | SpawnFailure
+)
+
 _STEP_CLASSES: tuple[type[StepBase], ...] = (
     Text,
     Reasoning,

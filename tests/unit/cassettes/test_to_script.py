@@ -283,7 +283,7 @@ class _Counted(str):
 def test_accumulating_a_streams_text_is_linear_in_its_length() -> None:
     # issue #33: `cassettes show` took 0.4 / 0.9 / 2.6 s for 2,000 / 4,000 / 8,000 frames:
     # each delta copied the whole text so far. Counted, not timed.
-    from stuntset.cassettes.to_script import _Turn
+    from stuntset.wires import ResponseReader as _Turn
 
     copied = []
     for n in (1_000, 2_000, 4_000, 8_000):

@@ -16,10 +16,10 @@ from stuntset.console.cassettes_view import find, render_list, resolve, timing
 from stuntset.console.requests_view import exchanges, render_view
 from stuntset.console.sessions_view import render_list as render_sessions
 from stuntset.console.sessions_view import render_session
-from stuntset.doubles.model._reply import ABORT, RESET, STALL, Pause, Reply
 from stuntset.doubles.model.app import ModelApp
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.errors import UsageError
+from stuntset.wires._reply import ABORT, RESET, STALL, Pause, Reply
 
 CHAT = b'{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}'
 

@@ -8,7 +8,6 @@ import pytest
 from stuntset.doubles.cli.claude import CLAUDE_WIRE
 from stuntset.doubles.cli.codex import CODEX_WIRE
 from stuntset.doubles.model import ModelDouble
-from stuntset.doubles.model.wires import MODEL_WIRES
 from stuntset.errors import ScriptError
 from stuntset.script import (
     AGENT_WIRE,
@@ -22,8 +21,10 @@ from stuntset.script import (
     Wire,
     loads_script,
 )
+from stuntset.wires import WIRES
 
 FAULTS = [StreamCut, MalformedJson, Garbage, OutOfOrder]
+MODEL_WIRES = [wire.declared for wire in WIRES]
 
 
 @pytest.mark.parametrize("fault", FAULTS)

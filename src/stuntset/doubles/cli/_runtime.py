@@ -391,7 +391,7 @@ class Runtime:
 
 
 def accepts(match: dict[str, Any] | None, prompt: str, model: str, has_results: bool) -> bool:
-    """Whether a turn's ``match`` accepts the request, as ``TurnMatch`` does (a fake CLI makes
+    """Whether a turn's ``match`` accepts the request, as ``script.Match`` does (a fake CLI makes
     no retries, so ``retry_count`` matches only 0)."""
     if not match:
         return True

@@ -14,23 +14,29 @@ import json
 import os
 import sys
 import threading
-from typing import Any, NoReturn
+from typing import Any, NoReturn, assert_never
 
 import msgspec
 
 from stuntset.errors import ScriptExhausted
 from stuntset.script import (
+    ApprovalRequest,
     AuthExpired,
     Delay,
     Exit,
+    FaultStep,
     HttpError,
+    InputRequest,
     Overloaded,
     RateLimit,
+    Reasoning,
     ScriptPlayer,
     Step,
     Text,
+    ToolCall,
     ToolResult,
     TurnRequest,
+    Usage,
     kind_of,
 )
 
@@ -124,11 +130,14 @@ def plan_turn(steps: tuple[Step, ...], *, transport: str, time_scale: float) -> 
             if step.is_error:
                 result["is_error"] = True
             return Plan(delay=delay * time_scale, result=result)
-        elif step.fault:
+        elif isinstance(step, FaultStep):
             if transport == "stdio" and isinstance(step, HTTP_ONLY_FAULTS):
                 return Plan(delay=delay * time_scale, error=(INTERNAL_ERROR, _error_message(step)))
             return Plan(delay=delay * time_scale, fault=step)
-        # ToolCall names the tool the turn answers; usage and reasoning are the model's
+        elif isinstance(step, ToolCall | Reasoning | Usage | ApprovalRequest | InputRequest):
+            pass  # ToolCall names the tool the turn answers; usage and reasoning are the model's
+        else:
+            assert_never(step)
     text = "".join(texts)
     return Plan(delay=delay * time_scale, result=_content(text) if texts else {"content": []})
 

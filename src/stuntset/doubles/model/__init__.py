@@ -1,5 +1,6 @@
-"""Model doubles: one stand-in that speaks OpenAI Chat Completions, OpenAI Responses and
-Anthropic Messages from a script, in-process or over loopback.
+"""Model doubles: one stand-in that speaks every model wire of ``stuntset.wires.WIRES`` (OpenAI
+Chat Completions, OpenAI Responses, Anthropic Messages, Gemini) from a script, in-process or
+over loopback.
 
 ::
 
@@ -13,16 +14,17 @@ Anthropic Messages from a script, in-process or over loopback.
 
 from typing import TYPE_CHECKING
 
-from stuntset.doubles.model._reply import Framing
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.doubles.model.journal import JournalEntry
 from stuntset.doubles.model.serve import StandIn, serve
 from stuntset.doubles.model.transport import ModelTransport, transport
-from stuntset.doubles.model.wires import (
+from stuntset.wires import (
     ANTHROPIC_MESSAGES,
+    GEMINI,
     MODEL_WIRES,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
+    Framing,
 )
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "ANTHROPIC_MESSAGES",
+    "GEMINI",
     "MODEL_WIRES",
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",

@@ -25,6 +25,7 @@ from stuntset import scenarios
 from stuntset._bind import check_bind, listening_socket
 from stuntset.errors import UsageError
 from stuntset.script import load_script
+from stuntset.wires import API_PROVIDERS
 
 from ._lane import lane_protocol
 from ._server import (
@@ -101,9 +102,8 @@ def run_serve(
     if warning:
         click.echo(warning, err=True)
     click.echo(f"stuntset model double on {base}")
-    click.echo(f"  OpenAI (Chat Completions, Responses): {base}/openai/v1")
-    click.echo(f"  Anthropic (Messages):                 {base}/anthropic")
-    click.echo(f"  Gemini (generateContent):             {base}/gemini/")
+    for api in API_PROVIDERS:
+        click.echo(f"  {api.title + ':':<38}{base}{api.client_path}")
     click.echo(f"  one scenario, e.g. rate_limited:      {base}/scenarios/rate_limited/openai/v1")
     click.echo(f"  scenarios: {', '.join(n for n in scenarios.names() if n != 'spawn_missing')}")
     model_app = ModelApp(double, max_body=options.max_body)

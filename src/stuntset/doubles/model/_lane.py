@@ -28,7 +28,8 @@ from typing import Any, ClassVar, cast
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from ._reply import Reply
+from stuntset.wires import Reply
+
 from ._template import BAD_HEADER_NAME, BAD_HEADER_VALUE
 from .app import ANSWER_KEY, ModelApp
 from .double import ModelDouble, is_model_route

@@ -1,21 +1,20 @@
 """The loopback server itself: uvicorn (httptools) on ``127.0.0.1:<free port>`` in a
 background thread. Kept apart from ``serve`` so that in-process use never imports uvicorn.
 
-The listening socket is made here with ``IPPROTO_TCP`` and ``TCP_NODELAY`` (asyncio only sets
-``TCP_NODELAY`` on accepted sockets whose listener was created that way; without it every
-non-streamed response waits ≈ 40 ms for Nagle and delayed ACK). The server stops by itself
-when it is closed, ending any stalled response first.
+The listening socket and the thread's server are ``stuntset._uvicorn_server``'s (shared with
+the cassettes' recording proxy and replay server). The server stops by itself when it is
+closed, ending any stalled response first.
 """
 
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 
 import uvicorn
 
 from stuntset._resources import LONG_LIVED
+from stuntset._uvicorn_server import ReadyServer, nodelay_socket
 
 from ._lane import lane_protocol
 from .app import ModelApp
@@ -24,33 +23,9 @@ from .double import ModelDouble
 __all__ = ["LoopbackServer"]
 
 
-def _listening_socket(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    sock.set_inheritable(False)
-    return sock
-
-
-class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, ready: threading.Event) -> None:
-        super().__init__(config)
-        self._ready = ready
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        self.loop = asyncio.get_running_loop()
-        try:
-            await super().startup(sockets)
-        finally:
-            self._ready.set()
-
-    def run(self, sockets: list[socket.socket] | None = None) -> None:
-        try:
-            super().run(sockets=sockets)
-        finally:  # ended before its start-up (it raised): nobody waits out the 30 s
-            self._ready.set()
+#: The names this module has always given them (tests and ``serve`` read them here).
+_listening_socket = nodelay_socket
+_Server = ReadyServer
 
 
 class LoopbackServer:

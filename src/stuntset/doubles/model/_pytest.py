@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from stuntset._plugin_support import script_from
 from stuntset.errors import UsageError
 from stuntset.script import Script
+from stuntset.wires import Framing
 
-from ._reply import Framing
 from .serve import StandIn
 
 if TYPE_CHECKING:

@@ -22,9 +22,7 @@ from typing import Any
 import msgspec
 
 from stuntset.ids import IdGenerator
-
-from ._common import Plan, RenderContext, WireCodec, render
-from ._reply import Action, Reply
+from stuntset.wires import Action, Plan, RenderContext, Reply, WireCodec, render
 
 __all__ = [
     "BAD_HEADER_NAME",

@@ -20,8 +20,8 @@ import anyio
 import anyio.lowlevel
 
 from stuntset._resources import STREAMS
+from stuntset.wires import Abort, Pause, Reply, Stall
 
-from ._reply import Abort, Pause, Reply, Stall
 from .double import ModelDouble
 
 __all__ = ["ANSWER_KEY", "ModelApp"]

@@ -30,37 +30,32 @@ from stuntset.errors import ScriptExhausted, StuntsetError, UnusedTurns, UsageEr
 from stuntset.ids import IdGenerator, RandomIds
 from stuntset.script import RateLimits, Script, ScriptPlayer, Step, Turn, TurnRequest
 from stuntset.seams import current_clock, current_ids
-
-from ._common import (
+from stuntset.wires import (
+    API_PATHS,
+    PLAIN_FRAMING,
+    PROVIDERS,
     BadRequest,
+    Framing,
     Memo,
     Plan,
     RenderContext,
+    Reply,
     WireCodec,
+    check_script,
+    codec_for,
+    error_codec,
+    json_reply,
     memoized,
     plan_of,
+    rate_limit_headers,
     render,
 )
-from ._reply import PLAIN_FRAMING, Framing, Reply, json_reply
+
 from ._template import Template, head_lines, make_template
-from .anthropic import AnthropicCodec
-from .gemini import GEMINI_ID_PREFIX, asks_for_sse, gemini_codec
 from .journal import Journal, JournalEntry
-from .openai_chat import ChatCodec
-from .openai_responses import ResponsesCodec, rate_limit_headers
-from .wires import check_script
 
 __all__ = ["ModelDouble", "Route", "is_model_route", "route"]
 
-CHAT = ChatCodec()
-RESPONSES = ResponsesCodec()
-ANTHROPIC = AnthropicCodec()
-_ROUTES: dict[str, WireCodec] = {
-    "/v1/chat/completions": CHAT,
-    "/v1/responses": RESPONSES,
-    "/v1/messages": ANTHROPIC,
-}
-_ID_PREFIX = {CHAT: "chatcmpl", RESPONSES: "resp", ANTHROPIC: "msg"}
 _decode = msgspec.json.Decoder().decode
 _UNREADABLE = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 _UNDECODED = object()
@@ -89,21 +84,11 @@ def route(path: str) -> Route:
     if rest.startswith("/scenarios/"):
         name, _, tail = rest[len("/scenarios/") :].partition("/")
         scenario, rest = name, "/" + tail
-    for prefix in ("openai", "anthropic", "gemini"):
+    for prefix in PROVIDERS:
         if rest == f"/{prefix}" or rest.startswith(f"/{prefix}/"):
             provider, rest = prefix, rest[len(prefix) + 1 :] or "/"
             break
     return Route(scenario, provider, rest)
-
-
-def _codec(path: str, query: str) -> WireCodec | None:
-    """The codec for an API ``path`` (a Gemini stream's form is in its ``query``)."""
-    codec = _ROUTES.get(path)
-    if codec is not None:
-        return codec
-    if path.endswith(":streamGenerateContent"):
-        return gemini_codec(path, sse=asks_for_sse(query))
-    return gemini_codec(path)
 
 
 def _header_dict(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -126,7 +111,7 @@ def is_model_route(path: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     where = route(text)
-    return where.path in _ROUTES or gemini_codec(where.path) is not None
+    return codec_for(where.path) is not None
 
 
 #: The fast lane's memo of a turn (``ModelDouble._lane_turn``).
@@ -240,7 +225,7 @@ class ModelDouble:
     ) -> Reply:
         """``handle`` with the body decoded (``parsed``: its JSON, or its text)."""
         where = route(path)
-        codec = _codec(where.path, query)
+        codec = codec_for(where.path, query)
         reply: Reply | None = None
         turn: int | None = None
         try:
@@ -335,7 +320,7 @@ class ModelDouble:
                         kept = True
                         return written
                     reply = written
-                if limits is not None and codec is RESPONSES:
+                if limits is not None and codec.sends_rate_limits:
                     target._add_rate_limits(reply, limits)
         finally:  # what ``handle`` journals (also when rendering raised)
             if not kept:
@@ -371,7 +356,7 @@ class ModelDouble:
             template = self._template(codec, plan, False, include_usage, model, 0)
         limits = self._limits(turn)
         extra: bytes | None = b""
-        if limits is not None and codec is RESPONSES:
+        if limits is not None and codec.sends_rate_limits:
             extra = head_lines(self._rate_limit_headers(limits))
         if len(self._lane_turns) >= _TEMPLATE_LIMIT:
             self._lane_turns.clear()
@@ -388,7 +373,7 @@ class ModelDouble:
             where = route(path.decode("ascii"))
         except UnicodeDecodeError:
             return None
-        codec = _ROUTES.get(where.path) or gemini_codec(where.path)
+        codec = codec_for(where.path)
         if codec is None:
             return None
         target = self
@@ -432,18 +417,15 @@ class ModelDouble:
         """The provider's 413 for a request body over ``limit`` bytes (the body is not read;
         the connection closes after the reply). Journaled without a body."""
         where = route(path)
-        codec = _codec(where.path, query)
+        codec = codec_for(where.path, query)
         routed = codec is not None
         if codec is None:
-            anthropic_like = where.provider == "anthropic" or (
-                where.provider is None and "anthropic-version" in headers
-            )
-            codec = ANTHROPIC if anthropic_like else CHAT
+            codec = error_codec(where.provider, headers)
         reply = codec.error_reply(
             413,
             f"Request body too large: this stuntset server takes at most {limit} bytes "
             f"(stuntset serve --max-body)",
-            "request_too_large" if codec is ANTHROPIC else None,
+            codec.too_large_type,
             headers=[("connection", "close")],
         )
         self.journal.record(
@@ -466,19 +448,11 @@ class ModelDouble:
         body: bytes,
         parsed: object,
     ) -> tuple[Reply, int | None]:
-        anthropic_like = where.provider == "anthropic" or (
-            where.provider is None and "anthropic-version" in headers
-        )
-        fallback = ANTHROPIC if anthropic_like else CHAT
+        fallback = error_codec(where.provider, headers)
         if where.path == "/v1/models" and method == "GET":
-            return self._models(anthropic_like), None
+            return self._models(fallback), None
         if codec is None or method != "POST":
-            allowed = (
-                "POST"
-                if codec
-                else "one of /v1/chat/completions, /v1/responses, /v1/messages, /v1/models, "
-                "/v1beta/models/{model}:generateContent"
-            )
+            allowed = "POST" if codec else "one of " + ", ".join(API_PATHS)
             return (
                 fallback.error_reply(
                     404 if codec is None else 405,
@@ -548,13 +522,13 @@ class ModelDouble:
         else:
             ctx = self._context(
                 model,
-                self.ids.new(_ID_PREFIX.get(codec, GEMINI_ID_PREFIX)),
+                self.ids.new(codec.id_prefix),
                 self.ids.new("req"),
                 created,
                 include_usage,
             )
             reply = render(codec, plan, streaming, ctx)
-        if limits is not None and codec is RESPONSES:
+        if limits is not None and codec.sends_rate_limits:
             self._add_rate_limits(reply, limits)
         return reply
 
@@ -590,9 +564,7 @@ class ModelDouble:
             if len(templates) >= _TEMPLATE_LIMIT:
                 templates.clear()
             ctx = self._context(model, "", "", created, include_usage)
-            template = make_template(
-                codec, plan, streaming, ctx, _ID_PREFIX.get(codec, GEMINI_ID_PREFIX)
-            )
+            template = make_template(codec, plan, streaming, ctx, codec.id_prefix)
             templates[key] = template
         return template
 
@@ -659,22 +631,11 @@ class ModelDouble:
                 self._scenarios[name] = double
             return double
 
-    def _models(self, anthropic_like: bool) -> Reply:
+    def _models(self, codec: WireCodec) -> Reply:
+        """``GET /v1/models`` in ``codec``'s shape: the models the script matches on."""
         names = sorted({t.match.model for t in self.script.turns if t.match and t.match.model})
-        names = names or (["claude-stuntset"] if anthropic_like else ["gpt-stuntset"])
         created = int(self.clock.now())
-        if anthropic_like:
-            data = [
-                {"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"}
-                for n in names
-            ]
-            return json_reply(
-                200, {"data": data, "has_more": False, "first_id": names[0], "last_id": names[-1]}
-            )
-        listing = [
-            {"id": n, "object": "model", "created": created, "owned_by": "stuntset"} for n in names
-        ]
-        return json_reply(200, {"object": "list", "data": listing})
+        return json_reply(200, codec.models_body(names or [codec.default_model], created))
 
     # --- verification ---
 

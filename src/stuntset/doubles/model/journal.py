@@ -108,7 +108,7 @@ def _reply(kept: Any) -> Any:
     """The ``Reply`` a journal entry keeps (made now from the head and body ``add_raw`` kept)."""
     if not isinstance(kept, tuple):
         return kept
-    from ._reply import Reply
+    from stuntset.wires import Reply
 
     head, body = kept
     headers = []

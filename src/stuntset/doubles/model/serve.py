@@ -6,24 +6,25 @@ first.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from stuntset.errors import UsageError
 from stuntset.script import Script
+from stuntset.wires import API_PROVIDERS, Framing, ProviderName
 
-from ._reply import Framing
 from .double import ModelDouble
 from .journal import JournalEntry
-from .transport import ModelTransport
+from .transport import ModelTransport, script_of
 
 if TYPE_CHECKING:
     from ._loopback_server import LoopbackServer
 
 __all__ = ["LoopbackServer", "StandIn", "serve"]
 
-Provider = Literal["openai", "anthropic", "gemini"]
+Provider = ProviderName
 
 
 def __getattr__(name: str) -> object:
@@ -40,9 +41,9 @@ class StandIn:
     journal, an in-process transport and, on first use of ``url()``, a loopback server (its
     own, or one shared through ``server_factory``).
 
-    ``url("openai")`` is a base URL for OpenAI clients (``…/openai/v1``), ``url("anthropic")``
-    for Anthropic clients (``…/anthropic``), ``url("gemini")`` for google-genai
-    (``…/gemini/``, the SDK adds ``v1beta/models/…``); ``scenario=`` gives the base URL of one catalog
+    ``url(provider)`` is the base URL for that provider's clients, for each of
+    ``stuntset.wires.API_PROVIDERS``: ``url("openai")`` is ``…/openai/v1`` (Chat and Responses),
+    and so on (``ApiProvider.client_path``); ``scenario=`` gives the base URL of one catalog
     scenario. ``requests`` is the journal; ``verify()`` fails on unused turns and unanswered
     requests (the pytest fixture calls it at teardown).
     """
@@ -103,15 +104,13 @@ class StandIn:
 
     def url(self, provider: Provider = "openai", *, scenario: str | None = None) -> str:
         """The base URL to give a client of ``provider`` (starts the server)."""
-        suffixes = {"openai": "/openai/v1", "anthropic": "/anthropic", "gemini": "/gemini/"}
-        if provider not in suffixes:
-            raise UsageError(
-                f"url({provider!r}): the model double speaks 'openai' (Chat Completions and "
-                f"Responses), 'anthropic' (Messages) and 'gemini' (generateContent)"
-            )
+        known = {api.name: api for api in API_PROVIDERS}
+        if provider not in known:
+            *rest, last = [f"{api.name!r} ({api.speaks})" for api in API_PROVIDERS]
+            speaks = f"{', '.join(rest)} and {last}" if rest else last
+            raise UsageError(f"url({provider!r}): the model double speaks {speaks}")
         prefix = f"/scenarios/{scenario}" if scenario else ""
-        suffix = suffixes[provider]
-        return self.base_url + prefix + suffix
+        return self.base_url + prefix + known[provider].client_path
 
     def verify(self, *, allow_unused_turns: bool | Collection[str] = False) -> None:
         """``ScriptExhausted`` if a request found no turn; ``UnusedTurns`` if turns were left."""
@@ -140,15 +139,21 @@ class StandIn:
 
 
 def serve(
-    script: Script | None = None,
+    script: Script | str | os.PathLike[str] | None = None,
     *,
     framing: Framing | None = None,
     host: str = "127.0.0.1",
     port: int = 0,
+    **scenario_params: Any,
 ) -> StandIn:
     """A ``StandIn`` playing ``script`` with its loopback server already running::
 
     with stuntset.serve(script) as stand_in:
         client = OpenAI(base_url=stand_in.url("openai"), api_key="test")
+
+    ``script`` is what the ``stand_in`` marker takes: a ``Script``, a scenario name (with its
+    parameters as keywords: ``serve("rate_limited", retry_after_ms=10)``) or a ``.toml`` /
+    ``.json`` script path (a relative one from the current directory).
     """
-    return StandIn(script, framing=framing, host=host, port=port).start()
+    played = script_of(script, scenario_params, "serve()")
+    return StandIn(played, framing=framing, host=host, port=port).start()

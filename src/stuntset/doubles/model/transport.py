@@ -12,18 +12,22 @@ client's read timeout raises that library's ``ReadTimeout``, as a socket would.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from functools import cache, lru_cache
+from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any, Self
 
 from stuntset._resources import STREAMS
 from stuntset.clock import FakeClock
+from stuntset.errors import UsageError
+from stuntset.scenarios import script_from
 from stuntset.script import Script
+from stuntset.wires import Abort, Action, Framing, Pause, Reply, Stall
 
-from ._reply import Abort, Action, Framing, Pause, Reply, Stall
 from .double import ModelDouble
 from .journal import JournalEntry
 
@@ -328,10 +332,11 @@ class ModelTransport:
 
 
 def transport(
-    script: Script | None = None,
+    script: Script | str | os.PathLike[str] | None = None,
     *,
     framing: Framing | None = None,
     double: ModelDouble | None = None,
+    **scenario_params: Any,
 ) -> ModelTransport:
     """An in-process transport playing ``script`` (or sharing an existing ``double``).
 
@@ -340,9 +345,25 @@ def transport(
 
         client = OpenAI(http_client=httpx2.Client(transport=stuntset.transport(script)),
                         api_key="test")
+
+    ``script`` is what the ``stand_in`` marker takes: a ``Script``, a scenario name (its
+    parameters as keywords) or a ``.toml`` / ``.json`` script path.
     """
+    script = script_of(script, scenario_params, "transport()")
     if double is None:
         double = ModelDouble(script, framing=framing) if framing else ModelDouble(script)
     elif script is not None:
         double.play(script)
     return ModelTransport(double)
+
+
+def script_of(spec: object, params: dict[str, Any], where: str) -> Script | None:
+    """The script ``serve()`` and ``transport()`` play: ``spec`` as the ``stand_in`` marker
+    reads it (None: an empty double, to ``play`` later)."""
+    if spec is None:
+        if params:
+            raise UsageError(
+                f"{where}: scenario parameters {sorted(params)} given without a scenario"
+            )
+        return None
+    return script_from(Path(spec) if isinstance(spec, os.PathLike) else spec, params, where)

@@ -14,7 +14,6 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.clock import FakeClock
-from stuntset.doubles.model._reply import Framing, Reply
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.ids import RandomIds, SequentialIds
 from stuntset.script import (
@@ -33,6 +32,7 @@ from stuntset.script import (
     TurnRequest,
     Usage,
 )
+from stuntset.wires._reply import Framing, Reply
 
 RICH = Script.of(
     [

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from stuntset.doubles.model import Framing, ModelDouble
-from stuntset.doubles.model.gemini import gemini_codec, gemini_status
 from stuntset.script import (
     AuthExpired,
     HttpError,
@@ -22,6 +21,7 @@ from stuntset.script import (
     ToolResult,
     Usage,
 )
+from stuntset.wires.gemini import gemini_codec, gemini_status
 
 PATH = "/v1beta/models/gemini-x:generateContent"
 STREAM = "/v1beta/models/gemini-x:streamGenerateContent"

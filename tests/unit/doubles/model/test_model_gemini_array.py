@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 
 from stuntset.doubles.model import Framing, ModelDouble
-from stuntset.doubles.model._reply import ABORT, STALL, Reply
-from stuntset.doubles.model.gemini import asks_for_sse, gemini_codec
 from stuntset.script import (
     AuthExpired,
     Exit,
@@ -27,6 +25,8 @@ from stuntset.script import (
     ToolCall,
     Usage,
 )
+from stuntset.wires._reply import ABORT, STALL, Reply
+from stuntset.wires.gemini import asks_for_sse, gemini_codec
 
 STREAM = "/v1beta/models/gemini-x:streamGenerateContent"
 ASK = json.dumps({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}).encode()

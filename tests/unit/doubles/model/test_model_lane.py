@@ -27,12 +27,12 @@ from stuntset import scenarios
 from stuntset.clock import FakeClock
 from stuntset.doubles.model._lane import lane_protocol, written_whole
 from stuntset.doubles.model._loopback_server import _listening_socket
-from stuntset.doubles.model._reply import Pause, Reply
 from stuntset.doubles.model._server import Guard, guarded_protocol
 from stuntset.doubles.model.app import ModelApp
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.ids import SequentialIds
 from stuntset.script import HttpError, Match, Script, Text, Turn, TurnRequest
+from stuntset.wires._reply import Pause, Reply
 
 
 def post(path: str, body: object, *, extra: bytes = b"", version: bytes = b"1.1") -> bytes:

@@ -8,13 +8,17 @@ import msgspec
 import pytest
 
 from stuntset import scenarios
-from stuntset.doubles.model._common import RenderContext, plan_of, render
-from stuntset.doubles.model._reply import PLAIN_FRAMING, Reply
 from stuntset.doubles.model._template import make_template
-from stuntset.doubles.model.double import _ID_PREFIX, ANTHROPIC, CHAT, RESPONSES
-from stuntset.doubles.model.gemini import GEMINI_ID_PREFIX, gemini_codec
 from stuntset.ids import SequentialIds
 from stuntset.script import Reasoning, Script, Text, ToolCall, ToolResult, Usage
+from stuntset.wires import codec_for
+from stuntset.wires._codec import RenderContext, plan_of, render
+from stuntset.wires._reply import PLAIN_FRAMING, Reply
+from stuntset.wires.gemini import gemini_codec
+
+CHAT = codec_for("/v1/chat/completions")
+RESPONSES = codec_for("/v1/responses")
+ANTHROPIC = codec_for("/v1/messages")
 
 RICH = Script.of(
     [
@@ -64,7 +68,7 @@ def _fresh(
     codec: object, plan: object, streaming: bool, model: str, usage: bool, ids: SequentialIds
 ) -> Reply:
     ctx = _ctx(ids, model, usage)
-    ctx.response_id = ids.new(_ID_PREFIX.get(codec, GEMINI_ID_PREFIX))  # type: ignore[call-overload]
+    ctx.response_id = ids.new(codec.id_prefix)  # type: ignore[call-overload]
     ctx.request_id = ids.new("req")
     return render(codec, plan, streaming, ctx)  # type: ignore[arg-type]
 
@@ -89,7 +93,7 @@ def test_a_filled_template_is_the_fresh_render(name: str, plan: object, codec: o
                 plan,
                 streaming,
                 _ctx(None, model, usage),
-                _ID_PREFIX.get(codec, GEMINI_ID_PREFIX),  # type: ignore[arg-type,call-overload]
+                codec.id_prefix,  # type: ignore[arg-type,call-overload]
             )
             filled_ids, fresh_ids = SequentialIds(namespace), SequentialIds(namespace)
             for _ in range(2):  # the second fill counts on, as a second render would
@@ -131,7 +135,7 @@ def test_the_fast_lanes_fill_is_the_templates_fill(name: str, plan: object, code
             plan,
             False,
             _ctx(None, model, False),
-            _ID_PREFIX.get(codec, GEMINI_ID_PREFIX),  # type: ignore[arg-type,call-overload]
+            codec.id_prefix,  # type: ignore[arg-type,call-overload]
         )
         lane = template.lane
         if plan.delay():  # type: ignore[attr-defined]  # its status line waits: not on the lane

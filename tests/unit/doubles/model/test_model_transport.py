@@ -259,3 +259,36 @@ def test_the_transport_plays_requests_and_verifies_through_its_double() -> None:
         reply = client.post("http://x/v1/chat/completions", json=body).json()
     assert reply["choices"][0]["message"]["content"] == "replayed"
     shared.verify()
+
+
+def test_serve_and_transport_take_what_the_stand_in_marker_takes(tmp_path: Any) -> None:
+    """A ``Script``, a scenario name (its parameters as keywords) or a script file path."""
+    from stuntset import scenarios, serve
+    from stuntset.errors import UsageError
+    from stuntset.script import dumps_script
+
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    path = tmp_path / "script.json"
+    path.write_text(dumps_script(Script.of([Text("from a file")])))
+    expected = {
+        "happy_path": "Hello! How can I help you today?",
+        str(path): "from a file",
+    }
+    for spec, text in expected.items():
+        with httpx2.Client(transport=transport(spec)) as client:
+            reply = client.post("http://x/v1/chat/completions", json=body).json()
+        assert reply["choices"][0]["message"]["content"] == text
+    with httpx2.Client(transport=transport(path)) as client:
+        assert client.post("http://x/v1/chat/completions", json=body).status_code == 200
+    with httpx2.Client(transport=transport("happy_path", text="tuned")) as client:
+        reply = client.post("http://x/v1/chat/completions", json=body).json()
+    assert reply["choices"][0]["message"]["content"] == "tuned"
+    with serve("happy_path", text="served") as stand_in:
+        served = httpx2.post(stand_in.url("openai") + "/chat/completions", json=body).json()
+    assert served["choices"][0]["message"]["content"] == "served"
+    with pytest.raises(UsageError, match=r"^transport\(\): scenario parameters \['text'\]"):
+        transport(text="no scenario")
+    with pytest.raises(UsageError, match=r"^serve\(\): scenario parameters \['x'\] given with"):
+        serve(scenarios.build("happy_path"), x=1)
+    with pytest.raises(UsageError, match=r"^transport\(\): expected a Script, a scenario name"):
+        transport(42)  # type: ignore[arg-type]

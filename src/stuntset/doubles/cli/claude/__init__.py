@@ -63,7 +63,7 @@ What runs where:
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import Any
+from typing import Any, assert_never
 
 from stuntset.doubles.cli._install import CliProgram
 from stuntset.script import (
@@ -218,8 +218,9 @@ def _op(step: Step, seed: int, turn: int, position: int) -> tuple[Any, ...] | No
         return ("stall",)
     if isinstance(step, Exit):
         return ("exit", step.code, step.stderr)
-    assert isinstance(step, SpawnFailure), step
-    return None
+    if isinstance(step, SpawnFailure):
+        return None
+    assert_never(step)
 
 
 def _in_responses(turn: Turn) -> list[tuple[Step, float | None, bool]]:

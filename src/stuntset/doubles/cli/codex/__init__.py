@@ -93,7 +93,7 @@ from __future__ import annotations
 import hashlib
 import math
 import shlex
-from typing import Any
+from typing import Any, assert_never
 
 from stuntset.doubles.cli._install import CliProgram
 from stuntset.doubles.cli.codex._process.common import HIGH_DEMAND
@@ -324,8 +324,9 @@ def _op(step: Step, request_id: str) -> tuple[Any, ...] | None:
         return ("stall",)
     if isinstance(step, Exit):
         return ("exit", step.code, step.stderr)
-    assert isinstance(step, SpawnFailure), step
-    return None
+    if isinstance(step, SpawnFailure):
+        return None
+    assert_never(step)
 
 
 def _stream_broke(step: Step) -> str | None:

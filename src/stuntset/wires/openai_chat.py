@@ -10,14 +10,15 @@ and the body ends. An in-band error is a ``data:`` object with a top-level ``err
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import msgspec
 
 from stuntset.script import Delay, Reasoning, Text, ToolCall, TurnRequest
 
-from ._common import (
+from ._client import Seen, WireClient, openai_user
+from ._codec import (
     BadRequest,
     Plan,
     RenderContext,
@@ -28,10 +29,13 @@ from ._common import (
     retry_count,
     text_of,
 )
+from ._declared import OPENAI_CHAT
+from ._readback import ResponseReader, error_step, frame_json
 from ._reply import Action, Pause
-from .wires import OPENAI_CHAT
+from ._spec import ApiProvider, FrameLike, ModelWire, PrefixView
+from ._views import declared_tools, messages_history_calls, openai_prefix_view
 
-__all__ = ["ChatCodec", "openai_error_body", "openai_error_type"]
+__all__ = ["OPENAI", "WIRE", "ChatCodec", "openai_error_body", "openai_error_type"]
 
 _DONE = b"[DONE]"
 #: Where a chunk's delta goes in its encoded template (a NUL byte never occurs in JSON text).
@@ -82,6 +86,7 @@ class ChatCodec(WireCodec):
     provider: ClassVar[str] = "openai"
     request_id_header: ClassVar[str] = "x-request-id"
     overloaded_status: ClassVar[int] = 503
+    id_prefix: ClassVar[str] = "chatcmpl"
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
         data, model, messages = self._checked(body)
@@ -278,3 +283,138 @@ class ChatCodec(WireCodec):
             self._frame(ctx, self._chunk(ctx, {"tool_calls": [orphan]})),
             ctx.framing.frame(_DONE),
         ]
+
+
+# --- read back: a recorded response as steps ---------------------------------------------------
+
+
+def read_frames(frames: Iterable[FrameLike], reader: ResponseReader) -> bool:
+    """A recorded Chat stream (``chat.completion.chunk`` frames, then ``[DONE]``)."""
+    done = False
+    for frame in frames:
+        if frame.data.strip() == "[DONE]":
+            done = True
+            continue
+        chunk = frame_json(frame.data)
+        if not isinstance(chunk, dict):
+            continue
+        if chunk.get("usage"):
+            usage = chunk["usage"]
+            reader.count(usage.get("prompt_tokens"), usage.get("completion_tokens"))
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("reasoning_content"):
+                reader.add("reasoning", "reasoning", delta["reasoning_content"])
+            if delta.get("content"):
+                reader.add("text", "text", delta["content"])
+            for call in delta.get("tool_calls") or []:
+                item_key = f"tool-{call.get('index', 0)}"
+                item = reader.item(item_key, "tool", name="", id=None)
+                function = call.get("function") or {}
+                item["id"] = call.get("id") or item["id"]
+                item["name"] = function.get("name") or item["name"]
+                reader.extend(item_key, "args", function.get("arguments") or "")
+    return done
+
+
+def read_body(body: Any, reader: ResponseReader) -> bool:
+    """A recorded ``chat.completion`` body."""
+    if not isinstance(body, dict):
+        return True
+    message = ((body.get("choices") or [{}])[0]).get("message") or {}
+    if message.get("reasoning_content"):
+        reader.add("reasoning", "reasoning", message["reasoning_content"])
+    if message.get("content"):
+        reader.add("text", "text", message["content"])
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function") or {}
+        reader.item(f"tool-{index}", "tool", name=function.get("name", ""), id=call.get("id"))
+        reader.items[f"tool-{index}"]["args"] = function.get("arguments", "")
+    usage = body.get("usage") or {}
+    if usage:
+        reader.count(usage.get("prompt_tokens"), usage.get("completion_tokens"))
+    reader.unstreamed()
+    return True
+
+
+#: Request fields that change what the provider can reuse from its prompt cache.
+_CACHE_FIELDS = (
+    "model",
+    "tool_choice",
+    "parallel_tool_calls",
+    "response_format",
+    "prompt_cache_key",
+    "prompt_cache_retention",
+)
+
+
+def prefix_view(body: dict[str, Any]) -> PrefixView:
+    return openai_prefix_view(body, "messages", _CACHE_FIELDS, chained=False)
+
+
+# --- the demo client ---------------------------------------------------------------------------
+
+
+def _demo_request(history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "model": "demo",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": history,
+    }
+
+
+def _demo_apply(event: str, payload: dict[str, Any], seen: Seen) -> None:
+    if "error" in payload:
+        seen.problem = f"in-band error: {payload['error'].get('message')}"
+    for choice in payload.get("choices", []):
+        delta = choice.get("delta", {})
+        seen.text += delta.get("content") or ""
+        for call in delta.get("tool_calls", []):
+            if "id" in call:
+                seen.calls.append((call["function"]["name"], call["id"]))
+            elif not seen.calls:
+                seen.problem = "out of order: arguments for a tool call never started"
+
+
+def _demo_tool_round(seen: Seen) -> list[dict[str, Any]]:
+    calls = [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
+        for name, cid in seen.calls
+    ]
+    return [{"role": "assistant", "content": seen.text or None, "tool_calls": calls}] + [
+        {"role": "tool", "tool_call_id": cid, "content": "ok"} for _, cid in seen.calls
+    ]
+
+
+#: OpenAI's clients: Chat Completions and Responses under one base URL.
+OPENAI = ApiProvider(
+    "openai", "/openai/v1", "OpenAI (Chat Completions, Responses)", "Chat Completions and Responses"
+)
+_CODEC = ChatCodec()
+_PATH = "/v1/chat/completions"
+
+
+def _codec_for(path: str, query: str | None) -> WireCodec | None:
+    return _CODEC if path == _PATH else None
+
+
+#: ``POST /v1/chat/completions``.
+WIRE = ModelWire(
+    name=OPENAI_CHAT.name,
+    declared=OPENAI_CHAT,
+    api=OPENAI,
+    title="OpenAI Chat (`POST /v1/chat/completions`)",
+    paths=(_PATH,),
+    codec_for=_codec_for,
+    endpoint="/chat/completions",
+    cache_fields=_CACHE_FIELDS,
+    prefix_view=prefix_view,
+    history_calls=messages_history_calls,
+    declared_tools=declared_tools,
+    read_frames=read_frames,
+    read_body=read_body,
+    read_error=error_step,
+    client=WireClient(_PATH, _demo_request, openai_user, _demo_apply, _demo_tool_round),
+    aliases=("openai.chat",),
+)

@@ -12,13 +12,14 @@ An in-band error is ``event: error``. Both auth header forms are accepted (``x-a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any, ClassVar
 
-from stuntset.script import Reasoning, Text, ToolCall, TurnRequest
+from stuntset.script import HttpError, Overloaded, Reasoning, Text, ToolCall, TurnRequest
 
-from ._common import (
+from ._client import Seen, WireClient, openai_user
+from ._codec import (
     BadRequest,
     Plan,
     RenderContext,
@@ -32,10 +33,13 @@ from ._common import (
     retry_count,
     text_of,
 )
+from ._declared import ANTHROPIC_MESSAGES
+from ._readback import ResponseReader, error_step, frame_json
 from ._reply import Action
-from .wires import ANTHROPIC_MESSAGES
+from ._spec import ApiProvider, FrameLike, ModelWire, PrefixView
+from ._views import cache_of, declared_tools, messages_history_calls, strip_cache_control
 
-__all__ = ["AnthropicCodec", "anthropic_error_type"]
+__all__ = ["WIRE", "AnthropicCodec", "anthropic_error_type"]
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -64,6 +68,17 @@ class AnthropicCodec(WireCodec):
     provider: ClassVar[str] = "anthropic"
     request_id_header: ClassVar[str] = "request-id"
     overloaded_status: ClassVar[int] = 529
+    id_prefix: ClassVar[str] = "msg"
+    too_large_type: ClassVar[str | None] = "request_too_large"
+    default_model: ClassVar[str] = "claude-stuntset"
+
+    def models_body(self, names: list[str], created: int) -> object:
+        """Anthropic's model list: typed entries, a page with its first and last ids."""
+        data = [
+            {"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"}
+            for n in names
+        ]
+        return {"data": data, "has_more": False, "first_id": names[0], "last_id": names[-1]}
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
         data = require_object(body)
@@ -271,3 +286,171 @@ class AnthropicCodec(WireCodec):
             self._event(ctx, "message_delta", delta=stop, usage=self._usage(plan)),
             self._event(ctx, "message_stop"),
         ]
+
+
+# --- read back: a recorded response as steps ---------------------------------------------------
+
+
+def _read_event(event: dict[str, Any], kind: Any, reader: ResponseReader) -> bool:
+    """One Messages stream event into ``reader``; whether it ended the response."""
+    key = f"block-{event.get('index')}"
+    if kind == "message_start":
+        reader.count((event.get("message") or {}).get("usage", {}).get("input_tokens"))
+    elif kind == "content_block_start":
+        block = event.get("content_block") or {}
+        if block.get("type") == "tool_use":
+            reader.item(key, "tool", name=block.get("name", ""), id=block.get("id"))
+        elif block.get("type") == "thinking":
+            reader.item(key, "reasoning", signature=None)
+        else:
+            reader.item(key, "text")
+    elif kind == "content_block_delta":
+        delta = event.get("delta") or {}
+        if delta.get("type") == "text_delta":
+            reader.add(key, "text", delta.get("text", ""))
+        elif delta.get("type") == "thinking_delta":
+            reader.add(key, "reasoning", delta.get("thinking", ""))
+        elif delta.get("type") == "signature_delta":
+            reader.item(key, "reasoning")["signature"] = delta.get("signature")
+        elif delta.get("type") == "input_json_delta":
+            reader.add(key, "tool", delta.get("partial_json", ""), field="args")
+    elif kind == "message_delta":
+        reader.count(output_tokens=(event.get("usage") or {}).get("output_tokens"))
+    elif kind == "message_stop":
+        return True
+    elif kind == "error":
+        error = event.get("error") or {}
+        message = error.get("message")
+        if error.get("type") == "overloaded_error":
+            reader.tail.append(Overloaded(message=message or "Overloaded"))
+        else:
+            reader.tail.append(HttpError(500, message=message, error_type=error.get("type")))
+        return True
+    return False
+
+
+def read_frames(frames: Iterable[FrameLike], reader: ResponseReader) -> bool:
+    """A recorded Messages stream (it ends with ``message_stop``, or an ``error`` event)."""
+    done = False
+    for frame in frames:
+        event = frame_json(frame.data)
+        if isinstance(event, dict):
+            done = _read_event(event, event.get("type", frame.event), reader) or done
+    return done
+
+
+def read_body(body: Any, reader: ResponseReader) -> bool:
+    """A recorded ``message`` object."""
+    if not isinstance(body, dict):
+        return True
+    for index, block in enumerate(body.get("content") or []):
+        key = f"block-{index}"
+        if block.get("type") == "text":
+            reader.add(key, "text", block.get("text", ""))
+        elif block.get("type") == "thinking":
+            reader.add(key, "reasoning", block.get("thinking", ""))
+            reader.items[key]["signature"] = block.get("signature")
+        elif block.get("type") == "tool_use":
+            reader.item(
+                key,
+                "tool",
+                name=block.get("name", ""),
+                id=block.get("id"),
+                input=block.get("input"),
+            )
+    usage = body.get("usage") or {}
+    if usage:
+        reader.count(usage.get("input_tokens"), usage.get("output_tokens"))
+    reader.unstreamed()
+    return True
+
+
+# --- a request as the checks read it -----------------------------------------------------------
+
+#: Request fields that change what the provider can reuse from its prompt cache.
+_CACHE_FIELDS = ("model", "tool_choice", "thinking")
+
+
+def _text_blocks(value: Any) -> Any:
+    return [{"type": "text", "text": value}] if isinstance(value, str) else value
+
+
+def prefix_view(body: dict[str, Any]) -> PrefixView:
+    """Messages and the system prompt as blocks (a string is one text block), without their
+    ``cache_control`` markers."""
+    messages = [
+        {**m, "content": _text_blocks(m.get("content"))} if isinstance(m, dict) else m
+        for m in body.get("messages") or []
+    ]
+    system = {"system": _text_blocks(body["system"])} if "system" in body else {}
+    return PrefixView(
+        system=strip_cache_control(system),
+        messages=strip_cache_control(messages),
+        key="messages",
+        offset=0,
+        tools=strip_cache_control(body.get("tools") or []),
+        cache=strip_cache_control(cache_of(body, _CACHE_FIELDS)),
+    )
+
+
+# --- the demo client ---------------------------------------------------------------------------
+
+
+def _demo_request(history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"model": "demo", "max_tokens": 1024, "stream": True, "messages": history}
+
+
+def _demo_apply(event: str, payload: dict[str, Any], seen: Seen) -> None:
+    kind = payload.get("type", "")
+    if event == "error":
+        seen.problem = f"in-band error: {payload['error']['type']}"
+    elif kind == "content_block_start":
+        seen.started += 1
+    if kind == "content_block_delta" and payload["index"] >= seen.started:
+        seen.problem = "out of order: content for a block never started"
+    elif kind == "content_block_delta" and payload["delta"]["type"] == "text_delta":
+        seen.text += payload["delta"]["text"]
+    if kind == "content_block_start" and payload["content_block"]["type"] == "tool_use":
+        block = payload["content_block"]
+        seen.calls.append((block["name"], block["id"]))
+    elif kind == "message_stop":
+        seen.terminal = True
+
+
+def _demo_tool_round(seen: Seen) -> list[dict[str, Any]]:
+    uses = [{"type": "tool_use", "id": cid, "name": name, "input": {}} for name, cid in seen.calls]
+    results = [
+        {"type": "tool_result", "tool_use_id": cid, "content": "ok"} for _, cid in seen.calls
+    ]
+    return [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
+
+
+_ANTHROPIC = ApiProvider("anthropic", "/anthropic", "Anthropic (Messages)", "Messages")
+_CODEC = AnthropicCodec()
+_PATH = "/v1/messages"
+
+
+def _codec_for(path: str, query: str | None) -> WireCodec | None:
+    return _CODEC if path == _PATH else None
+
+
+#: ``POST /v1/messages``.
+WIRE = ModelWire(
+    name=ANTHROPIC_MESSAGES.name,
+    declared=ANTHROPIC_MESSAGES,
+    api=_ANTHROPIC,
+    title="Anthropic Messages (`POST /v1/messages`)",
+    paths=(_PATH,),
+    codec_for=_codec_for,
+    endpoint="/messages",
+    version_header="anthropic-version",
+    cache_fields=_CACHE_FIELDS,
+    prefix_view=prefix_view,
+    history_calls=messages_history_calls,
+    declared_tools=declared_tools,
+    read_frames=read_frames,
+    read_body=read_body,
+    read_error=error_step,
+    client=WireClient(_PATH, _demo_request, openai_user, _demo_apply, _demo_tool_round),
+    aliases=("anthropic.messages",),
+)

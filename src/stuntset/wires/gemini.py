@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Final
 from urllib.parse import parse_qsl
 
@@ -31,6 +31,7 @@ import msgspec
 
 from stuntset.script import (
     AuthExpired,
+    HttpError,
     Overloaded,
     RateLimit,
     Reasoning,
@@ -40,21 +41,33 @@ from stuntset.script import (
     TurnRequest,
 )
 
-from ._common import (
+from ._client import Seen, WireClient
+from ._codec import (
     BadRequest,
     Plan,
     RenderContext,
     StatusFault,
+    StatusStep,
     WireCodec,
     encode,
     item_events,
     pause,
     require_object,
 )
+from ._declared import GEMINI
+from ._readback import ResponseReader, error_object, error_step, frame_json
 from ._reply import Action, Reply, json_reply
-from .wires import GEMINI
+from ._spec import ApiProvider, FrameLike, HistoryCall, ModelWire, PrefixView
+from ._views import cache_of, declared_tools
 
-__all__ = ["GEMINI_ID_PREFIX", "GeminiCodec", "asks_for_sse", "gemini_codec", "gemini_status"]
+__all__ = [
+    "GEMINI_ID_PREFIX",
+    "WIRE",
+    "GeminiCodec",
+    "asks_for_sse",
+    "gemini_codec",
+    "gemini_status",
+]
 
 #: The prefix of the ``responseId`` the double mints.
 GEMINI_ID_PREFIX: Final = "gen"
@@ -151,6 +164,7 @@ class GeminiCodec(WireCodec):
     provider: ClassVar[str] = "gemini"
     request_id_header: ClassVar[str] = "x-stuntset-request-id"
     overloaded_status: ClassVar[int] = 503
+    id_prefix: ClassVar[str] = GEMINI_ID_PREFIX
 
     def __init__(self, model: str, *, stream: bool, sse: bool = True) -> None:
         self.model = model
@@ -268,7 +282,7 @@ class GeminiCodec(WireCodec):
         data = b"[" + _pretty(encode(body)) + _CLOSE
         return Reply(status, [("content-type", _ARRAY_TYPE), *extra, *headers], [data])
 
-    def status_fault(self, fault: Step) -> StatusFault:
+    def status_fault(self, fault: StatusStep) -> StatusFault:
         found = super().status_fault(fault)
         default, google = _MESSAGES.get(type(fault), (None, None))
         message = found.message if google is None or found.message != default else google
@@ -405,3 +419,205 @@ class GeminiCodec(WireCodec):
             self._chunk(ctx, {"text": ""}, plan, finish=True),
             self._chunk(ctx, {"text": "out of order"}, plan) + end,
         ]
+
+
+# --- read back: a recorded response as steps ---------------------------------------------------
+
+
+def _read_response(response: Any, reader: ResponseReader) -> bool:
+    """One ``GenerateContentResponse`` (a stream chunk or a whole body) into ``reader``;
+    whether it ended the response (a finish reason, or an in-band error)."""
+    if not isinstance(response, dict):
+        return False
+    error = response.get("error")
+    if isinstance(error, dict):
+        code = error.get("code")
+        reader.tail.append(_error(error, code if isinstance(code, int) and code >= 400 else 500))
+        return True
+    usage = response.get("usageMetadata") or {}
+    if usage:
+        reader.count(usage.get("promptTokenCount"), usage.get("candidatesTokenCount"))
+    candidate = (response.get("candidates") or [{}])[0]
+    for part in (candidate.get("content") or {}).get("parts") or []:
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            key = f"tool-{sum(k.startswith('tool-') for k in reader.items)}"
+            name = call.get("name", "")
+            reader.item(key, "tool", name=name, id=call.get("id"), input=call.get("args") or {})
+        elif part.get("text"):
+            kind = "reasoning" if part.get("thought") else "text"
+            reader.add(kind, kind, part["text"])
+            if part.get("thoughtSignature"):
+                reader.items[kind]["signature"] = _read_signature(part["thoughtSignature"])
+    return bool(candidate.get("finishReason"))
+
+
+def _error(error: dict[str, Any], status: int) -> Step:
+    """A Google error object as the step that renders it (``_key_invalid``, or an
+    ``HttpError`` with Google's ``status`` as its type)."""
+    message = error.get("message")
+    if _key_invalid(error):
+        return AuthExpired(message=message) if isinstance(message, str) else AuthExpired()
+    return HttpError(status, message=message, error_type=error.get("status"))
+
+
+def _key_invalid(error: dict[str, Any]) -> bool:
+    """Whether a Google error object is an expired or invalid API key: a 400 whose
+    ``google.rpc.ErrorInfo`` reason is ``API_KEY_INVALID``, which ``AuthExpired`` renders on
+    this wire (docs/protocol-gemini.md#errors)."""
+    details = error.get("details")
+    return any(
+        isinstance(d, dict) and d.get("reason") == _KEY_INVALID
+        for d in (details if isinstance(details, list) else [])
+    )
+
+
+def _read_signature(encoded: str) -> str:
+    """A thought signature as a script holds it: the text it encodes, if it is text."""
+    try:
+        return base64.b64decode(encoded, validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        return encoded
+
+
+def read_frames(frames: Iterable[FrameLike], reader: ResponseReader) -> bool:
+    """A recorded SSE stream: each ``data:`` a whole response; the last has a finish reason."""
+    done = False
+    for frame in frames:
+        done = _read_response(frame_json(frame.data), reader) or done
+    return done
+
+
+def read_body(body: Any, reader: ResponseReader) -> bool:
+    """A whole response, or a stream asked for without ``alt=sse``: the JSON array of its
+    responses, recorded whole (read as the stream it was)."""
+    if isinstance(body, list):
+        done = False
+        for element in body:
+            done = _read_response(element, reader) or done
+        return done
+    if isinstance(body, dict):
+        _read_response(body, reader)
+        reader.unstreamed()
+    return True
+
+
+def read_error(status: int, body: Any, headers: Mapping[str, str]) -> Step:
+    """An error response: an invalid key is ``AuthExpired``, the rest as on every wire."""
+    error = error_object(body)
+    if isinstance(error, dict) and _key_invalid(error):
+        return _error(error, status)
+    return error_step(status, body, headers)
+
+
+# --- a request as the checks read it -----------------------------------------------------------
+
+#: Request fields that change what the provider can reuse from its prompt cache (the model
+#: is in the request path, not the body: a journal entry's ``path``).
+_CACHE_FIELDS = ("cachedContent", "toolConfig")
+
+
+def _tools(tools: Any) -> list[Any]:
+    """Gemini's tools, one per function: its ``functionDeclarations`` lists spread out."""
+    out: list[Any] = []
+    for tool in tools if isinstance(tools, list) else []:
+        declared = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+        out.extend(declared if isinstance(declared, list) else [tool])
+    return out
+
+
+def prefix_view(body: dict[str, Any]) -> PrefixView:
+    system = {"systemInstruction": body["systemInstruction"]} if "systemInstruction" in body else {}
+    contents = body.get("contents")
+    messages = list(contents) if isinstance(contents, list) else []
+    tools = _tools(body.get("tools") or [])
+    return PrefixView(system, messages, "contents", 0, tools, cache_of(body, _CACHE_FIELDS))
+
+
+def history_calls(body: dict[str, Any]) -> list[HistoryCall]:
+    """The ``functionCall`` parts of ``contents``. No ids: a call is known by where it stands
+    in the history."""
+    calls: list[HistoryCall] = []
+    contents = body.get("contents")
+    for i, content in enumerate(contents if isinstance(contents, list) else []):
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for j, part in enumerate(parts if isinstance(parts, list) else []):
+            call = part.get("functionCall") if isinstance(part, dict) else None
+            if isinstance(call, dict):
+                key = str(call.get("id") or f"contents[{i}].parts[{j}]")
+                calls.append((key, call.get("name"), call.get("args")))
+    return calls
+
+
+#: Gemini's methods end the path, after the model: ``/v1beta/models/{model}:generateContent``.
+_METHODS = (":generateContent", ":streamGenerateContent")
+
+
+# --- the demo client ---------------------------------------------------------------------------
+
+
+def _demo_request(history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"contents": history}  # the model and the stream are in the path
+
+
+def _demo_user(prompt: str) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"text": prompt}]}
+
+
+def _demo_apply(event: str, payload: dict[str, Any], seen: Seen) -> None:
+    if "error" in payload:
+        seen.problem = f"in-band error: {payload['error'].get('status')}"
+        return
+    for candidate in payload.get("candidates") or []:
+        parts = (candidate.get("content") or {}).get("parts") or []
+        if seen.terminal and any(part.get("text") for part in parts):
+            seen.problem = "out of order: content after the finishing chunk"
+            return
+        for part in parts:
+            if "functionCall" in part:
+                seen.calls.append((part["functionCall"]["name"], part["functionCall"]["name"]))
+            elif not part.get("thought"):
+                seen.text += part.get("text") or ""
+        seen.terminal = seen.terminal or bool(candidate.get("finishReason"))
+
+
+def _demo_tool_round(seen: Seen) -> list[dict[str, Any]]:
+    calls = [{"functionCall": {"name": name, "args": {}}} for name, _ in seen.calls]
+    answers = [
+        {"functionResponse": {"name": name, "response": {"output": "ok"}}} for name, _ in seen.calls
+    ]
+    return [{"role": "model", "parts": calls}, {"role": "user", "parts": answers}]
+
+
+_DEMO_PATH = "/v1beta/models/demo:streamGenerateContent?alt=sse"
+
+#: google-genai's base URL is the server root; it adds ``v1beta/models/…`` itself.
+_GOOGLE = ApiProvider("gemini", "/gemini/", "Gemini (generateContent)", "generateContent")
+
+
+def _codec_for(path: str, query: str | None) -> WireCodec | None:
+    if query is not None and path.endswith(":streamGenerateContent"):
+        return gemini_codec(path, sse=asks_for_sse(query))
+    return gemini_codec(path)
+
+
+#: ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``.
+WIRE = ModelWire(
+    name=GEMINI.name,
+    declared=GEMINI,
+    api=_GOOGLE,
+    title="Gemini (`POST /v1beta/models/{model}:streamGenerateContent`)",
+    paths=(),
+    codec_for=_codec_for,
+    endpoint=None,
+    recorded_path=lambda path: path.endswith(_METHODS),
+    pattern="/v1beta/models/{model}:generateContent",
+    cache_fields=_CACHE_FIELDS,
+    prefix_view=prefix_view,
+    history_calls=history_calls,
+    declared_tools=declared_tools,
+    read_frames=read_frames,
+    read_body=read_body,
+    read_error=read_error,
+    client=WireClient(_DEMO_PATH, _demo_request, _demo_user, _demo_apply, _demo_tool_round),
+)

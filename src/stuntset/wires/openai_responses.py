@@ -11,13 +11,22 @@ and closed by ``output_item.done``; ``response.completed`` carries the full ``ou
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any, ClassVar
 
-from stuntset.script import RateLimits, RateLimitWindow, Reasoning, Text, ToolCall, TurnRequest
+from stuntset.script import (
+    HttpError,
+    RateLimits,
+    RateLimitWindow,
+    Reasoning,
+    Text,
+    ToolCall,
+    TurnRequest,
+)
 
-from ._common import (
+from ._client import Seen, WireClient, openai_user
+from ._codec import (
     BadRequest,
     Plan,
     RenderContext,
@@ -31,12 +40,14 @@ from ._common import (
     retry_count,
     text_of,
 )
+from ._declared import OPENAI_RESPONSES
+from ._readback import ResponseReader, error_step, frame_json
 from ._reply import Action
-from .openai_chat import openai_error_body
+from ._spec import FrameLike, HistoryCall, ModelWire, PrefixView
+from ._views import declared_tools, openai_prefix_view
+from .openai_chat import OPENAI, openai_error_body
 
-__all__ = ["ResponsesCodec", "rate_limit_headers"]
-
-from .wires import OPENAI_RESPONSES
+__all__ = ["WIRE", "ResponsesCodec", "rate_limit_headers"]
 
 
 def _usage(plan: Plan) -> dict[str, Any]:
@@ -96,6 +107,8 @@ class ResponsesCodec(WireCodec):
     provider: ClassVar[str] = "openai"
     request_id_header: ClassVar[str] = "x-request-id"
     overloaded_status: ClassVar[int] = 503
+    id_prefix: ClassVar[str] = "resp"
+    sends_rate_limits: ClassVar[bool] = True
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> TurnRequest:
         data = require_object(body)
@@ -388,3 +401,159 @@ class ResponsesCodec(WireCodec):
                 ctx, "response.completed", response={**created, "status": "completed", "output": []}
             ),
         ]
+
+
+# --- read back: a recorded response as steps ---------------------------------------------------
+
+_ENDS = ("response.completed", "response.incomplete", "response.failed")
+
+
+def read_frames(frames: Iterable[FrameLike], reader: ResponseReader) -> bool:
+    """A recorded Responses stream (typed events; it ends with ``response.completed``)."""
+    done = False
+    for frame in frames:
+        event = frame_json(frame.data)
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type", frame.event)
+        key = f"item-{event.get('output_index')}"
+        if kind == "response.output_item.added":
+            item = event.get("item") or {}
+            if item.get("type") == "function_call":
+                reader.item(key, "tool", name=item.get("name", ""), id=item.get("call_id"))
+            elif item.get("type") == "reasoning":
+                reader.item(key, "reasoning")
+            else:
+                reader.item(key, "text")
+        elif kind == "response.output_text.delta":
+            reader.add(key, "text", event.get("delta", ""))
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            reader.add(key, "reasoning", event.get("delta", ""))
+        elif kind == "response.function_call_arguments.delta":
+            reader.add(key, "tool", event.get("delta", ""), field="args")
+        elif kind in _ENDS:
+            usage = (event.get("response") or {}).get("usage") or {}
+            if usage:
+                reader.count(usage.get("input_tokens"), usage.get("output_tokens"))
+            if kind == "response.failed":
+                error = (event.get("response") or {}).get("error") or {}
+                reader.tail.append(HttpError(500, message=error.get("message")))
+            done = True
+    return done
+
+
+def read_body(body: Any, reader: ResponseReader) -> bool:
+    """A recorded ``response`` object."""
+    if not isinstance(body, dict):
+        return True
+    for index, item in enumerate(body.get("output") or []):
+        key = f"item-{index}"
+        if item.get("type") == "message":
+            for part in item.get("content") or []:
+                reader.add(key, "text", part.get("text", ""))
+        elif item.get("type") == "reasoning":
+            for part in item.get("summary") or []:
+                reader.add(key, "reasoning", part.get("text", ""))
+        elif item.get("type") == "function_call":
+            reader.item(key, "tool", name=item.get("name", ""), id=item.get("call_id"))
+            reader.items[key]["args"] = item.get("arguments", "")
+    usage = body.get("usage") or {}
+    if usage:
+        reader.count(usage.get("input_tokens"), usage.get("output_tokens"))
+    reader.unstreamed()
+    return True
+
+
+# --- a request as the checks read it -----------------------------------------------------------
+
+
+#: Request fields that change what the provider can reuse from its prompt cache.
+_CACHE_FIELDS = (
+    "model",
+    "tool_choice",
+    "parallel_tool_calls",
+    "text",
+    "reasoning",
+    "prompt_cache_key",
+    "prompt_cache_retention",
+)
+
+
+def prefix_view(body: dict[str, Any]) -> PrefixView:
+    chained = bool(body.get("previous_response_id") or body.get("conversation"))
+    return openai_prefix_view(body, "input", _CACHE_FIELDS, chained=chained)
+
+
+def history_calls(body: dict[str, Any]) -> list[HistoryCall]:
+    """The ``function_call`` items of ``input``."""
+    items = body.get("input")
+    return [
+        (str(item.get("call_id")), item.get("name"), item.get("arguments"))
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict) and item.get("type") == "function_call"
+    ]
+
+
+# --- the demo client ---------------------------------------------------------------------------
+
+
+def _demo_request(history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"model": "demo", "stream": True, "input": history}
+
+
+def _demo_apply(event: str, payload: dict[str, Any], seen: Seen) -> None:
+    kind = payload.get("type", "")
+    if kind == "response.output_item.added":
+        seen.started += 1
+    elif kind == "response.output_text.delta" and not seen.started:
+        seen.problem = "out of order: text for an output item never added"
+    elif kind == "response.output_text.delta":
+        seen.text += payload["delta"]
+    elif kind == "response.output_item.done" and payload["item"]["type"] == "function_call":
+        seen.calls.append((payload["item"]["name"], payload["item"]["call_id"]))
+    elif kind == "response.completed":
+        seen.terminal = True
+    elif kind == "response.failed":
+        seen.problem = f"response.failed: {payload['response']['error']['message']}"
+    if kind != "response.created" and seen.events == 1:
+        seen.problem = f"out of order: {kind} before response.created"
+
+
+def _demo_tool_round(seen: Seen) -> list[dict[str, Any]]:
+    return [
+        item
+        for name, cid in seen.calls
+        for item in (
+            {"type": "function_call", "call_id": cid, "name": name, "arguments": "{}"},
+            {"type": "function_call_output", "call_id": cid, "output": "ok"},
+        )
+    ]
+
+
+_CODEC = ResponsesCodec()
+_PATH = "/v1/responses"
+
+
+def _codec_for(path: str, query: str | None) -> WireCodec | None:
+    return _CODEC if path == _PATH else None
+
+
+#: ``POST /v1/responses``.
+WIRE = ModelWire(
+    name=OPENAI_RESPONSES.name,
+    declared=OPENAI_RESPONSES,
+    api=OPENAI,
+    title="OpenAI Responses (`POST /v1/responses`)",
+    paths=(_PATH,),
+    codec_for=_codec_for,
+    endpoint="/responses",
+    cache_fields=_CACHE_FIELDS,
+    prefix_view=prefix_view,
+    history_calls=history_calls,
+    declared_tools=declared_tools,
+    read_frames=read_frames,
+    read_body=read_body,
+    read_error=error_step,
+    client=WireClient(_PATH, _demo_request, openai_user, _demo_apply, _demo_tool_round),
+    aliases=("openai.responses",),
+)

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, assert_never
 
 import msgspec
 
@@ -23,6 +23,7 @@ from stuntset.script import (
     AuthExpired,
     Delay,
     Exit,
+    FaultStep,
     Garbage,
     HttpError,
     MalformedJson,
@@ -30,6 +31,7 @@ from stuntset.script import (
     Overloaded,
     RateLimit,
     Reasoning,
+    SpawnFailure,
     Stall,
     Step,
     StreamCut,
@@ -66,6 +68,8 @@ Item: TypeAlias = Text | Reasoning | ToolCall | Delay
 #: ``(step, value)`` (the step is kept so that a recycled id never hits).
 Memo: TypeAlias = dict[Hashable, tuple[object, Any]]
 _STATUS_FAULTS = (HttpError, AuthExpired, RateLimit, Overloaded)
+#: The faults that are an HTTP status (before content) or an in-band error (after it).
+StatusStep: TypeAlias = HttpError | AuthExpired | RateLimit | Overloaded
 #: The headers ``WireCodec.read`` parses a body with (its ``TurnRequest`` is dropped).
 _NO_HEADERS: Mapping[str, str] = {}
 
@@ -85,7 +89,7 @@ class Plan:
 
     items: list[Item]
     usage: Usage
-    fault: Step | None
+    fault: FaultStep | None
 
     @property
     def has_content(self) -> bool:
@@ -124,7 +128,7 @@ def plan_of(segment: tuple[Step, ...]) -> Plan:
     consecutive texts become one ``TextRun``)."""
     items: list[Item] = []
     usage: Usage | None = None
-    fault: Step | None = None
+    fault: FaultStep | None = None
     for step in segment:
         if isinstance(step, Text | Reasoning | ToolCall | Delay):
             items.append(step)
@@ -138,7 +142,7 @@ def plan_of(segment: tuple[Step, ...]) -> Plan:
                     usage.output_tokens + step.output_tokens,
                     cost if usage.cost is not None or step.cost is not None else None,
                 )
-        elif step.fault:
+        elif isinstance(step, FaultStep):
             fault = step
     return Plan(_merge_texts(items), usage or Usage(), fault)
 
@@ -245,6 +249,14 @@ class WireCodec(ABC):
     provider: ClassVar[str]
     request_id_header: ClassVar[str]
     overloaded_status: ClassVar[int]
+    #: what the ids of its responses start with (``chatcmpl``-…)
+    id_prefix: ClassVar[str]
+    #: the model ``GET /v1/models`` lists when the script names none
+    default_model: ClassVar[str] = "gpt-stuntset"
+    #: the error ``type`` of its 413 for a body over the server's limit
+    too_large_type: ClassVar[str | None] = None
+    #: whether a turn's ``RateLimits`` are sent as response headers (what Codex reads)
+    sends_rate_limits: ClassVar[bool] = False
 
     # --- requests ---
 
@@ -262,6 +274,13 @@ class WireCodec(ABC):
     def streams(self, body: Mapping[str, Any]) -> bool:
         """Whether the request asks for a stream (Gemini says so in its path instead)."""
         return body.get("stream") is True
+
+    def models_body(self, names: list[str], created: int) -> object:
+        """The body of ``GET /v1/models`` listing ``names`` (OpenAI's list shape)."""
+        listing = [
+            {"id": n, "object": "model", "created": created, "owned_by": "stuntset"} for n in names
+        ]
+        return {"object": "list", "data": listing}
 
     # --- errors ---
 
@@ -299,7 +318,7 @@ class WireCodec(ABC):
         """``frame`` (a stream's first) as sent again right after itself (``repeat_first_event``)."""
         return frame
 
-    def status_fault(self, fault: Step) -> StatusFault:
+    def status_fault(self, fault: StatusStep) -> StatusFault:
         if isinstance(fault, HttpError):
             headers = _retry_headers(
                 fault.retry_after,
@@ -316,9 +335,10 @@ class WireCodec(ABC):
                 fault.retry_after, fault.retry_after_ms, None, fault.retry_after_format
             )
             return StatusFault(429, fault.message, None, headers)
-        assert isinstance(fault, Overloaded)
-        headers = _retry_headers(None, fault.retry_after_ms, None)
-        return StatusFault(self.overloaded_status, fault.message, None, headers)
+        if isinstance(fault, Overloaded):
+            headers = _retry_headers(None, fault.retry_after_ms, None)
+            return StatusFault(self.overloaded_status, fault.message, None, headers)
+        assert_never(fault)
 
     # --- bodies and streams ---
 
@@ -392,11 +412,17 @@ def render(codec: WireCodec, plan: Plan, streaming: bool, ctx: RenderContext) ->
 
 
 def _render_complete(
-    codec: WireCodec, plan: Plan, ctx: RenderContext, fault: Step | None, id_header: tuple[str, str]
+    codec: WireCodec,
+    plan: Plan,
+    ctx: RenderContext,
+    fault: FaultStep | None,
+    id_header: tuple[str, str],
 ) -> Reply:
     wait = plan.delay()
     json_type = ("content-type", "application/json")
-    if fault is None:
+    if isinstance(fault, _STATUS_FAULTS):  # ``render`` answers these before any body
+        reply = codec.fault_reply(codec.status_fault(fault), ctx.request_id)
+    elif fault is None:
         reply = json_reply(200, codec.complete(plan, ctx), [id_header])
     elif isinstance(fault, StreamCut):
         full = encode(codec.complete(plan, ctx))
@@ -413,9 +439,12 @@ def _render_complete(
         reply = json_reply(200, codec.wrong_shape(plan, ctx), [id_header])
     elif isinstance(fault, Stall):
         reply = Reply(None, [], [STALL])
-    else:
-        assert isinstance(fault, Exit), fault
+    elif isinstance(fault, Exit):
         reply = Reply(None, [], [RESET if fault.reset else ABORT])
+    elif isinstance(fault, SpawnFailure):
+        raise _unrenderable(fault)
+    else:
+        assert_never(fault)
     reply.wait = wait
     return reply
 
@@ -435,8 +464,13 @@ def _first_frames(actions: list[Action], count: int) -> list[Action]:
     return kept
 
 
+def _unrenderable(fault: FaultStep) -> AssertionError:
+    """A fault no model wire renders: ``check_script`` refused it when the double was made."""
+    return AssertionError(f"{fault!r} reached a model wire: check_script refuses it")
+
+
 def _render_stream(
-    codec: WireCodec, plan: Plan, ctx: RenderContext, fault: Step | None
+    codec: WireCodec, plan: Plan, ctx: RenderContext, fault: FaultStep | None
 ) -> list[Action]:
     if isinstance(fault, OutOfOrder):
         return codec.out_of_order(plan, ctx)
@@ -460,8 +494,11 @@ def _render_stream(
         return [*body, fault.payload()]
     if isinstance(fault, Stall):
         return [*body, STALL]
-    assert isinstance(fault, Exit), fault
-    return [*body, RESET if fault.reset else ABORT]
+    if isinstance(fault, Exit):
+        return [*body, RESET if fault.reset else ABORT]
+    if isinstance(fault, SpawnFailure):
+        raise _unrenderable(fault)
+    assert_never(fault)
 
 
 def pause(seconds: float) -> list[Action]:
