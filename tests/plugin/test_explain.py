@@ -5,11 +5,15 @@ hung test naming what is pending. Inner runs are real pytest runs of failing tes
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 QUIET = ("-p", "no:hypothesispytest", "-p", "no:cacheprovider", "-n", "0")
+# a timeline row starts with its time from the test's start; other lines that start with "+"
+# (pytest's assertion detail, which CI=true prints in full in the short summary) are not rows
+ROW = re.compile(r"^\s*\+\d+\.\d+s ")
 
 MODEL_TEST = """
 import pytest
@@ -148,7 +152,7 @@ def test_a_failed_fake_cli_test_shows_its_invocations(
     result = pytester.runpytest(*QUIET)
     result.assert_outcomes(failed=1)
     section = _section(result)
-    rows = [line for line in section.splitlines() if line.strip().startswith("+")]
+    rows = [line for line in section.splitlines() if ROW.match(line)]
     assert len(rows) == 1, section
     assert f" {program} " in rows[0], section
     assert "pid " in rows[0], section
@@ -181,7 +185,7 @@ def test_a_failed_mcp_test_shows_its_calls(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(*QUIET)
     result.assert_outcomes(failed=1, errors=1)  # the assertion, then the unused turn
     section = _section(result)
-    rows = [line for line in section.splitlines() if line.strip().startswith("+")]
+    rows = [line for line in section.splitlines() if ROW.match(line)]
     assert any(" mcp " in r and 'tools/call search({"q": "cats"})' in r for r in rows), section
     assert any("fault:" in r or "418" in r for r in rows), section
     assert "mcp    never used: turn 1: " in section, section

@@ -33,6 +33,8 @@ EXTRA_OF = {
     # the MCP double serves through the SDK (specs and journals need none of it)
     "stuntset.doubles.mcp._sdk": "mcp",
     "stuntset.doubles.mcp.stdio": "mcp",
+    # the MCP double's Streamable HTTP app is the SDK's
+    "stuntset.doubles.mcp.http.build_http_app": "mcp",
     # the browser tier: reached only through its fixtures, which skip without Playwright
     "stuntset.browser._pytest.open_browser": "browser",
 }
@@ -45,8 +47,11 @@ PROVIDED_BY_HOST = {
     "stuntset.checks._pytest": {"pytest"},
     # expands into pytest tests, so it is called from a test module
     "stuntset.checks.provider_conformance.conformance_test": {"pytest"},
-    # runs only on a running trio loop (sniffio said so)
-    "stuntset.log.subscription._threadsafe_setter": {"trio"},
+    # the plugin's report sections and deadline, wired from its hooks only
+    "stuntset.explain._pytest": {"pytest"},
+    # run only on a running trio loop (sniffio said so)
+    "stuntset.log.subscription._trio_waker": {"trio"},
+    "stuntset.log.subscription._trio_var": {"trio"},
 }
 
 

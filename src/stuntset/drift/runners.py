@@ -161,7 +161,18 @@ def codex_home(home: Path, base_url: str, model: str = "gpt-5") -> dict[str, str
         "request_max_retries = 1\n"
         "stream_max_retries = 1\n"
     )
-    return {"CODEX_HOME": str(home), "HOME": str(home), "OPENAI_API_KEY": "sk-stuntset-drift"}
+    return {
+        "CODEX_HOME": str(home),
+        "HOME": str(home),
+        "OPENAI_API_KEY": "sk-stuntset-drift",
+        **NO_ENCLOSING_MAKE,
+    }
+
+
+#: A drift run started from make (``make real``, CI) hands MAKELEVEL and MAKEFLAGS to the real
+#: binary, whose shell tool then runs the scripted ``make`` as a sub-make: "make[1]: Entering
+#: directory …" around the scripted output (seen in CI). Emptied for both binaries.
+NO_ENCLOSING_MAKE = {"MAKELEVEL": "", "MAKEFLAGS": "", "MFLAGS": ""}
 
 
 def claude_env(home: Path, base_url: str) -> dict[str, str]:
@@ -172,6 +183,7 @@ def claude_env(home: Path, base_url: str) -> dict[str, str]:
         "HOME": str(home),
         "CLAUDE_CONFIG_DIR": str(home / ".claude"),
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        **NO_ENCLOSING_MAKE,
     }
 
 
