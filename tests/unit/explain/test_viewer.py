@@ -35,3 +35,37 @@ def test_a_missing_trace_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.output.strip().endswith("gone.html: no such file")
     assert len(result.output.strip().splitlines()) == 1
     assert "Traceback" not in result.output
+
+
+def test_the_command_serves_until_interrupted(tmp_path: Path) -> None:
+    """``stuntset console --trace FILE`` as a user runs it: the URL line, the page, then
+    Ctrl-C stops it cleanly (exit 0, no traceback)."""
+    import signal
+    import subprocess
+    import sys
+
+    page, _ = write_trace(tmp_path / "t", "t.py::test_x", "failed", ROWS)
+    command = Path(sys.executable).with_name("stuntset")
+    process = subprocess.Popen(
+        [str(command), "console", "--trace", str(page), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        said = process.stdout.readline()
+        assert said.startswith("stuntset trace viewer on http://127.0.0.1:"), said
+        url = said.split(" on ", 1)[1].split(" ", 1)[0]
+        with httpx2.Client() as client:
+            assert "#0 POST /v1/messages" in client.get(url).text
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+        assert process.stderr is not None
+        assert "Traceback" not in process.stderr.read()
+    finally:
+        process.kill()
+        process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
