@@ -8,6 +8,7 @@ The check adds a dummy fault kind to ``Step`` and ``FaultStep`` in a shadow copy
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,14 @@ def test_mypy_names_every_dispatch_a_new_kind_must_reach(tmp_path: Path) -> None
     shadow = tmp_path / "_steps.py"
     shadow.write_text(with_dummy_kind(STEPS.read_text("utf-8")), "utf-8")
     mypy = [sys.executable, "-m", "mypy", "--strict", "--no-error-summary"]
+    # Start from a copy of the tree's own cache (``make typecheck`` writes it) when there is
+    # one: the third-party stubs (openai, anthropic, pydantic…) are then read, not re-checked,
+    # and only what the shadowed module touches is checked again (17 s instead of 60–280 s
+    # measured at load 7–10). mypy checks every cache entry against its source's hash, so a
+    # stale copy costs time, never a wrong verdict.
+    cache = SRC.parent.parent / ".mypy_cache"
+    if cache.is_dir():
+        shutil.copytree(cache, tmp_path / "cache", ignore=shutil.ignore_patterns("*.lock"))
     shadowed = ["--cache-dir", str(tmp_path / "cache"), "--shadow-file", str(STEPS), str(shadow)]
     run = subprocess.run(
         [*mypy, *shadowed, str(SRC)],

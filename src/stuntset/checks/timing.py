@@ -7,7 +7,9 @@
 - ``within(seconds, gate=...)``: bounds a block, ``async with`` (an anyio cancel scope: asyncio
   and trio) or ``with`` (SIGALRM, main thread only: it saves and re-arms whatever alarm was
   set before, such as pytest-timeout's). On expiry it raises ``WaitTimeout`` naming the block
-  and what its gates still held.
+  and what its gates held when the time ran out: in async code the cancellation unwinds the
+  block (its ``gate.hold`` blocks leave on the way out) before the report is written, so a
+  gate remembers what left *because of a cancellation* and the report names those too.
 - ``TempTracker``: temporary directories the test hands out (``mkdtemp``) and a watched
   directory (the test's ``TMPDIR``) the app writes its own temporary files into; ``close()``
   removes everything and fails with ``LeftoverPaths`` listing what the app left behind.
@@ -15,13 +17,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -45,6 +50,9 @@ class SettleGate:
         self._pending: dict[int, tuple[str, float]] = {}
         self._ids = itertools.count()
         self._changed = threading.Condition()
+        # what left while a cancellation unwound it: (sequence, what, since, left at)
+        self._cut: deque[tuple[int, str, float, float]] = deque(maxlen=256)
+        self._cuts = itertools.count()
 
     def enter(self, what: str) -> int:
         """Mark ``what`` as pending; returns the token ``leave`` takes."""
@@ -55,9 +63,24 @@ class SettleGate:
 
     def leave(self, token: int) -> None:
         with self._changed:
-            if self._pending.pop(token, None) is None:
+            item = self._pending.pop(token, None)
+            if item is None:
                 raise UsageError(f"{self.name}: token {token} is not pending (left twice?)")
+            if _is_cancellation(sys.exc_info()[1]):  # left from a ``finally:`` being cancelled
+                self._cut.append((next(self._cuts), *item, self._clock()))
             self._changed.notify_all()
+
+    def mark(self) -> int:
+        """A point ``cut_short(since=)`` counts from."""
+        with self._changed:
+            return self._cut[-1][0] + 1 if self._cut else 0
+
+    def cut_short(self, since: int = 0) -> list[str]:
+        """What left because a cancellation unwound it (after ``mark()`` returned ``since``),
+        with how long each had been pending when it left."""
+        with self._changed:
+            cut = [item for item in self._cut if item[0] >= since]
+        return [f"{what} (pending {left - t0:.2f} s, cut short)" for _, what, t0, left in cut]
 
     @contextmanager
     def hold(self, what: str) -> Iterator[None]:
@@ -109,11 +132,13 @@ class _Within:
     _previous: Any = field(default=None, repr=False)
     _alarm: tuple[float, float] = (0.0, 0.0)
     _started: float = 0.0
+    _marks: tuple[int, ...] = ()
 
     def report(self) -> str:
         lines = [f"{self.what} did not finish within {self.seconds} s"]
-        for gate in self.gates:
-            pending = gate.pending()
+        marks = self._marks or (0,) * len(self.gates)
+        for gate, mark in zip(self.gates, marks, strict=True):
+            pending = gate.pending() + gate.cut_short(since=mark)
             lines.append(f"{gate.name} still pending: " + ("; ".join(pending) or "nothing"))
         if not self.gates:
             lines.append("(pass gate= to have what was in flight named here)")
@@ -122,6 +147,7 @@ class _Within:
     # --- async: an anyio cancel scope ---
 
     async def __aenter__(self) -> _Within:
+        self._marks = tuple(gate.mark() for gate in self.gates)
         self._scope = anyio.fail_after(self.seconds)
         self._scope.__enter__()
         return self
@@ -170,6 +196,16 @@ class _Within:
             left = max(remaining - (time.monotonic() - self._started), 0.001)
             signal.setitimer(signal.ITIMER_REAL, left, interval)
         return False
+
+
+def _is_cancellation(error: BaseException | None) -> bool:
+    """An asyncio or trio cancellation (what a cancel scope unwinds a block with)."""
+    if error is None:
+        return False
+    if isinstance(error, asyncio.CancelledError):
+        return True
+    trio = sys.modules.get("trio")
+    return trio is not None and isinstance(error, trio.Cancelled)
 
 
 def within(

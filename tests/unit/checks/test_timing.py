@@ -170,3 +170,56 @@ def test_leftovers_are_removed_and_reported(tracker: TempTracker) -> None:
     )
     assert "call release(path)" in message
     assert not forgotten.exists()
+
+
+@pytest.mark.anyio
+async def test_work_held_inside_an_async_block_is_named_after_the_cancel_unwound_it(
+    gate: SettleGate,
+) -> None:
+    async def agent_run() -> None:
+        # the cancellation unwinds `hold` (it leaves) before __aexit__ writes the report
+        async with within(0.05, what="the agent run", gate=gate):
+            with gate.hold("tool call t2"):
+                await anyio.sleep_forever()
+
+    with pytest.raises(WaitTimeout) as caught:
+        await agent_run()
+    assert str(caught.value) == (
+        "the agent run did not finish within 0.05 s\n"
+        "tools still pending: tool call t2 (pending 1.00 s, cut short)"
+    )
+    assert gate.pending() == []
+
+
+@pytest.mark.anyio
+async def test_work_that_ended_normally_inside_the_block_is_not_named(gate: SettleGate) -> None:
+    with gate.hold("done in time"):
+        pass
+
+    async def block() -> None:
+        async with within(0.05, gate=gate):
+            with gate.hold("finished"):
+                await anyio.sleep(0)
+            token = gate.enter("a token left in a finally")
+            try:
+                await anyio.sleep_forever()
+            finally:
+                gate.leave(token)
+
+    with pytest.raises(WaitTimeout) as caught:
+        await block()
+    assert str(caught.value).splitlines()[1] == (
+        "tools still pending: a token left in a finally (pending 1.00 s, cut short)"
+    )
+
+
+def test_a_cut_short_from_an_earlier_block_is_not_reported_by_a_later_one(
+    gate: SettleGate,
+) -> None:
+    async def held_then_cancelled() -> None:
+        with anyio.move_on_after(0.01), gate.hold("earlier"):
+            await anyio.sleep_forever()
+
+    anyio.run(held_then_cancelled)
+    assert gate.cut_short() == ["earlier (pending 1.00 s, cut short)"]
+    assert gate.cut_short(since=gate.mark()) == []
