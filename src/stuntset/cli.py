@@ -102,12 +102,20 @@ def script_check(path: str) -> None:
     help="Patches tolerated for now (default: lint-mocks-baseline.txt if present).",
 )
 @click.option("--shrink-baseline", is_flag=True, help="Drop baseline entries that were fixed.")
+@click.option(
+    "--write-baseline", is_flag=True, help="Write the first baseline from today's findings."
+)
 def lint_mocks(
-    paths: tuple[str, ...], packages: tuple[str, ...], baseline: str | None, shrink_baseline: bool
+    paths: tuple[str, ...],
+    packages: tuple[str, ...],
+    baseline: str | None,
+    shrink_baseline: bool,
+    write_baseline: bool,
 ) -> None:
-    """Find unittest.mock.patch (mock.patch.object, mocker.patch...) of your own modules in
-    PATHS (default: tests); exit 1 on any the baseline does not list, or that it lists but
-    no longer occur (it may only shrink)."""
+    """Find patches of your own modules in PATHS (default: tests): unittest.mock.patch
+    (mock.patch.object, mocker.patch...) and pytest's monkeypatch.setattr / delattr /
+    setitem. Exit 1 on any the baseline does not list, or that it lists but no longer occur
+    (it may only shrink). Keep one on purpose with `# lint-mocks: allow <reason>`."""
     from stuntset.checks.lint_mocks import run_lint
 
     lines, status = run_lint(
@@ -115,6 +123,7 @@ def lint_mocks(
         packages=packages or None,
         baseline=baseline,
         shrink=shrink_baseline,
+        write=write_baseline,
     )
     for line in lines[:-1]:
         click.echo(line)

@@ -1,26 +1,39 @@
-"""Fakes over mocks: find ``unittest.mock.patch`` of a project's own modules in its tests.
+"""Fakes over mocks: find patches of a project's own modules in its tests.
 
 ``find_mock_patches(paths, packages=...)`` parses each Python file (``ast``, nothing is
 imported or run) and reports every ``patch("pkg.mod.attr")``, ``patch.object(obj, "attr")``,
 ``patch.dict("pkg.mod.X")`` and ``patch.multiple("pkg.mod")`` — as ``mock.patch``,
-``unittest.mock.patch``, a bare imported ``patch``, or pytest-mock's ``mocker.patch`` — whose
-target lies in one of ``packages`` (the project's own top-level packages; by default those
-found beside the scanned paths: directories with ``__init__.py`` in the project root or its
-``src/``). ``patch.object``'s object is resolved through the file's imports
-(``from myapp import service`` → ``myapp.service``).
+``unittest.mock.patch``, a bare imported ``patch``, or pytest-mock's ``mocker.patch`` — and
+every pytest ``monkeypatch.setattr(module, "name", …)``, ``monkeypatch.setattr("pkg.mod.name",
+…)``, ``delattr`` and ``setitem`` / ``delitem`` (on the ``monkeypatch`` fixture, a
+``MonkeyPatch()`` or a ``monkeypatch.context()``), whose target lies in one of ``packages``
+(the project's own top-level packages; by default those found beside the scanned paths:
+directories with ``__init__.py`` in the project root or its ``src/``). Objects are resolved
+through the file's imports (``from myapp import service`` → ``myapp.service``).
 
-A committed baseline lets an existing suite adopt the rule: ``check_against_baseline`` fails
-on findings the baseline does not list, and on baseline entries that no longer occur, so the
-baseline can only shrink (``shrink_baseline`` rewrites it without the fixed ones; it never
-adds). Entries are ``path::target`` lines (no line numbers, so unrelated edits do not churn
-it), repeated once per occurrence.
+A patch kept on purpose says why on its line (or the line above):
+``# lint-mocks: allow <reason>``; an allow comment without a reason is not honoured.
+
+A committed baseline lets an existing suite adopt the rule: ``write_baseline`` writes the
+first one (and refuses to overwrite it), ``check_against_baseline`` fails on findings the
+baseline does not list and on entries that no longer occur, so the baseline can only shrink
+(``shrink_baseline`` rewrites it without the fixed ones; it never adds). Entries are
+``path::target::fingerprint`` lines (no line numbers, so unrelated edits do not churn it),
+once per occurrence. The fingerprint hashes the patch's own source and the function it is
+in, so a changed patch, or one moved to another test, cannot borrow an old allowance.
+Entries written before fingerprints (``path::target``) still match, and ``--shrink-baseline``
+rewrites them with their fingerprints.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import io
 import os
+import re
 import stat
+import tokenize
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -29,6 +42,7 @@ from pathlib import Path
 from stuntset.errors import UsageError
 
 __all__ = [
+    "ALLOW",
     "BaselineCheck",
     "MockPatch",
     "check_against_baseline",
@@ -36,9 +50,14 @@ __all__ = [
     "own_packages",
     "read_baseline",
     "shrink_baseline",
+    "write_baseline",
 ]
 
 _PATCHERS = {"patch", "object", "dict", "multiple"}
+_MONKEYPATCHERS = {"setattr", "delattr", "setitem", "delitem"}
+#: The allow comment: ``# lint-mocks: allow <reason>`` (the reason is required).
+ALLOW = re.compile(r"#\s*lint-mocks:\s*allow\b[\s:—–-]*(?P<reason>.*)$")
+_FINGERPRINT = re.compile(r"[0-9a-f]{10}")
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"}
 
 
@@ -50,17 +69,31 @@ class MockPatch:
     line: int
     target: str
     call: str
+    fingerprint: str = ""
+    #: an allow comment that was not honoured (it gives no reason), by its line
+    unreasoned_allow: int = 0
 
     @property
     def key(self) -> str:
+        return f"{self.path}::{self.target}::{self.fingerprint}"
+
+    @property
+    def legacy_key(self) -> str:
+        """The entry a baseline written before fingerprints has for this patch."""
         return f"{self.path}::{self.target}"
 
     def describe(self) -> str:
-        return (
+        said = (
             f"{self.path}:{self.line}: {self.call} patches {self.target!r}, the project's own "
             f"code: test it through a fake at the boundary instead (a stuntset double, or a "
             f"small working in-memory implementation passed in)"
         )
+        if self.unreasoned_allow:
+            said += (
+                f"; the allow comment on line {self.unreasoned_allow} gives no reason, so it "
+                f"is not honoured: write `# lint-mocks: allow <why this patch stays>`"
+            )
+        return said
 
 
 def own_packages(root: str | os.PathLike[str]) -> list[str]:
@@ -156,9 +189,185 @@ def _is_patcher(function: str, imports: dict[str, str]) -> str | None:
     return None
 
 
-def _scan_file(path: Path, shown: str, packages: set[str]) -> list[MockPatch]:
+def _comments(source: bytes) -> dict[int, str]:
+    """The file's comments by line (``tokenize``; a file it cannot read has none)."""
+    found: dict[int, str] = {}
     try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.start[0]] = token.string
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        pass
+    return found
+
+
+def _allowance(node: ast.AST, comments: dict[int, str], lines: list[bytes]) -> tuple[bool, int]:
+    """``(allowed, line of an allow comment without a reason)`` for the patch at ``node``: an
+    allow comment on one of its lines, or alone on the line above it."""
+    first = getattr(node, "lineno", 0)
+    last = getattr(node, "end_lineno", None) or first
+    candidates = list(range(first, last + 1))
+    above = first - 1
+    if above >= 1 and above <= len(lines) and lines[above - 1].lstrip().startswith(b"#"):
+        candidates.insert(0, above)
+    unreasoned = 0
+    for number in candidates:
+        match = ALLOW.search(comments.get(number, ""))
+        if match is None:
+            continue
+        if match.group("reason").strip():
+            return True, 0
+        unreasoned = number
+    return False, unreasoned
+
+
+def _fingerprint(scope: str, node: ast.AST) -> str:
+    text = f"{scope}\n{ast.unparse(node)}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+
+
+def _monkeypatch_receivers(tree: ast.AST, imports: dict[str, str]) -> set[str]:
+    """The names a ``MonkeyPatch`` goes by in this file: the fixture's ``monkeypatch``, and
+    names bound to ``MonkeyPatch()`` or to a ``….context()`` of one."""
+    names = {"monkeypatch"}
+
+    def makes_one(value: ast.expr | None) -> bool:
+        if not isinstance(value, ast.Call):
+            return False
+        made = _dotted(value.func) or ""
+        head, _, rest = made.partition(".")
+        made = imports.get(head, head) + (f".{rest}" if rest else "")
+        return (
+            made.endswith("MonkeyPatch")
+            or made.endswith("MonkeyPatch.context")
+            or (made.endswith(".context") and made.split(".")[0] in names)
+        )
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.withitem):
+            if makes_one(node.context_expr) and isinstance(node.optional_vars, ast.Name):
+                names.add(node.optional_vars.id)
+        elif isinstance(node, ast.Assign) and makes_one(node.value):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _resolve(node: ast.expr, imports: dict[str, str]) -> str | None:
+    dotted = _dotted(node)
+    if dotted is None:
+        return None
+    head, _, rest = dotted.partition(".")
+    return imports.get(head, head) + (f".{rest}" if rest else "")
+
+
+def _string(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _mock_target(node: ast.Call, kind: str, imports: dict[str, str]) -> str | None:
+    named = next((k.value for k in node.keywords if k.arg in ("target", "in_dict")), None)
+    first = node.args[0] if node.args else named
+    if first is None:
+        return None
+    if kind == "object":
+        owner = _resolve(first, imports)
+        if owner is None:
+            return None
+        name = _string(node.args[1] if len(node.args) > 1 else None)
+        return f"{owner}.{name if name is not None else '?'}"
+    return _string(first)
+
+
+def _monkeypatch_target(node: ast.Call, kind: str, imports: dict[str, str]) -> str | None:
+    args = node.args
+    if not args:
+        return None
+    if kind in ("setattr", "delattr"):
+        dotted = _string(args[0])
+        if dotted is not None:  # setattr("pkg.mod.name", value) / delattr("pkg.mod.name")
+            return dotted if "." in dotted else None
+        owner = _resolve(args[0], imports)
+        name = _string(args[1]) if len(args) > 1 else None
+        if owner is None:
+            return None
+        return f"{owner}.{name if name is not None else '?'}"
+    owner = _resolve(args[0], imports)  # setitem(mod.TABLE, key, value) / delitem(...)
+    if owner is None:
+        return None
+    key = args[1] if len(args) > 1 else None
+    shown = repr(key.value) if isinstance(key, ast.Constant) else "?"
+    return f"{owner}[{shown}]"
+
+
+class _Scan(ast.NodeVisitor):
+    """Every patch of own code, with the function it is in (for its fingerprint)."""
+
+    def __init__(
+        self,
+        shown: str,
+        packages: set[str],
+        imports: dict[str, str],
+        receivers: set[str],
+        comments: dict[int, str],
+        lines: list[bytes],
+    ) -> None:
+        self.shown, self.packages, self.imports = shown, packages, imports
+        self.receivers, self.comments, self.lines = receivers, comments, lines
+        self.scope: list[str] = []
+        self.found: list[MockPatch] = []
+        self.allowed = 0
+
+    def _in_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        for decorator in node.decorator_list:  # a decorator belongs to what it decorates
+            self.scope.append(node.name)
+            self.visit(decorator)
+            self.scope.pop()
+        self.scope.append(node.name)
+        for child in node.body:
+            self.visit(child)
+        self.scope.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _in_scope
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.generic_visit(node)
+        function = _dotted(node.func)
+        if function is None:
+            return
+        target: str | None = None
+        kind = _is_patcher(function, self.imports)
+        if kind is not None:
+            target = _mock_target(node, kind, self.imports)
+        elif (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MONKEYPATCHERS
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in self.receivers
+        ):
+            target = _monkeypatch_target(node, node.func.attr, self.imports)
+        if target is None or target.split(".")[0].split("[")[0] not in self.packages:
+            return
+        allowed, unreasoned = _allowance(node, self.comments, self.lines)
+        if allowed:
+            self.allowed += 1
+            return
+        self.found.append(
+            MockPatch(
+                self.shown,
+                node.lineno,
+                target,
+                f"{function}()",
+                _fingerprint(".".join(self.scope), node),
+                unreasoned,
+            )
+        )
+
+
+def _scan_file(path: Path, shown: str, packages: set[str]) -> tuple[list[MockPatch], int]:
+    """The file's patches of own code, and how many allow comments excused."""
+    try:
+        source = path.read_bytes()
+        tree = ast.parse(source, filename=str(path))
     except SyntaxError as error:
         raise UsageError(f"{shown}:{error.lineno}: not valid Python ({error.msg})") from None
     except OSError as error:
@@ -170,40 +379,14 @@ def _scan_file(path: Path, shown: str, packages: set[str]) -> list[MockPatch]:
     imports = _Imports()
     try:
         imports.visit(tree)
+        receivers = _monkeypatch_receivers(tree, imports.names)
+        scan = _Scan(
+            shown, packages, imports.names, receivers, _comments(source), source.splitlines()
+        )
+        scan.visit(tree)
     except RecursionError:
         raise UsageError(f"{shown}: not scannable (an expression nested too deep)") from None
-    found: list[MockPatch] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        function = _dotted(node.func)
-        kind = _is_patcher(function, imports.names) if function else None
-        if kind is None:
-            continue
-        named = next((k.value for k in node.keywords if k.arg in ("target", "in_dict")), None)
-        first = node.args[0] if node.args else named
-        if first is None:
-            continue
-        if kind == "object":
-            owner = _dotted(first)
-            if owner is None:
-                continue
-            head, _, rest = owner.partition(".")
-            owner = imports.names.get(head, head) + (f".{rest}" if rest else "")
-            attr = node.args[1] if len(node.args) > 1 else None
-            name = (
-                attr.value
-                if isinstance(attr, ast.Constant) and isinstance(attr.value, str)
-                else "?"
-            )
-            target = f"{owner}.{name}"
-        elif isinstance(first, ast.Constant) and isinstance(first.value, str):
-            target = first.value
-        else:
-            continue
-        if target.split(".")[0] in packages:
-            found.append(MockPatch(shown, node.lineno, target, f"{function}()"))
-    return found
+    return scan.found, scan.allowed
 
 
 def find_mock_patches(
@@ -213,7 +396,16 @@ def find_mock_patches(
     root: str | os.PathLike[str] = ".",
 ) -> list[MockPatch]:
     """Every patch of the project's own code under ``paths`` (paths shown relative to
-    ``root``; ``packages`` default to ``own_packages(root)``)."""
+    ``root``; ``packages`` default to ``own_packages(root)``), without those an allow
+    comment with a reason excuses."""
+    return _find(paths, packages, root)[0]
+
+
+def _find(
+    paths: Iterable[str | os.PathLike[str]],
+    packages: Iterable[str] | None,
+    root: str | os.PathLike[str],
+) -> tuple[list[MockPatch], int]:
     base = Path(root).resolve()
     own = set(packages) if packages is not None else set(own_packages(base))
     if not own:
@@ -222,6 +414,7 @@ def find_mock_patches(
             f"here or in src/); name them with --package"
         )
     found: list[MockPatch] = []
+    allowed = 0
     for file in _python_files(paths):
         resolved = file.resolve()
         shown = (
@@ -229,8 +422,10 @@ def find_mock_patches(
             if resolved.is_relative_to(base)
             else file.as_posix()
         )
-        found.extend(_scan_file(file, shown, own))
-    return sorted(found)
+        patches, excused = _scan_file(file, shown, own)
+        found.extend(patches)
+        allowed += excused
+    return sorted(found), allowed
 
 
 # --- the baseline ---------------------------------------------------------------------------
@@ -252,8 +447,14 @@ def read_baseline(path: str | os.PathLike[str]) -> Counter[str]:
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        if "::" not in line:
-            raise UsageError(f"{file}:{number}: expected 'path::target', got {line!r}")
+        parts = line.split("::")
+        if len(parts) not in (2, 3) or not all(parts):
+            raise UsageError(f"{file}:{number}: expected 'path::target::fingerprint', got {line!r}")
+        if len(parts) == 3 and not _FINGERPRINT.fullmatch(parts[2]):
+            raise UsageError(
+                f"{file}:{number}: {parts[2]!r} is not a fingerprint (10 hex digits, as "
+                f"`stuntset lint-mocks --write-baseline` writes them)"
+            )
         entries[line] += 1
     return entries
 
@@ -272,29 +473,63 @@ class BaselineCheck:
 
 
 def check_against_baseline(found: list[MockPatch], baseline: Counter[str]) -> BaselineCheck:
+    """Findings against entries: a finding uses up the entry with its fingerprint, else an
+    entry written before fingerprints (``path::target``); a patch that does not allow itself
+    is new (an unreasoned allow comment is not an allowance either)."""
+    return _match(found, baseline)[0]
+
+
+def _match(found: list[MockPatch], baseline: Counter[str]) -> tuple[BaselineCheck, list[MockPatch]]:
+    """The check, and the findings that used up a legacy (fingerprint-less) entry."""
     left = Counter(baseline)
-    new = []
+    new: list[MockPatch] = []
+    by_legacy: list[MockPatch] = []
     for patch in found:
         if left[patch.key] > 0:
             left[patch.key] -= 1
+        elif left[patch.legacy_key] > 0:
+            left[patch.legacy_key] -= 1
+            by_legacy.append(patch)
         else:
             new.append(patch)
-    return BaselineCheck(new, sorted(left.elements()))
+    return BaselineCheck(new, sorted(left.elements())), by_legacy
 
 
 def shrink_baseline(path: str | os.PathLike[str], found: list[MockPatch]) -> list[str]:
     """Rewrite the baseline without the entries that no longer occur; never adds one.
     Returns the removed entries."""
     baseline = read_baseline(path)
-    result = check_against_baseline(found, baseline)
+    result, by_legacy = _match(found, baseline)
     kept = baseline - Counter(result.fixed)
-    header = (
-        "# unittest.mock.patch of the project's own code, tolerated until replaced by fakes.\n"
-        "# This list may only shrink: `stuntset lint-mocks --shrink-baseline` drops fixed ones.\n"
-    )
-    body = "".join(f"{entry}\n" for entry in sorted(kept.elements()))
-    Path(path).write_text(header + body)
+    # entries written before fingerprints become the fingerprinted entry they matched
+    kept -= Counter(patch.legacy_key for patch in by_legacy)
+    kept += Counter(patch.key for patch in by_legacy)
+    _write(path, kept)
     return result.fixed
+
+
+_HEADER = (
+    "# Patches of the project's own code, tolerated until replaced by fakes.\n"
+    "# This list may only shrink: `stuntset lint-mocks --shrink-baseline` drops fixed ones.\n"
+)
+
+
+def _write(path: str | os.PathLike[str], entries: Counter[str]) -> None:
+    body = "".join(f"{entry}\n" for entry in sorted(entries.elements()))
+    Path(path).write_text(_HEADER + body)
+
+
+def write_baseline(path: str | os.PathLike[str], found: list[MockPatch]) -> int:
+    """Write the first baseline (every finding); refuses to replace one, which may only
+    shrink. Returns the number of entries."""
+    file = Path(path)
+    if file.exists() or file.is_symlink():
+        raise UsageError(
+            f"{file}: a baseline is already there and may only shrink; "
+            f"`--shrink-baseline` drops the fixed entries (remove the file to start over)"
+        )
+    _write(file, Counter(patch.key for patch in found))
+    return len(found)
 
 
 DEFAULT_BASELINE = "lint-mocks-baseline.txt"
@@ -306,13 +541,19 @@ def run_lint(
     packages: Iterable[str] | None = None,
     baseline: str | None = None,
     shrink: bool = False,
+    write: bool = False,
     root: str = ".",
 ) -> tuple[list[str], int]:
     """What ``stuntset lint-mocks`` prints (lines) and its exit status (0 clean, 1 not)."""
-    found = find_mock_patches(paths, packages=packages, root=root)
+    if shrink and write:
+        raise UsageError("--write-baseline and --shrink-baseline: choose one")
+    found, allowed = _find(paths, packages, root)
     file = baseline if baseline is not None else DEFAULT_BASELINE
     if baseline is not None and not Path(baseline).exists() and shrink:
         raise UsageError(f"{baseline}: no such baseline to shrink")
+    if write:
+        count = write_baseline(file, found)
+        return [f"{file}: wrote {count} entr(y/ies); from now on it may only shrink"], 0
     lines: list[str] = []
     if shrink and Path(file).exists():
         for entry in shrink_baseline(file, found):
@@ -328,5 +569,6 @@ def run_lint(
     lines.append(
         f"{len(result.new)} new patch(es) of the project's own code, {tolerated} tolerated by "
         f"the baseline, {len(result.fixed)} stale baseline entr(y/ies)"
+        + (f", {allowed} allowed by a comment" if allowed else "")
     )
     return lines, 0 if result.ok else 1
