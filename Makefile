@@ -25,7 +25,7 @@ STAMP := $(VENV)/.stuntset-synced
 DEMO_STAMP := $(VENV)/.stuntset-demo-synced
 
 .PHONY: demo test ci lint typecheck fast slow coverage real browser node wheel wheel-smoke legacy \
-	cassettes mocks docs stress durations bench sync demo-sync clean
+	cassettes mocks docs stress durations bench sync demo-sync clean newest
 
 # `make bench CASES=openai_inprocess` runs one case
 
@@ -51,7 +51,7 @@ test: lint typecheck fast
 fast: $(STAMP)
 	$(PYTEST) -n auto -m "$(FAST)" --tier-durations=$(RESULTS)/fast.json
 
-ci: test coverage legacy cassettes mocks wheel-smoke docs
+ci: test coverage legacy newest cassettes mocks wheel-smoke docs
 	@$(MAKE) --no-print-directory durations
 
 durations: $(STAMP)
@@ -126,6 +126,31 @@ $(LEGACY_STAMP): pyproject.toml uv.lock | $(UV)
 	UV_PROJECT_ENVIRONMENT=$(CURDIR)/$(LEGACY) $(UV) sync --locked --compile-bytecode --no-default-groups --group legacy --python $(PYTHON)
 	touch $@
 
+# The newest versions the package declares, resolved afresh (no uv.lock: what `pip install
+# stuntset[...]` gets today), with the dev group's tools pinned to them (--overrides), and
+# the fast tier run there: a deprecation or a break in a new websockets, httpx2, openai or
+# anthropic release fails here (filterwarnings = error) before a user meets it. Prints what
+# differs from the lock. Needs the package index (the only network these machines have).
+NEWEST := .venv-newest
+EXTRAS := $(shell $(PYTHON) -c 'import tomllib; print(",".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]))')
+
+newest: | $(UV)
+	@mkdir -p build/newest
+	$(UV) pip compile -q --no-header --upgrade --python $(PYTHON) pyproject.toml --all-extras \
+		-o build/newest/package.txt
+	$(UV) export -q --frozen --all-extras --no-dev --no-hashes --no-header -o build/newest/locked.txt
+	@echo "make newest: the package's dependencies, newest against uv.lock:"
+	@# pins for this platform only (the lock also holds win32 and emscripten ones)
+	@for f in locked package; do grep -v -E "sys_platform == '(win32|emscripten)'" \
+		build/newest/$$f.txt | sed -E 's/[ ;].*//' | grep -E '^[a-z0-9]' | sort \
+		> build/newest/$$f.pins; done
+	@diff build/newest/locked.pins build/newest/package.pins | grep '^[<>]' || echo "  (the same)"
+	test -x $(NEWEST)/bin/python || $(UV) venv -q --python $(PYTHON) $(NEWEST)
+	$(UV) pip install -q --python $(NEWEST)/bin/python --compile-bytecode -e ".[$(EXTRAS)]" \
+		--group pyproject.toml:dev --overrides build/newest/package.txt
+	$(NEWEST)/bin/pytest -p no:cacheprovider -n auto -m "$(FAST)" \
+		--tier-durations=$(RESULTS)/newest.json
+
 # no cassette or JSONL file in the tree may hold a secret
 cassettes: $(STAMP)
 	$(BIN)/stuntset cassettes verify .
@@ -177,7 +202,7 @@ $(CURDIR)/.tools/bin/uv:
 		.tools/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"; }
 
 clean:
-	rm -rf .venv .venv-legacy .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* htmlcov dist build
+	rm -rf .venv .venv-legacy .venv-newest .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.* htmlcov dist build
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(CASES)

@@ -8,9 +8,11 @@ dependencies only into a new virtual environment, and returns an ``InstalledPack
 ``run`` starts commands from a directory outside the source tree, so nothing is imported from
 there.
 
-uv is used when given or found (``uv=``, else ``$STUNTSET_UV``, else ``uv`` on ``PATH``):
-``uv build --wheel``, ``uv venv``, ``uv pip install``. Without it: ``python -m pip wheel
---no-deps``, ``python -m venv`` and pip inside the venv. Either way the caller's package cache
+uv is used when given or found (``find_uv``: ``uv=``, ``$STUNTSET_UV``, ``$UV`` (which ``uv
+run`` sets), ``uv`` on ``PATH``, beside the interpreter, the ``uv`` Python package, then the
+installer's places ``~/.local/bin`` and ``~/.cargo/bin``): ``uv build --wheel``, ``uv venv``,
+``uv pip install``. Without it: ``python -m pip wheel --no-deps``, ``python -m venv`` and pip
+inside the venv; an interpreter without pip (every venv uv makes) is then named as the cause. Either way the caller's package cache
 is reused (``cache_dir=`` passes one explicitly) and ``find_links=`` / ``index_url=`` point the
 install somewhere else (offline: a wheel folder). Failures raise ``InstalledPackageError``
 with the tail of the tool's output.
@@ -47,11 +49,42 @@ _ENTRY_POINTS_PROBE = (
 _IMPORT_PROBE = "import importlib, sys\nprint(importlib.import_module(sys.argv[1]).__file__)"
 
 
-def find_uv(uv: str | os.PathLike[str] | None = None) -> str | None:
-    """The uv to use: ``uv`` if given, else ``$STUNTSET_UV``, else ``uv`` on ``PATH``."""
+def find_uv(
+    uv: str | os.PathLike[str] | None = None, *, python: str | os.PathLike[str] | None = None
+) -> str | None:
+    """The uv to use: ``uv`` if given; else ``$STUNTSET_UV``; ``$UV`` (``uv run`` sets it
+    for what it starts); ``uv`` on ``PATH``; beside ``python`` and beside this interpreter
+    (a venv with uv installed); the ``uv`` Python package's binary; ``~/.local/bin/uv`` and
+    ``~/.cargo/bin/uv`` (where uv's installer puts it). A venv made by uv has no pip, so
+    without this search ``installed_package`` failed there whenever uv was not on ``PATH``."""
     if uv is not None:
         return os.fspath(uv)
-    return os.environ.get("STUNTSET_UV") or shutil.which("uv")
+    for variable in ("STUNTSET_UV", "UV"):
+        named = os.environ.get(variable)
+        if named and os.access(named, os.X_OK):
+            return named
+    on_path = shutil.which("uv")
+    if on_path is not None:
+        return on_path
+    places = [Path(p).parent / "uv" for p in (python, sys.executable) if p is not None]
+    packaged = _uv_package_binary()
+    if packaged is not None:
+        places.append(packaged)
+    home = Path(os.environ.get("HOME") or "~").expanduser()
+    places += [home / ".local" / "bin" / "uv", home / ".cargo" / "bin" / "uv"]
+    return next((str(p) for p in places if p.is_file() and os.access(p, os.X_OK)), None)
+
+
+def _uv_package_binary() -> Path | None:
+    """The binary of the ``uv`` Python package (``pip install uv``), if it is importable."""
+    try:
+        from uv import find_uv_bin  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    try:
+        return Path(find_uv_bin())
+    except (OSError, FileNotFoundError):
+        return None
 
 
 def _tail(text: str) -> str:
@@ -75,9 +108,16 @@ def _step(what: str, argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> 
     except OSError as exc:
         raise InstalledPackageError(f"{what}: cannot run {argv[0]!r}: {exc}") from exc
     if done.returncode != 0:
+        output = done.stdout + done.stderr
+        hint = ""
+        if argv[1:3] == ["-m", "pip"] and "No module named pip" in output:
+            hint = (
+                f"\n{argv[0]} has no pip (a venv made by uv has none) and no uv was found: "
+                f"install uv, or name it with uv= or $STUNTSET_UV"
+            )
         raise InstalledPackageError(
-            f"{what} failed (exit {done.returncode}): {' '.join(argv)}\n"
-            f"--- last lines of its output ---\n{_tail(done.stdout + done.stderr)}"
+            f"{what} failed (exit {done.returncode}): {' '.join(argv)}{hint}\n"
+            f"--- last lines of its output ---\n{_tail(output)}"
         )
 
 
@@ -214,7 +254,7 @@ def install_package(
     base.mkdir(parents=True, exist_ok=True)
     dist, venv, workdir = base / "dist", base / "venv", base / "run"
     workdir.mkdir(exist_ok=True)
-    uv_bin = find_uv(uv)
+    uv_bin = find_uv(uv, python=python)
     env = _clean_env()
     cache = [] if cache_dir is None else ["--cache-dir", os.fspath(cache_dir)]
     links = [arg for link in find_links for arg in ("--find-links", os.fspath(link))]

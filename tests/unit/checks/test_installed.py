@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import os
 import shutil
 import sys
 import textwrap
@@ -171,9 +172,11 @@ def test_run_needs_a_command_and_python_is_the_venvs(sample: InstalledPackage) -
 def no_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No uv anywhere: install_package falls back to pip and the stdlib venv."""
     monkeypatch.delenv("STUNTSET_UV", raising=False)
+    monkeypatch.delenv("UV", raising=False)
     empty = tmp_path / "empty-path"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setenv("HOME", str(empty))
     assert find_uv() is None
 
 
@@ -221,6 +224,47 @@ def test_a_command_that_outlives_its_timeout_is_killed_and_named(
     hang = "import threading; threading.Event().wait()"  # waits for what never comes
     with pytest.raises(InstalledPackageError, match=r"still ran after 0\.5 s \(killed\)"):
         sample.run("python", "-c", hang, timeout=0.5)
+
+
+def _executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.usefixtures("no_uv")
+def test_find_uv_looks_where_uv_is_put_when_it_is_not_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = Path(os.environ["HOME"])
+    cargo = _executable(home / ".cargo" / "bin" / "uv")
+    assert find_uv() == str(cargo)
+    local = _executable(home / ".local" / "bin" / "uv")
+    assert find_uv() == str(local)  # the installer's default comes first
+    venv_python = _executable(tmp_path / "venv" / "bin" / "python")
+    beside = _executable(tmp_path / "venv" / "bin" / "uv")
+    assert find_uv(python=venv_python) == str(beside)
+    ran_by_uv = _executable(tmp_path / "uv-run" / "uv")
+    monkeypatch.setenv("UV", str(ran_by_uv))  # `uv run` tells what it starts where it is
+    assert find_uv(python=venv_python) == str(ran_by_uv)
+    monkeypatch.setenv("UV", str(tmp_path / "gone"))  # a stale variable is passed over
+    assert find_uv(python=venv_python) == str(beside)
+    local.chmod(0o644)
+    beside.unlink()
+    assert find_uv(python=venv_python) == str(cargo)  # not executable: not uv
+
+
+@pytest.mark.wheel
+@pytest.mark.usefixtures("no_uv")
+def test_without_uv_an_interpreter_without_pip_is_named_as_the_cause(tmp_path: Path) -> None:
+    fake = tmp_path / "bin" / "python"  # as in a venv uv made: no pip, and no uv beside it
+    _executable(fake).write_text('#!/bin/sh\necho "No module named pip" >&2\nexit 1\n')
+    with pytest.raises(InstalledPackageError) as caught:
+        install_package(SAMPLE, python=fake, dest=tmp_path / "out")
+    assert f"{fake} has no pip (a venv made by uv has none) and no uv was found" in str(
+        caught.value
+    )
 
 
 MKDIR, CP = shutil.which("mkdir"), shutil.which("cp")  # PATH is empty under no_uv
