@@ -44,6 +44,10 @@ class DaemonClient:
             # its whole close timeout (10 s) for it.
             max_queue=None,
         )
+        # held as a context manager for the client's life (closed in ``close``): websockets
+        # 17.1 deprecates a connection used without one (a DeprecationWarning on first use,
+        # an error under ``-W error``), and ``legacy=True`` is unknown to 16
+        self._ws.__enter__()
         self._ids = itertools.count(1)
         self._pending: deque[dict[str, Any]] = deque()
         self._positions: dict[str, tuple[int, int]] = {}
