@@ -288,7 +288,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "explain": FOUNDATION | {"wires", "doubles.model", "doubles.cli"},
     # built on the doubles and the log
     "cassettes": FOUNDATION
-    | {"wires", "_uvicorn_server", "doubles.model", "doubles.cli", "log", "explain"},
+    | {"wires", "_bind", "_uvicorn_server", "doubles.model", "doubles.cli", "log", "explain"},
     "runtime": FOUNDATION | {"providers", "log"},
     # the checks read everything below them
     "checks": FOUNDATION
@@ -527,4 +527,45 @@ def test_the_wire_naming_check_names_a_table_outside_the_registry(tmp_path: Path
         "pkg.checks:1 names a wire: 'gemini'",
         "pkg.checks:2 names a wire: '/v1/messages'",
         "pkg.doubles.model.app:2 names a wire: 'openai-chat'",
+    ]
+
+
+# --- one listening socket ---------------------------------------------------------------------
+
+#: Where a listening socket may be made: ``_bind.listening_socket`` (every loopback server of
+#: the doubles and the cassettes, and the commands' port checks), and the daemon's own
+#: loopback-only listener (its messages name the daemon's options).
+SOCKET_MAKERS = frozenset({"stuntset._bind", "stuntset.runtime.daemon"})
+
+
+def socket_maker_breaks(root: Path, makers: frozenset[str]) -> list[str]:
+    """Every module outside ``makers`` that sets ``TCP_NODELAY`` itself (a listener of its
+    own, beside the shared one)."""
+    breaks = []
+    for module, path in sorted(module_names(root).items()):
+        if module in makers:
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == "TCP_NODELAY":
+                breaks.append(f"{module}:{node.lineno} makes its own listening socket")
+    return breaks
+
+
+def test_every_listening_socket_comes_from_one_function() -> None:
+    """The cassettes' loopback servers, the model double's and the MCP double's listen on
+    ``stuntset._bind.listening_socket`` (no copy of it with its own messages)."""
+    assert socket_maker_breaks(SRC, SOCKET_MAKERS) == []
+
+
+def test_the_socket_check_names_a_copy_of_the_listener(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "_bind.py": "import socket\nOPT = socket.TCP_NODELAY\n",
+            "cassettes/_loopback.py": "import socket\n\n\ndef _bound():\n"
+            "    s = socket.socket()\n    s.setsockopt(6, socket.TCP_NODELAY, 1)\n",
+        },
+    )
+    assert socket_maker_breaks(package, frozenset({"pkg._bind"})) == [
+        "pkg.cassettes._loopback:6 makes its own listening socket"
     ]
