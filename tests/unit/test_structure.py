@@ -306,12 +306,14 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "drift": FOUNDATION | {"providers", "driver", "doubles.model", "doubles.cli", "checks"},
 }
 
-#: Entry points: the commands, the plugin and the public namespace. They may import anything;
-#: only they (and the glue modules below) may import each other's helpers.
+#: Entry points: the commands (``cli`` parses, ``commands`` holds their bodies), the plugin
+#: and the public namespace. They may import anything; only they (and the glue modules below)
+#: may import each other's helpers.
 ENTRY_POINTS = frozenset(
     {
         "stuntset",
         "cli",
+        "commands",
         "pytest_plugin",
         "_demo",
         "_cli_output",
@@ -320,12 +322,10 @@ ENTRY_POINTS = frozenset(
     }
 )
 
-#: A package's ``_cli``, ``_pytest`` and ``_demo`` modules are its command, fixture and demo
-#: glue: besides what their package may import, they may use these helpers.
-GLUE_MODULES = frozenset({"_cli", "_pytest", "_demo"})
-#: what a package's command may mount beside its server (`serve --console`, `daemon --console`):
-#: the console, and the daemon's guard (runtime.security) that every console route sits behind
-CLI_MOUNTS = frozenset({"console", "runtime"})
+#: A package's ``_pytest`` and ``_demo`` modules are its fixture and demo glue: besides what
+#: their package may import, they may use these helpers. (Its command's body is not here: it is
+#: a module of ``stuntset.commands``, above every package it mounts.)
+GLUE_MODULES = frozenset({"_pytest", "_demo"})
 GLUE_HELPERS = frozenset({"_cli_output", "_plugin_support", "_demo_rows", "_bind"}) | FOUNDATION
 
 
@@ -358,8 +358,6 @@ def rule_breaks(
         allowed = may_import[part]
         if module.rpartition(".")[2] in GLUE_MODULES and module.count(".") > 1:
             allowed = allowed | GLUE_HELPERS
-        if module.endswith("._cli") and module.count(".") > 1:
-            allowed = allowed | CLI_MOUNTS
         for target in sorted(imported):
             other = part_of(target)
             if other != part and other not in allowed:
@@ -408,6 +406,26 @@ def test_no_part_below_the_entry_points_imports_one() -> None:
     entry point); they are absent from every rule."""
     for part, allowed in MAY_IMPORT.items():
         assert not allowed & ENTRY_POINTS - GLUE_HELPERS, part
+
+
+def command_bodies_in_packages(root: Path) -> list[str]:
+    """Modules named ``_cli`` inside a package: a command body kept below what it mounts."""
+    return sorted(m for m in module_names(root) if m.endswith("._cli") and m.count(".") > 1)
+
+
+def test_command_bodies_live_in_stuntset_commands() -> None:
+    """No package keeps its command's body (``_cli.py``): those import upward (a ``serve
+    --console`` mounts the console); ``stuntset.commands`` holds them, above every part."""
+    assert "stuntset.commands.serve" in module_names(SRC)
+    assert command_bodies_in_packages(SRC) == []
+
+
+def test_the_command_body_check_names_a_package_s_cli_module(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {"_cli.py": "", "log/__init__.py": "", "log/_cli.py": "", "commands/log.py": ""},
+    )
+    assert command_bodies_in_packages(package) == ["pkg.log._cli"]
 
 
 # --- the fake CLI processes ------------------------------------------------------------------
