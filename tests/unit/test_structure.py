@@ -596,3 +596,56 @@ def test_the_socket_check_names_a_copy_of_the_listener(tmp_path: Path) -> None:
     assert socket_maker_breaks(package, frozenset({"pkg._bind"})) == [
         "pkg.cassettes._loopback:6 makes its own listening socket"
     ]
+
+
+# --- one error hierarchy ----------------------------------------------------------------------
+
+
+def error_class_breaks(root: Path, error_names: frozenset[str]) -> list[str]:
+    """Every class outside ``<root>/errors.py`` that derives from one of ``error_names`` (the
+    hierarchy's classes): a stuntset error defined beside its raiser instead of in the tree."""
+    breaks = []
+    for module, path in sorted(module_names(root).items()):
+        if module.rpartition(".")[2] == "errors":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = {
+                base.id if isinstance(base, ast.Name) else base.attr
+                for base in node.bases
+                if isinstance(base, ast.Name | ast.Attribute)
+            }
+            if bases & error_names:
+                breaks.append(f"{module}:{node.lineno} defines {node.name}, a stuntset error")
+    return breaks
+
+
+def test_every_stuntset_error_is_defined_in_errors_py() -> None:
+    """The hierarchy is one tree in ``stuntset.errors`` (drawn in its docstring); a module
+    raises its errors, it does not define them."""
+    from stuntset import errors
+
+    names = frozenset(
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, errors.StuntsetError)
+    )
+    assert {"StuntsetError", "UsageError", "HarnessFailure", "ScriptError"} <= names
+    assert error_class_breaks(SRC, names) == []
+
+
+def test_the_error_check_names_an_error_defined_elsewhere(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "errors.py": "class UsageError(ValueError):\n    pass\n",
+            "log/sqlite.py": "from pkg import errors\n\n\nclass Locked(errors.UsageError):\n"
+            "    pass\n\n\nclass _Retry(Exception):\n    pass\n",
+            "cli.py": "from pkg.errors import UsageError\nclass Bad(UsageError): ...\n",
+        },
+    )
+    assert error_class_breaks(package, frozenset({"UsageError"})) == [
+        "pkg.cli:2 defines Bad, a stuntset error",
+        "pkg.log.sqlite:4 defines Locked, a stuntset error",
+    ]
