@@ -565,19 +565,30 @@ def test_the_wire_naming_check_names_a_table_outside_the_registry(tmp_path: Path
 SOCKET_MAKERS = frozenset({"stuntset._bind", "stuntset.runtime.daemon"})
 
 
+@functools.cache
+def nodes_of(root: Path) -> dict[str, list[ast.AST]]:
+    """``{module: every node of its syntax tree}`` for the package at ``root`` (walked once
+    for all the checks that read every node)."""
+    return {
+        module: list(ast.walk(ast.parse(path.read_text("utf-8"), str(path))))
+        for module, path in sorted(module_names(root).items())
+    }
+
+
 def socket_maker_breaks(root: Path, makers: frozenset[str]) -> list[str]:
     """Every module outside ``makers`` that sets ``TCP_NODELAY`` itself (a listener of its
     own, beside the shared one)."""
     breaks = []
-    for module, path in sorted(module_names(root).items()):
+    for module, nodes in nodes_of(root).items():
         if module in makers:
             continue
-        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        for node in nodes:
             if isinstance(node, ast.Attribute) and node.attr == "TCP_NODELAY":
                 breaks.append(f"{module}:{node.lineno} makes its own listening socket")
     return breaks
 
 
+@pytest.mark.slow
 def test_every_listening_socket_comes_from_one_function() -> None:
     """The cassettes' loopback servers, the model double's and the MCP double's listen on
     ``stuntset._bind.listening_socket`` (no copy of it with its own messages)."""
@@ -605,10 +616,10 @@ def error_class_breaks(root: Path, error_names: frozenset[str]) -> list[str]:
     """Every class outside ``<root>/errors.py`` that derives from one of ``error_names`` (the
     hierarchy's classes): a stuntset error defined beside its raiser instead of in the tree."""
     breaks = []
-    for module, path in sorted(module_names(root).items()):
+    for module, nodes in nodes_of(root).items():
         if module.rpartition(".")[2] == "errors":
             continue
-        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        for node in nodes:
             if not isinstance(node, ast.ClassDef):
                 continue
             bases = {
@@ -621,6 +632,7 @@ def error_class_breaks(root: Path, error_names: frozenset[str]) -> list[str]:
     return breaks
 
 
+@pytest.mark.slow
 def test_every_stuntset_error_is_defined_in_errors_py() -> None:
     """The hierarchy is one tree in ``stuntset.errors`` (drawn in its docstring); a module
     raises its errors, it does not define them."""
