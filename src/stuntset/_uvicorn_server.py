@@ -1,10 +1,10 @@
 """uvicorn on a thread, as the loopback servers run it (the model double's, the recording
-proxy's and the replay server's): a ``TCP_NODELAY`` listening socket and a server that says
-when its start-up is over.
+proxy's and the replay server's): a server that says when its start-up is over.
 
-The listening socket is made here with ``IPPROTO_TCP`` and ``TCP_NODELAY`` (asyncio only sets
-``TCP_NODELAY`` on accepted sockets whose listener was created that way; without it every
-non-streamed response waits ≈ 40 ms for Nagle and delayed ACK).
+Their listening socket is ``stuntset._bind.listening_socket`` (one function for every server):
+made with ``IPPROTO_TCP`` and ``TCP_NODELAY`` (asyncio only sets ``TCP_NODELAY`` on accepted
+sockets whose listener was created that way; without it every non-streamed response waits
+≈ 40 ms for Nagle and delayed ACK).
 """
 
 from __future__ import annotations
@@ -15,18 +15,7 @@ import threading
 
 import uvicorn
 
-__all__ = ["ReadyServer", "nodelay_socket"]
-
-
-def nodelay_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (0: a free port) with ``TCP_NODELAY``."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    sock.set_inheritable(False)
-    return sock
+__all__ = ["ReadyServer"]
 
 
 class ReadyServer(uvicorn.Server):

@@ -443,7 +443,7 @@ def serve(
     """Serve the model double (OpenAI Chat/Responses, Anthropic Messages) and every catalog
     scenario under /scenarios/<name>/, until interrupted. The journal path of a request is
     its API path (/v1/...), whatever prefix it came with."""
-    from stuntset.doubles.model._cli import ServeOptions, run_serve
+    from stuntset.commands.serve import ServeOptions, run_serve
 
     options = ServeOptions(
         journal=journal,
@@ -482,7 +482,7 @@ def mcp_serve(
     time_scale: float,
 ) -> None:
     """Serve a scripted MCP server on stdio or Streamable HTTP (/mcp) until stopped."""
-    from stuntset.doubles.mcp._cli import run_mcp_serve
+    from stuntset.commands.mcp import run_mcp_serve
 
     run_mcp_serve(
         stdio=stdio,
@@ -520,7 +520,7 @@ def _add_fake_cli(name: str, example: str) -> None:
     )
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     def command(script_path: str | None, scenario: str | None, args: tuple[str, ...]) -> None:
-        from stuntset.doubles.cli._cli import run_fake_cli
+        from stuntset.commands.fake_cli import run_fake_cli
 
         sys.exit(run_fake_cli(name, script_path, scenario, list(args)))
 
@@ -551,7 +551,7 @@ def daemon(
     """Serve the session host on loopback: WebSocket API at /ws (token required), GET /health,
     POST /shutdown. SIGINT and SIGTERM shut it down gracefully (running runs end as
     run.killed). Providers: the catalog scenarios by name, and `stuck`."""
-    from stuntset.runtime._cli import run_daemon_command
+    from stuntset.commands.daemon import run_daemon_command
 
     run_daemon_command(db, port, token_file, click.echo, host=host, console=with_console)
 
@@ -585,7 +585,7 @@ def eval_command(
     progress: bool | None,
 ) -> None:
     """Run eval scenario files (or folders of them) N times and report pass rates."""
-    from stuntset.evals._cli import run_eval_command
+    from stuntset.commands.eval import run_eval_command
 
     sys.exit(
         run_eval_command(
@@ -616,7 +616,7 @@ def console(db: str, port: int, cassettes: str | None, trace: str | None) -> Non
 
         run_trace_viewer(trace, port, click.echo)
         return
-    from stuntset.console._cli import run_console_command
+    from stuntset.commands.console import run_console_command
 
     run_console_command(db, port, cassettes, click.echo)
 
@@ -637,8 +637,8 @@ def log_group() -> None:
 def log_doctor(db: str, move_aside: bool) -> None:
     """List the rows of DB that do not decode (session, seq, why): stored by a stuntset from
     before events were checked on append. Exit 1 if any are left in place."""
+    from stuntset.commands.log import print_doctor
     from stuntset.log import doctor
-    from stuntset.log._cli import print_doctor
 
     rows = doctor.move_aside(db) if move_aside else doctor.diagnose(db)
     sys.exit(print_doctor(db, rows, moved=move_aside))

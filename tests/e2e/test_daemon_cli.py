@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stuntset.runtime._cli import default_token_file, run_daemon_command
+from stuntset.commands.daemon import default_token_file, run_daemon_command
 
 
 def test_stuntset_daemon_serves_until_shut_down(tmp_path: Path) -> None:

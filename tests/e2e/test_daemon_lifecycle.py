@@ -168,7 +168,7 @@ def test_a_failed_start_leaves_no_token_file(tmp_path: Path) -> None:
 def test_the_default_database_is_absolute_under_the_data_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stuntset.runtime._cli import default_db
+    from stuntset.commands.daemon import default_db
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert default_db() == tmp_path / "data" / "stuntset" / "host.db"

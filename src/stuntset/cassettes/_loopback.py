@@ -1,17 +1,16 @@
 """An ASGI app on ``127.0.0.1:<free port>`` for the length of a ``with`` block: what the
 recording proxy and the replay server run on (uvicorn with httptools in a thread, on a
-``TCP_NODELAY`` listening socket, as the model double's loopback server)."""
+``TCP_NODELAY`` listening socket, ``stuntset._bind.listening_socket``, as the model double's
+loopback server)."""
 
 from __future__ import annotations
 
-import errno
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from stuntset.errors import UsageError
+from stuntset._bind import listening_socket
 
 __all__ = ["read_body", "serving"]
 
@@ -26,27 +25,6 @@ async def read_body(receive: Any) -> bytes:
             return body
 
 
-def _bound(host: str, port: int) -> socket.socket:
-    """The listening socket (``TCP_NODELAY``, as the model double's); a busy or impossible
-    port is a ``UsageError`` naming it."""
-    if not 0 <= port <= 65535:
-        raise UsageError(f"--port {port}: not a TCP port (0-65535; 0 picks a free one)")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((host, port))
-        sock.listen(128)
-        sock.set_inheritable(False)
-        return sock
-    except OSError as error:
-        sock.close()
-        reason = error.strerror or str(error)
-        if error.errno == errno.EADDRINUSE:
-            raise UsageError(f"--port {port}: already in use on {host} ({reason})") from None
-        raise UsageError(f"--port {port}: cannot listen on {host} ({reason})") from None
-
-
 @contextmanager
 def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str) -> Iterator[str]:
     """Serve ``app`` until the block ends; yields ``http://host:port``."""
@@ -54,7 +32,7 @@ def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str) -> I
 
     from stuntset._uvicorn_server import ReadyServer
 
-    sock = _bound(host, port)
+    sock = listening_socket(host, port)  # a busy or impossible port: UsageError naming it
     bound_host, bound_port = sock.getsockname()[:2]
     ready = threading.Event()
     config = uvicorn.Config(

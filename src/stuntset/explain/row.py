@@ -1,12 +1,31 @@
-"""One row of a test's timeline (a module of its own: the timeline and the readers that make
-rows from the doubles' journals both use it)."""
+"""One row of a test's timeline, and the test's start its times count from (a module of its
+own: the timeline and the readers that make rows from the doubles' journals both use them,
+and the readers need only the start, never the timeline that calls them)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Row"]
+__all__ = ["Row", "Start"]
+
+
+class Start:
+    """When the test started, on both clocks: the model and MCP journals stamp
+    ``time.monotonic_ns()``, the fake CLIs name their journals by ``time.time_ns()``."""
+
+    __slots__ = ("mono_ns", "wall_ns")
+
+    def __init__(self, *, mono_ns: int | None = None, wall_ns: int | None = None) -> None:
+        self.mono_ns = time.monotonic_ns() if mono_ns is None else mono_ns
+        self.wall_ns = time.time_ns() if wall_ns is None else wall_ns
+
+    def since_mono(self, ns: int) -> float:
+        return (ns - self.mono_ns) / 1e9
+
+    def since_wall(self, ns: int) -> float:
+        return (ns - self.wall_ns) / 1e9
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,15 +9,12 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .row import Row
+from .row import Row, Start
 
-if TYPE_CHECKING:
-    from .timeline import Timeline
-
-#: Reads one watched double into rows: ``(double, timeline) -> rows``.
-Reader = Callable[[Any, "Timeline"], list[Row]]
+#: Reads one watched double into rows: ``(double, the test's start) -> rows``.
+Reader = Callable[[Any, Start], list[Row]]
 
 __all__ = ["READERS", "cli_rows", "mcp_rows", "model_rows", "one_line", "reply_summary"]
 
@@ -78,7 +75,7 @@ def reply_summary(reply: Any) -> tuple[str, dict[str, Any], bool]:
     return line, detail, stalled
 
 
-def model_rows(stand_in: Any, timeline: Timeline) -> list[Row]:
+def model_rows(stand_in: Any, timeline: Start) -> list[Row]:
     """A model double's requests in arrival order, then the turns it never played and the
     requests no turn could answer."""
     double = getattr(stand_in, "double", stand_in)
@@ -141,7 +138,7 @@ def _start_ns(path: Path) -> int | None:
     return int(head) if head.isdigit() else None
 
 
-def cli_rows(fixture: Any, timeline: Timeline) -> list[Row]:
+def cli_rows(fixture: Any, timeline: Start) -> list[Row]:
     """A fake CLI fixture's invocations (each fake installed in the test), then its unused
     turns."""
     from stuntset.doubles.cli._install import Invocation
@@ -185,7 +182,7 @@ def cli_rows(fixture: Any, timeline: Timeline) -> list[Row]:
     return rows
 
 
-def mcp_rows(double: Any, timeline: Timeline) -> list[Row]:
+def mcp_rows(double: Any, timeline: Start) -> list[Row]:
     """An MCP double's journal: every message a client sent and what the double did."""
     rows: list[Row] = []
     calls = double.calls

@@ -10,10 +10,9 @@ journal) at the moment the timeline is asked for.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from .row import Row
+from .row import Row, Start
 
 __all__ = ["DEFAULT_ROWS", "Timeline", "render"]
 
@@ -23,27 +22,19 @@ DEFAULT_ROWS = 30
 _HEAD_ROWS = 5
 
 
-class Timeline:
-    """The doubles one test used, and when the test started (both clocks: the model and MCP
-    journals stamp ``time.monotonic_ns()``, the fake CLIs name their journals by
-    ``time.time_ns()``)."""
+class Timeline(Start):
+    """The doubles one test used, and when the test started (``Start``: both clocks; the
+    readers of ``sources`` are handed the timeline as that start)."""
 
-    __slots__ = ("doubles", "mono_ns", "wall_ns")
+    __slots__ = ("doubles",)
 
     def __init__(self, *, mono_ns: int | None = None, wall_ns: int | None = None) -> None:
-        self.mono_ns = time.monotonic_ns() if mono_ns is None else mono_ns
-        self.wall_ns = time.time_ns() if wall_ns is None else wall_ns
+        super().__init__(mono_ns=mono_ns, wall_ns=wall_ns)
         self.doubles: list[tuple[str, Any]] = []
 
     def watch(self, kind: str, double: Any) -> None:
         """Read ``double`` (a ``kind``: ``model``, ``cli`` or ``mcp``) when rows are asked for."""
         self.doubles.append((kind, double))
-
-    def since_mono(self, ns: int) -> float:
-        return (ns - self.mono_ns) / 1e9
-
-    def since_wall(self, ns: int) -> float:
-        return (ns - self.wall_ns) / 1e9
 
     def rows(self) -> list[Row]:
         """Every row of every watched double: dated rows by time, then undated ones."""

@@ -20,12 +20,14 @@ import msgspec
 
 from stuntset.ids import IdGenerator
 from stuntset.script import (
+    ApprovalRequest,
     AuthExpired,
     Delay,
     Exit,
     FaultStep,
     Garbage,
     HttpError,
+    InputRequest,
     MalformedJson,
     OutOfOrder,
     Overloaded,
@@ -37,6 +39,7 @@ from stuntset.script import (
     StreamCut,
     Text,
     ToolCall,
+    ToolResult,
     TurnRequest,
     Usage,
     Wire,
@@ -144,6 +147,10 @@ def plan_of(segment: tuple[Step, ...]) -> Plan:
                 )
         elif isinstance(step, FaultStep):
             fault = step
+        elif isinstance(step, ToolResult | ApprovalRequest | InputRequest):
+            pass  # the client's side of the turn: a model response does not carry it
+        else:
+            assert_never(step)
     return Plan(_merge_texts(items), usage or Usage(), fault)
 
 

@@ -94,7 +94,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     delay: float = 0.0
     result: dict[str, Any] | None = None
     error: tuple[int, str] | None = None
-    fault: Step | None = None
+    fault: FaultStep | None = None
     id: str | int | None = None
 
 

@@ -12,7 +12,7 @@ import socket
 import struct
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, assert_never
 
 import anyio
 import anyio.lowlevel
@@ -22,14 +22,15 @@ from stuntset._bind import listening_socket
 from stuntset.script import (
     AuthExpired,
     Exit,
+    FaultStep,
     Garbage,
     HttpError,
     MalformedJson,
     OutOfOrder,
     Overloaded,
     RateLimit,
+    SpawnFailure,
     Stall,
-    Step,
     StreamCut,
 )
 
@@ -249,7 +250,7 @@ class McpHttpApp:
             [(b"content-type", b"application/json"), (b"www-authenticate", _challenge(message))],
         )
 
-    async def _fault(self, send: Send, receive: Receive, plan: Plan, fault: Step) -> None:
+    async def _fault(self, send: Send, receive: Receive, plan: Plan, fault: FaultStep) -> None:
         if plan.delay:
             await anyio.sleep(plan.delay)
         if isinstance(fault, AuthExpired):
@@ -290,9 +291,14 @@ class McpHttpApp:
                 exit_as_scripted(fault)
             await _drop(send, reset=fault.reset)
             return
-        elif isinstance(fault, StreamCut) and not fault.clean:
-            await _drop(send, reset=False)
-            return
+        elif isinstance(fault, StreamCut):
+            if not fault.clean:
+                await _drop(send, reset=False)
+                return
+        elif isinstance(fault, SpawnFailure):  # pragma: no cover - the spec rejects it on load
+            raise AssertionError(fault)
+        else:
+            assert_never(fault)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 

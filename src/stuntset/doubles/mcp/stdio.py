@@ -10,12 +10,25 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, assert_never
 
 import anyio
 import msgspec
 
-from stuntset.script import Exit, Garbage, MalformedJson, OutOfOrder, Stall, Step, StreamCut
+from stuntset.script import (
+    AuthExpired,
+    Exit,
+    FaultStep,
+    Garbage,
+    HttpError,
+    MalformedJson,
+    OutOfOrder,
+    Overloaded,
+    RateLimit,
+    SpawnFailure,
+    Stall,
+    StreamCut,
+)
 
 from ._plan import Dispatcher, Plan, exit_as_scripted, with_token
 from ._sdk import build_server, require_mcp
@@ -49,7 +62,7 @@ class _Pipe:
             self.out.close()
 
 
-async def _render_fault(pipe: _Pipe, plan: Plan, fault: Step) -> None:
+async def _render_fault(pipe: _Pipe, plan: Plan, fault: FaultStep) -> None:
     if plan.delay:
         await anyio.sleep(plan.delay)
     if isinstance(fault, Stall):
@@ -65,6 +78,13 @@ async def _render_fault(pipe: _Pipe, plan: Plan, fault: Step) -> None:
         await pipe.drop()
     elif isinstance(fault, Exit):
         exit_as_scripted(fault)
+    elif isinstance(
+        fault, HttpError | AuthExpired | RateLimit | Overloaded | SpawnFailure
+    ):  # pragma: no cover - over stdio the plan answers these with a JSON-RPC error, and the
+        # spec rejects a spawn failure on load
+        raise AssertionError(fault)
+    else:
+        assert_never(fault)
 
 
 async def serve_stdio(

@@ -1,8 +1,9 @@
 """The loopback server itself: uvicorn (httptools) on ``127.0.0.1:<free port>`` in a
 background thread. Kept apart from ``serve`` so that in-process use never imports uvicorn.
 
-The listening socket and the thread's server are ``stuntset._uvicorn_server``'s (shared with
-the cassettes' recording proxy and replay server). The server stops by itself when it is
+The listening socket is ``stuntset._bind.listening_socket`` and the thread's server
+``stuntset._uvicorn_server``'s (both shared with the cassettes' recording proxy and replay
+server). The server stops by itself when it is
 closed, ending any stalled response first.
 """
 
@@ -13,8 +14,9 @@ import threading
 
 import uvicorn
 
+from stuntset._bind import listening_socket
 from stuntset._resources import LONG_LIVED
-from stuntset._uvicorn_server import ReadyServer, nodelay_socket
+from stuntset._uvicorn_server import ReadyServer
 
 from ._lane import lane_protocol
 from .app import ModelApp
@@ -24,7 +26,7 @@ __all__ = ["LoopbackServer"]
 
 
 #: The names this module has always given them (tests and ``serve`` read them here).
-_listening_socket = nodelay_socket
+_listening_socket = listening_socket
 _Server = ReadyServer
 
 

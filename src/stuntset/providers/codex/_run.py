@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 import sniffio
+from openai_codex import CodexConfig
 from openai_codex.errors import JsonRpcError
 from openai_codex.models import Notification, UnknownNotification
 
@@ -33,10 +34,37 @@ from stuntset.providers.codex._client import Client, params_of
 from stuntset.providers.codex._crash import crash_of
 from stuntset.providers.codex._items import Translator
 
-if TYPE_CHECKING:
-    from stuntset.providers.codex._provider import CodexProvider
+__all__ = ["CodexRun", "RunHost"]
 
-__all__ = ["CodexRun"]
+
+class RunHost(Protocol):
+    """What a run reads from the provider that started it (``CodexProvider`` is one): the
+    settings every run of the session shares, its clock and ids, and where the session's
+    thread id goes once the run has started it. The provider owns that state; the run only
+    asks for it, so this module never names the provider."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def approvals(self) -> str: ...
+
+    @property
+    def close_timeout(self) -> float: ...
+
+    def config(self) -> CodexConfig: ...
+
+    def thread_params(self) -> dict[str, Any]: ...
+
+    def new_id(self, kind: str) -> str: ...
+
+    def now(self) -> float: ...
+
+    def _adopt(self, thread_id: str) -> None: ...
+
 
 _APPROVAL_METHODS = {
     "item/commandExecution/requestApproval": "command_execution",
@@ -63,7 +91,7 @@ class CodexRun(QueuedRun):
 
     __test__ = False
 
-    def __init__(self, provider: CodexProvider, run_id: str, prompt: str, session_id: str) -> None:
+    def __init__(self, provider: RunHost, run_id: str, prompt: str, session_id: str) -> None:
         self._provider = provider
         self._run_id = run_id
         self._session_id = session_id

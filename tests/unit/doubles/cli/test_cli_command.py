@@ -1,10 +1,10 @@
-"""``stuntset cli <program>``: the fake CLI as a command (``doubles/cli/_cli.py``)."""
+"""``stuntset cli <program>``: the fake CLI as a command (``commands/fake_cli.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from stuntset.doubles.cli._cli import run_fake_cli
+from stuntset.commands.fake_cli import run_fake_cli
 
 
 def test_a_spawn_failure_scenario_is_a_missing_binary_exit_127(

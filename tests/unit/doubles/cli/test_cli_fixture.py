@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 # Imported before pytester snapshots sys.modules, so the in-process runs reuse these modules.
-import stuntset.doubles.cli._cli
+import stuntset.commands.fake_cli
 import stuntset.doubles.cli._pytest
 import stuntset.doubles.cli.claude
 import stuntset.scenarios

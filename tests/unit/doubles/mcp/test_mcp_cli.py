@@ -15,8 +15,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from stuntset.commands.mcp import default_spec
 from stuntset.doubles.mcp import dumps_spec, spec_of
-from stuntset.doubles.mcp._cli import default_spec
 from stuntset.doubles.mcp.journal import read_journal
 from stuntset.script import Exit, Script, ToolCall, ToolResult, TurnRequest
 

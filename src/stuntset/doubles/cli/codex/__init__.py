@@ -436,6 +436,7 @@ class CodexProgram:
         "stuntset.doubles.cli.codex._process.exec",
         "stuntset.doubles.cli.codex._process.requests",
         "stuntset.doubles.cli.codex._process.app_server",
+        "stuntset.doubles.cli.codex._process.app_state",
         "stuntset.doubles.cli.codex._process.app_methods",
         "stuntset.doubles.cli.codex._process.app_turn",
         "stuntset.doubles.cli.codex._process.app_tools",

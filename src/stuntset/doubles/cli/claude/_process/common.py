@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli.claude._process.run import Session
+    from stuntset.doubles.cli.claude._process.faces import SessionState
 
 __all__ = ["INTERRUPTED", "Abort", "HookTurnError", "choose_turn", "usage"]
 
@@ -42,7 +42,7 @@ def usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
 
 
 def choose_turn(
-    session: Session, prompt: str, has_results: bool, model: str | None = None
+    session: SessionState, prompt: str, has_results: bool, model: str | None = None
 ) -> tuple[int, dict[str, Any] | None, str | None]:
     """The first scripted turn with uses left that accepts the prompt (as ``ScriptPlayer``
     chooses), counted in the double's shared state; or an error text naming the miss.

@@ -2,9 +2,9 @@
 ``result`` it closes with (success, a prompt a hook blocked, an error), the Stop hooks that
 may ask the model again, and the exceptions that end a turn early.
 
-Runs in the fake process (built-ins only, see ``_runtime``), on a ``turn.TurnRun``. Shapes as
-CLI 2.1.332 writes them (protocols.md §5.7). Durations come from the script (its delays, and
-10 ms per model response), never the clock.
+Runs in the fake process (built-ins only, see ``_runtime``), on a ``turn.TurnRun`` (through its
+face ``faces.TurnState``). Shapes as CLI 2.1.332 writes them (protocols.md §5.7). Durations
+come from the script (its delays, and 10 ms per model response), never the clock.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli.claude._process.turn import TurnRun
+    from stuntset.doubles.cli.claude._process.faces import TurnState
 
 __all__ = [
     "HookStopped",
@@ -54,7 +54,7 @@ class HookStopped(Exception):
     hook's ``ok: false``)."""
 
 
-def init_message(run: TurnRun) -> dict[str, Any]:
+def init_message(run: TurnState) -> dict[str, Any]:
     s = run.s
     return {
         "type": "system",
@@ -77,12 +77,12 @@ def init_message(run: TurnRun) -> dict[str, Any]:
     }
 
 
-def durations(run: TurnRun) -> tuple[int, int]:
+def durations(run: TurnState) -> tuple[int, int]:
     api = 10 * run.api_messages
     return int(run.delay_ms) + api + 1, api
 
 
-def finish(run: TurnRun, *, stopped: bool = False) -> None:
+def finish(run: TurnState, *, stopped: bool = False) -> None:
     """The success result; ``stopped``: a hook ended the turn after an action (observed:
     no ``result`` text, ``stop_reason: "tool_use"``, the next model request counted)."""
     s = run.s
@@ -122,14 +122,14 @@ def finish(run: TurnRun, *, stopped: bool = False) -> None:
     s.state_changed("idle", run.ids)
 
 
-def stamp(run: TurnRun) -> str:
+def stamp(run: TurnState) -> str:
     """The ``timestamp`` of a synthetic message: the script's time so far, from
     ``_BASE_TIME``."""
     at = _BASE_TIME + run.delay_ms / 1000
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
 
 
-def stop_hooks(run: TurnRun) -> dict[str, Any] | None:
+def stop_hooks(run: TurnState) -> dict[str, Any] | None:
     """Run the Stop hooks; if one exited 2, hand its feedback to the model as the CLI does
     and return the scripted turn that answers it (``None``: the turn is over)."""
     run.hooks(
@@ -171,7 +171,7 @@ def stop_hooks(run: TurnRun) -> dict[str, Any] | None:
     return turn
 
 
-def finish_blocked(run: TurnRun, informational: dict[str, Any]) -> None:
+def finish_blocked(run: TurnState, informational: dict[str, Any]) -> None:
     """A prompt a hook blocked: no model request (the scripted turn is given back)."""
     s = run.s
     if run.index >= 0:
@@ -203,7 +203,7 @@ def finish_blocked(run: TurnRun, informational: dict[str, Any]) -> None:
     s.state_changed("idle", run.ids)
 
 
-def finish_error(run: TurnRun, subtype: str, errors: list[str], **extra: Any) -> None:
+def finish_error(run: TurnState, subtype: str, errors: list[str], **extra: Any) -> None:
     s = run.s
     message = s.result_error(subtype, errors, max(1, run.api_messages), run.ids, **extra)
     duration, api = durations(run)

@@ -33,7 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli.claude._process.turn import TurnRun
+    from stuntset.doubles.cli.claude._process.faces import TurnState
 
 __all__ = ["max_retries", "render_fault"]
 
@@ -42,7 +42,7 @@ DEFAULT_MAX_RETRIES = 10
 MAX_RETRIES_CAP = 15
 
 
-def render_fault(run: TurnRun, op: tuple[Any, ...]) -> bool | dict[str, Any]:
+def render_fault(run: TurnState, op: tuple[Any, ...]) -> bool | dict[str, Any]:
     """Render a fault op (it ends the turn); True: the turn is over; a turn: the retried
     request's, to play on."""
     s = run.s
@@ -111,7 +111,7 @@ RESUME = (
 )
 
 
-def stream_fault(run: TurnRun, how: str, after_result: bool) -> dict[str, Any] | bool:
+def stream_fault(run: TurnState, how: str, after_result: bool) -> dict[str, Any] | bool:
     """The model API's stream broke (cut, malformed frame, garbage, out of order), as the
     real CLI meets it over the model double (observed, 2.1.332): after content of the
     response it keeps that content and asks again with ``RESUME`` (``resume``); before any,
@@ -144,7 +144,7 @@ def stream_fault(run: TurnRun, how: str, after_result: bool) -> dict[str, Any] |
     return turn
 
 
-def _no_turn(run: TurnRun, error: str) -> bool:
+def _no_turn(run: TurnState, error: str) -> bool:
     """The model double's answer to a request no scripted turn answers: a 500 with
     ``x-should-retry: false``, which the real CLI reports without retrying."""
     run.s.rt.stderr(f"stuntset: {error}\n")
@@ -177,7 +177,7 @@ def _category(status: int | None, error_type: str) -> str:
 
 
 def retry(
-    run: TurnRun,
+    run: TurnState,
     status: int | None,
     error_type: str,
     text: str,
@@ -221,7 +221,9 @@ def retry(
     return turn
 
 
-def api_error(run: TurnRun, status: int, error_type: str, text: str, assistant_error: str) -> None:
+def api_error(
+    run: TurnState, status: int, error_type: str, text: str, assistant_error: str
+) -> None:
     """The API error the real CLI gives up on: a synthetic ``assistant`` and an ``is_error``
     result, then ``idle``; the process exits 1 at EOF."""
     s = run.s
@@ -293,7 +295,7 @@ def _prose(env: dict[str, str], status: int, error_type: str, text: str) -> str:
     return f"API Error: {status} {body}"
 
 
-def _result_preview(run: TurnRun) -> dict[str, Any]:
+def _result_preview(run: TurnState) -> dict[str, Any]:
     return {
         "type": "result",
         "subtype": "success",

@@ -46,8 +46,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from stuntset.doubles.cli._runtime import Ids, Runtime
-    from stuntset.doubles.cli.claude._process.run import Session
-    from stuntset.doubles.cli.claude._process.turn import TurnRun
+    from stuntset.doubles.cli.claude._process.faces import SessionState, TurnState
 
 __all__ = ["Hooks", "matches", "run_event", "session_event"]
 
@@ -477,7 +476,7 @@ def hook_prompt(prompt: str, hook_input: dict[str, Any]) -> str:
     return f"{prompt}\n\nARGUMENTS: {arguments}"
 
 
-def model_answer(run: TurnRun, hook: dict[str, Any], hook_input: dict[str, Any]) -> Result:
+def model_answer(run: TurnState, hook: dict[str, Any], hook_input: dict[str, Any]) -> Result:
     """A ``prompt`` or ``agent`` hook: the real CLI asks the model (the hook's ``model``, else
     the session's) one extra request; here the next scripted turn that accepts the hook's
     prompt answers it, as that turn would answer the real CLI through the model double.
@@ -539,7 +538,7 @@ def model_answer(run: TurnRun, hook: dict[str, Any], hook_input: dict[str, Any])
 
 
 def hook_input(
-    session: Session, event: str, prompt_id: str | None, payload: dict[str, Any]
+    session: SessionState, event: str, prompt_id: str | None, payload: dict[str, Any]
 ) -> dict[str, Any]:
     """The JSON a hook gets, its fields in the real CLI's order."""
     data: dict[str, Any] = {
@@ -556,7 +555,7 @@ def hook_input(
     return data
 
 
-def session_event(session: Session, event: str, value: str, prompt_id: str | None) -> None:
+def session_event(session: SessionState, event: str, value: str, prompt_id: str | None) -> None:
     """``SessionStart`` (``value``: its source) or ``SessionEnd`` (its reason)."""
     hooks: Hooks = session.settings_hooks  # the callers run this only when there are hooks
     field = "source" if event == "SessionStart" else "reason"
@@ -568,7 +567,7 @@ def session_event(session: Session, event: str, value: str, prompt_id: str | Non
     hooks.run(event, name, data, value, ids, session.send)
 
 
-def run_event(run: TurnRun, event: str, tool: str | None, payload: dict[str, Any]) -> str | None:
+def run_event(run: TurnState, event: str, tool: str | None, payload: dict[str, Any]) -> str | None:
     """Run ``event``'s settings hooks, then the SDK's (``hook_callback``), and apply what they
     decided to ``run``: a PreToolUse deny text (``hook_denial``), a blocked prompt
     (``prompt_blocked``), Stop feedback (``stop_feedback``), or ``hook_stop`` (the turn ends
@@ -608,7 +607,7 @@ def run_event(run: TurnRun, event: str, tool: str | None, payload: dict[str, Any
     return "deny" if denied else decision
 
 
-def _decide(run: TurnRun, event: str, tool: str | None, results: list[Result]) -> str | None:
+def _decide(run: TurnState, event: str, tool: str | None, results: list[Result]) -> str | None:
     """What ``event``'s hook results mean, as observed; the first blocking hook (in the order
     configured) wins."""
     allow = False

@@ -2,10 +2,10 @@
 (hooks, the permission rules, ``can_use_tool``), the tool's result message, and the
 ``AskUserQuestion`` tool a scripted question becomes.
 
-Runs in the fake process (built-ins only, see ``_runtime``), on a ``turn.TurnRun``. Shapes as
-CLI 2.1.332 writes them (protocols.md §5.7): a deny skips the scripted result, the tool result
-is the deny message, as an error; PostToolUse hooks run (and write their events) before the
-tool's result.
+Runs in the fake process (built-ins only, see ``_runtime``), on a ``turn.TurnRun`` (through its
+face ``faces.TurnState``). Shapes as CLI 2.1.332 writes them (protocols.md §5.7): a deny skips
+the scripted result, the tool result is the deny message, as an error; PostToolUse hooks run
+(and write their events) before the tool's result.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli.claude._process.turn import TurnRun
+    from stuntset.doubles.cli.claude._process.faces import TurnState
 
 __all__ = ["play_tool_op", "tool_message"]
 
@@ -34,7 +34,7 @@ def _content(output: Any) -> Any:
     return dumps(output)
 
 
-def play_tool_op(run: TurnRun, op: tuple[Any, ...]) -> None:
+def play_tool_op(run: TurnState, op: tuple[Any, ...]) -> None:
     """Render a tool op: a ``tool_use`` block, a tool's result (its permission checked first,
     if no approval op did), an approval, or a question (``ask``)."""
     kind = op[0]
@@ -60,7 +60,7 @@ def play_tool_op(run: TurnRun, op: tuple[Any, ...]) -> None:
         _ask(run, op[1])
 
 
-def _tool_use(run: TurnRun, call_id: str, name: str, tool_input: dict[str, Any]) -> None:
+def _tool_use(run: TurnState, call_id: str, name: str, tool_input: dict[str, Any]) -> None:
     run.calls[call_id] = {"name": name, "input": tool_input}
     run.waiting.append(call_id)
     run.last_call = call_id
@@ -76,7 +76,7 @@ def _tool_use(run: TurnRun, call_id: str, name: str, tool_input: dict[str, Any])
     run.message_has_tool = True
 
 
-def tool_message(run: TurnRun, call_id: str, content: Any, is_error: bool, extra: Any) -> None:
+def tool_message(run: TurnState, call_id: str, content: Any, is_error: bool, extra: Any) -> None:
     if call_id in run.waiting:
         run.waiting.remove(call_id)
     run.done.add(call_id)
@@ -99,7 +99,7 @@ def tool_message(run: TurnRun, call_id: str, content: Any, is_error: bool, extra
     )
 
 
-def _unavailable(run: TurnRun, name: str) -> bool:
+def _unavailable(run: TurnState, name: str) -> bool:
     """Whether ``name`` is a tool of a configured MCP server that did not connect: the real
     CLI answers "No such tool available" (observed), without hooks or a permission check."""
     if not name.startswith("mcp__") or not run.s.mcp_servers:
@@ -108,7 +108,7 @@ def _unavailable(run: TurnRun, name: str) -> bool:
     return any(s["name"] == server and s["status"] != "connected" for s in run.s.mcp_servers)
 
 
-def _run_tool(run: TurnRun, call_id: str, output: Any, is_error: bool) -> None:
+def _run_tool(run: TurnState, call_id: str, output: Any, is_error: bool) -> None:
     call = run.calls.get(call_id, {"name": "unknown", "input": {}})
     if _unavailable(run, call["name"]):
         error = f"Error: No such tool available: {call['name']}"
@@ -135,7 +135,7 @@ def _run_tool(run: TurnRun, call_id: str, output: Any, is_error: bool) -> None:
         raise HookStopped
 
 
-def _deny(run: TurnRun, call_id: str, message: str) -> None:
+def _deny(run: TurnState, call_id: str, message: str) -> None:
     call = run.calls[call_id]
     run.denials.append(
         {"tool_name": call["name"], "tool_use_id": call_id, "tool_input": call["input"]}
@@ -143,7 +143,7 @@ def _deny(run: TurnRun, call_id: str, message: str) -> None:
     tool_message(run, call_id, message, True, f"Error: {message}")
 
 
-def _check_permission(run: TurnRun, call_id: str, ask: bool = True) -> bool:
+def _check_permission(run: TurnState, call_id: str, ask: bool = True) -> bool:
     """Hooks, then the permission rules, then (``ask``) ``can_use_tool``; False if the
     tool was denied (its denial already written)."""
     run.checked.add(call_id)
@@ -184,7 +184,7 @@ def _check_permission(run: TurnRun, call_id: str, ask: bool = True) -> bool:
     return _apply_answer(run, call_id, answer)
 
 
-def _apply_answer(run: TurnRun, call_id: str, answer: dict[str, Any] | None) -> bool:
+def _apply_answer(run: TurnState, call_id: str, answer: dict[str, Any] | None) -> bool:
     if answer is None:
         _deny(run, call_id, "Stream closed")
         return False
@@ -205,7 +205,7 @@ def _apply_answer(run: TurnRun, call_id: str, answer: dict[str, Any] | None) -> 
     return False
 
 
-def _ask(run: TurnRun, prompt: str) -> None:
+def _ask(run: TurnState, prompt: str) -> None:
     call_id = run.ids.token("toolu_01")
     question = {"question": prompt, "header": "Question", "options": [], "multiSelect": False}
     _tool_use(run, call_id, _ASK_TOOL, {"questions": [question]})

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from stuntset.doubles.cli._runtime import Ids
-    from stuntset.doubles.cli.claude._process.run import Session
+    from stuntset.doubles.cli.claude._process.faces import SessionState
 
 __all__ = ["TurnRun"]
 
@@ -49,7 +49,7 @@ class TurnRun:
 
     def __init__(
         self,
-        session: Session,
+        session: SessionState,
         ids: Ids,
         prompt: str,
         index: int,

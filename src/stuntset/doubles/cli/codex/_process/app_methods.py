@@ -6,14 +6,15 @@ protocols.md §6.6).
 
 Runs in the fake process (built-ins only, see ``_runtime``). Each method is a function of the
 ``app_server.Server`` whose loop dispatches to it (``HANDLERS``) and whose state it reads
-and changes (threads loaded, their settings, the turn queue); the queued turns play in
-``app_turn``.
+and changes (threads loaded, their settings, the turn queue), through its face
+``app_state.ServerState``; the queued turns play in ``app_turn``.
 """
 
 from __future__ import annotations
 
 import posix
 
+from stuntset.doubles.cli.codex._process.app_state import Queued
 from stuntset.doubles.cli.codex._process.app_turn import turn_object
 from stuntset.doubles.cli.codex._process.common import (
     BASE_TIME,
@@ -36,33 +37,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli.codex._process.app_server import Server
+    from stuntset.doubles.cli.codex._process.app_state import ServerState
 
-__all__ = ["HANDLERS", "Queued", "thread_object"]
-
-
-class Queued:
-    """A started turn waiting to play: its thread, id, input and the scripted turn chosen
-    for it when it was started (or the error naming why none was)."""
-
-    def __init__(
-        self,
-        thread: dict[str, Any],
-        turn_id: str,
-        prompt: str,
-        items: list[Any],
-        chosen: dict[str, Any] | None,
-        error: str | None,
-    ) -> None:
-        self.thread = thread
-        self.turn_id = turn_id
-        self.prompt = prompt
-        self.items = items
-        self.chosen = chosen
-        self.error = error
+__all__ = ["HANDLERS", "thread_object"]
 
 
-def thread_object(server: Server, thread_id: str, *, turns: bool = False) -> dict[str, Any]:
+def thread_object(server: ServerState, thread_id: str, *, turns: bool = False) -> dict[str, Any]:
     thread = server.loaded.get(thread_id) or server.threads.get(thread_id) or {}
     created = BASE_TIME + int(thread.get("number", 0))
     active = server.active is not None and server.active.thread["id"] == thread_id
@@ -105,7 +85,7 @@ def thread_object(server: Server, thread_id: str, *, turns: bool = False) -> dic
     }
 
 
-def _thread_settings(server: Server, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
+def _thread_settings(server: ServerState, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
     previous = server.settings.get(thread_id, {})
     policy = params.get("approvalPolicy") or previous.get("approvalPolicy") or "on-request"
     reviewer = params.get("approvalsReviewer") or previous.get("approvalsReviewer") or "user"
@@ -140,7 +120,7 @@ def _thread_settings(server: Server, thread_id: str, params: dict[str, Any]) -> 
     }
 
 
-def _count(server: Server, key: str) -> int:
+def _count(server: ServerState, key: str) -> int:
     """The next value of a counter in the double's shared state (ids unique across
     invocations, and the same on every run)."""
 
@@ -152,7 +132,7 @@ def _count(server: Server, key: str) -> int:
     return result
 
 
-def thread_start(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+def thread_start(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
     cwd = params.get("cwd") or posix.getcwd()
     model = params.get("model") or server.rt.plan["model"]
     thread = server.threads.create(str(cwd), str(model), bool(params.get("ephemeral")))
@@ -160,7 +140,7 @@ def thread_start(server: Server, params: dict[str, Any]) -> dict[str, Any]:
     return _thread_settings(server, thread["id"], params)
 
 
-def _find_thread(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+def _find_thread(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
     thread_id = require(params, "threadId")
     thread = server.loaded.get(thread_id) or server.threads.get(str(thread_id))
     if thread is None:
@@ -169,24 +149,24 @@ def _find_thread(server: Server, params: dict[str, Any]) -> dict[str, Any]:
     return thread
 
 
-def thread_resume(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+def thread_resume(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
     thread = _find_thread(server, params)
     if params.get("model"):
         thread["model"] = str(params["model"])
     return _thread_settings(server, thread["id"], params)
 
 
-def thread_read(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+def thread_read(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
     thread = _find_thread(server, params)
     return {"thread": thread_object(server, thread["id"], turns=bool(params.get("includeTurns")))}
 
 
-def thread_list(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+def thread_list(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
     data = [thread_object(server, t["id"]) for t in reversed(server.threads.all())]
     return {"data": data, "nextCursor": None, "backwardsCursor": None}
 
 
-def turn_start(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+def turn_start(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
     """Start a turn, in the real server's order of checks: the params' shape, the thread
     id, the thread loaded here (``thread/resume`` first for an earlier process's), the
     input's size, then the script (which may refuse the turn). A thread whose turn is
@@ -220,7 +200,7 @@ def turn_start(server: Server, params: dict[str, Any]) -> dict[str, Any]:
     return {"turn": turn_object(turn_id, [], "inProgress", None, None, None, "notLoaded")}
 
 
-def _busy_turn(server: Server, thread_id: str) -> str | None:
+def _busy_turn(server: ServerState, thread_id: str) -> str | None:
     """The id of the thread's running (or queued) turn, if it has one."""
     active = server.active
     if active is not None and not active.ended and active.thread["id"] == thread_id:
@@ -231,7 +211,7 @@ def _busy_turn(server: Server, thread_id: str) -> str | None:
     return None
 
 
-def _steer(server: Server, turn_id: str, items: list[Any]) -> None:
+def _steer(server: ServerState, turn_id: str, items: list[Any]) -> None:
     """Input for a running turn: it ends the model response in progress (or, that one
     having called tools, waits for its end), then shows as a user message item and the
     next scripted turn answers the follow-up request (``Turn.play_turn``); a queued turn
@@ -245,7 +225,7 @@ def _steer(server: Server, turn_id: str, items: list[Any]) -> None:
             queued.items = list(queued.items) + list(items)
 
 
-def turn_interrupt(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+def turn_interrupt(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
     require(params, "threadId")
     turn_id = require(params, "turnId")
     _find_thread(server, params)
@@ -258,7 +238,7 @@ def turn_interrupt(server: Server, params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def turn_steer(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+def turn_steer(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
     items = require(params, "input")
     check_input(items)  # before the thread is looked for (observed)
     _find_thread(server, params)
@@ -272,7 +252,7 @@ def turn_steer(server: Server, params: dict[str, Any]) -> dict[str, Any]:
     return {"turnId": active.id}
 
 
-def model_list(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+def model_list(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
     model = server.rt.plan["model"]
     efforts = [
         {"reasoningEffort": effort, "description": f"{effort} reasoning"}
@@ -291,7 +271,7 @@ def model_list(server: Server, params: dict[str, Any]) -> dict[str, Any]:
     return {"data": [entry], "nextCursor": None}
 
 
-def account_read(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+def account_read(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
     return {"account": {"type": "apiKey"}, "requiresOpenaiAuth": True}
 
 

@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from stuntset.doubles.cli._runtime import Runtime
-    from stuntset.doubles.cli.codex._process.app_methods import Queued
+    from stuntset.doubles.cli.codex._process.app_state import Queued
     from stuntset.doubles.cli.codex._process.config import Settings
 
 __all__ = ["KNOWN_METHODS", "run_app_server"]

@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli.codex._process.app_turn import Turn
+    from stuntset.doubles.cli.codex._process.app_state import ToolTurn as Turn
 
 __all__ = ["play_tool_op"]
 

@@ -25,8 +25,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from stuntset.doubles.cli.codex._process.app_methods import Queued
-    from stuntset.doubles.cli.codex._process.app_server import Server
+    from stuntset.doubles.cli.codex._process.app_state import Queued
+    from stuntset.doubles.cli.codex._process.app_state import ServerState as Server
 
 __all__ = ["Interrupted", "Turn", "agent_message", "turn_object"]
 

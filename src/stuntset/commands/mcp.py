@@ -13,12 +13,11 @@ import click
 
 from stuntset import scenarios
 from stuntset._bind import check_bind, listening_socket
+from stuntset.doubles.mcp._plan import Dispatcher
+from stuntset.doubles.mcp.journal import JournalWriter
+from stuntset.doubles.mcp.spec import MCP_WIRE, McpServerSpec, McpTool, load_spec
 from stuntset.errors import UsageError
 from stuntset.script import Script, Text, TurnRequest
-
-from ._plan import Dispatcher
-from .journal import JournalWriter
-from .spec import MCP_WIRE, McpServerSpec, McpTool, load_spec
 
 __all__ = ["default_spec", "run_mcp_serve"]
 
@@ -61,12 +60,12 @@ def run_mcp_serve(
     if not (math.isfinite(time_scale) and time_scale >= 0):
         raise UsageError(f"--time-scale {time_scale}: must be a finite number, 0 or more")
     spec = _spec(spec_path, scenario)
-    from ._sdk import require_mcp
+    from stuntset.doubles.mcp._sdk import require_mcp
 
     require_mcp()
     folder = Path(journal) if journal else None
     if stdio:
-        from .stdio import run_stdio
+        from stuntset.doubles.mcp.stdio import run_stdio
 
         run_stdio(spec, folder, time_scale=time_scale)
         return
@@ -74,7 +73,7 @@ def run_mcp_serve(
     sock = listening_socket(host, port)
     import uvicorn
 
-    from .http import LOOPBACK_HOSTS, build_http_app
+    from stuntset.doubles.mcp.http import LOOPBACK_HOSTS, build_http_app
 
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ Serves the given script (or ``happy_path``, over and over) at ``/openai/v1`` and
 A long-running server among real (and bad) clients: it remembers the last ``journal``
 requests only, refuses bodies over ``max_body`` bytes with the provider's 413, closes
 connections whose request does not arrive within ``request_timeout`` seconds, holds at most
-``max_connections`` connections (see ``_server``), and its logging never blocks serving.
+``max_connections`` connections (see ``stuntset.doubles.model._server``), and its logging never blocks serving.
 """
 
 from __future__ import annotations
@@ -23,12 +23,8 @@ import uvicorn
 
 from stuntset import scenarios
 from stuntset._bind import check_bind, listening_socket
-from stuntset.errors import UsageError
-from stuntset.script import load_script
-from stuntset.wires import API_PROVIDERS
-
-from ._lane import lane_protocol
-from ._server import (
+from stuntset.doubles.model._lane import lane_protocol
+from stuntset.doubles.model._server import (
     DroppingLogHandler,
     Guard,
     describe_stats,
@@ -36,8 +32,11 @@ from ._server import (
     install_log_handler,
     raise_fd_limit,
 )
-from .app import ModelApp
-from .double import ModelDouble
+from stuntset.doubles.model.app import ModelApp
+from stuntset.doubles.model.double import ModelDouble
+from stuntset.errors import UsageError
+from stuntset.script import load_script
+from stuntset.wires import API_PROVIDERS
 
 __all__ = ["ServeOptions", "run_serve"]
 

@@ -10,13 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from stuntset import scenarios
+from stuntset.console.mount import daemon_console
 from stuntset.doubles.model._loopback_server import LoopbackServer
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.errors import UsageError
 from stuntset.runtime.daemon import DaemonInfo, run_daemon
 from stuntset.runtime.testing import scenario_registry
-
-from .mount import daemon_console
 
 __all__ = ["check_cassettes", "run_console_command"]
 
