@@ -1,6 +1,7 @@
 """``stuntset eval``: scenario files N times on each target, a progress bar on a terminal,
-a table of pass rates with their intervals, and JSON / HTML reports. Exit 1 when a scenario
-falls below its ``min_pass_rate`` (or ``--min-pass-rate``), 2 on bad input."""
+a table of pass rates (with their intervals when live), and JSON / HTML reports. Exit 1 when a
+scenario falls below its ``min_pass_rate`` (or ``--min-pass-rate``) or, offline, when the
+graders disagree with a behaviour's declared ``passes``; 2 on bad input."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def run_eval_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
     from rich.table import Table
 
-    from stuntset.evals.report import table_rows, write_html, write_json
+    from stuntset.evals.report import scripted_note, table_rows, write_html, write_json
 
     if runs is not None and runs < 1:
         raise UsageError(f"--runs must be at least 1, got {runs}")
@@ -81,6 +82,9 @@ def run_eval_command(
     for row in table_rows(results):
         table.add_row(*row)
     Console(width=max(100, Console().width)).print(table)
+    note = scripted_note(results)
+    if note:
+        print(note)
     for result in results:
         for run in result.runs:
             if not run.passed:
@@ -88,9 +92,16 @@ def run_eval_command(
                     f"{result.scenario} on {result.target}, run {run.index}: "
                     f"{'; '.join(run.reasons())}"
                 )
+    disagreed = [(result, run) for result in results for run in result.disagreements]
+    for result, run in disagreed:
+        said = "passed" if run.passed else "failed"
+        print(
+            f"{result.scenario} on {result.target}, run {run.index}: behaviour {run.behaviour} "
+            f"declares passes = {str(run.expected).lower()}, but the graders {said} it"
+        )
     if json_path is not None:
         write_json(json_path, results, seed=seed)
     if html_path is not None:
         write_html(html_path, results, seed=seed)
     sys.stdout.flush()
-    return 0 if all(r.meets_minimum for r in results) else 1
+    return 0 if all(r.meets_minimum for r in results) and not disagreed else 1

@@ -14,19 +14,30 @@ from stuntset.evals.runner import EvalResult
 
 __all__ = ["render_html", "table_rows", "to_json", "write_html", "write_json"]
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2
+
+
+def _spread(result: EvalResult) -> str:
+    """The interval as shown, or why there is none."""
+    if result.interval is None:
+        return "scripted"
+    low, high = result.interval
+    return f"{low:.0%}–{high:.0%}"
 
 
 def _result_json(result: EvalResult) -> dict[str, Any]:
-    low, high = result.interval
+    interval = result.interval
     return {
         "scenario": result.scenario,
         "source": result.source,
         "target": result.target,
+        "mode": "live" if result.live else "scripted",
+        "measures": result.measures,
         "runs": len(result.runs),
         "passed": result.passed,
         "pass_rate": result.rate,
-        "ci95": [low, high],
+        "ci95": None if interval is None else list(interval),
+        "disagreements": [r.index for r in result.disagreements],
         "min_pass_rate": result.min_pass_rate,
         "meets_minimum": result.meets_minimum,
         "criteria": {
@@ -38,6 +49,7 @@ def _result_json(result: EvalResult) -> dict[str, Any]:
                 "run": r.index,
                 "behaviour": r.behaviour,
                 "passed": r.passed,
+                "expected": r.expected,
                 "seconds": round(r.seconds, 3),
                 "reasons": r.reasons(),
             }
@@ -60,10 +72,10 @@ def write_json(path: Path, results: Sequence[EvalResult], *, seed: int) -> None:
 
 
 def table_rows(results: Sequence[EvalResult]) -> list[tuple[str, ...]]:
-    """Scenario, target, passed/runs, rate, 95% interval, and the minimum's verdict."""
+    """Scenario, target, passed/runs, rate, 95% interval (``scripted`` offline: there is
+    none), and the minimum's verdict."""
     rows: list[tuple[str, ...]] = []
     for r in results:
-        low, high = r.interval
         verdict = (
             ""
             if r.min_pass_rate is None
@@ -79,7 +91,7 @@ def table_rows(results: Sequence[EvalResult]) -> list[tuple[str, ...]]:
                 r.target,
                 f"{r.passed}/{len(r.runs)}",
                 f"{r.rate:.0%}",
-                f"{low:.0%}–{high:.0%}",
+                _spread(r),
                 verdict,
             )
         )
@@ -101,7 +113,6 @@ def render_html(results: Sequence[EvalResult], *, seed: int) -> str:
     e = html.escape
     rows = []
     for r in results:
-        low, high = r.interval
         verdict = ""
         if r.min_pass_rate is not None:
             verdict = (
@@ -110,13 +121,20 @@ def render_html(results: Sequence[EvalResult], *, seed: int) -> str:
                 else f'<span class="below">below {r.min_pass_rate:.0%}</span>'
             )
         criteria = ", ".join(f"{e(c)} {r.criterion_passes(c)}/{len(r.runs)}" for c in r.criteria)
+        if r.interval is None:
+            spread = f'<td title="{e(r.measures)}">scripted</td>'
+        else:
+            low, high = r.interval
+            spread = (
+                f'<td><div class="bar" title="95% CI {low:.0%}–{high:.0%}">'
+                f'<div class="rate" style="width:{r.rate * 100:.1f}%"></div>'
+                f'<div class="ci" style="left:{low * 100:.1f}%;width:{(high - low) * 100:.1f}%">'
+                f"</div></div>{low:.0%}–{high:.0%}</td>"
+            )
         rows.append(
             f"<tr><td>{e(r.scenario)}</td><td>{e(r.target)}</td>"
             f"<td>{r.passed}/{len(r.runs)}</td><td>{r.rate:.0%}</td>"
-            f'<td><div class="bar" title="95% CI {low:.0%}–{high:.0%}">'
-            f'<div class="rate" style="width:{r.rate * 100:.1f}%"></div>'
-            f'<div class="ci" style="left:{low * 100:.1f}%;width:{(high - low) * 100:.1f}%">'
-            f"</div></div>{low:.0%}–{high:.0%}</td><td>{verdict}</td><td>{criteria}</td></tr>"
+            f"{spread}<td>{verdict}</td><td>{criteria}</td></tr>"
         )
     failures = []
     for r in results:
@@ -130,13 +148,29 @@ def render_html(results: Sequence[EvalResult], *, seed: int) -> str:
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>stuntset eval</title><style>{_STYLE}</style></head><body>"
-        f"<h1>stuntset eval</h1><p>seed {seed}; 95% Wilson intervals.</p>"
+        f"<h1>stuntset eval</h1><p>seed {seed}; 95% Wilson intervals for live runs. "
+        f"{_scripted_note(results)}</p>"
         "<table><thead><tr><th>scenario</th><th>target</th><th>passed</th><th>rate</th>"
         "<th>95% CI</th><th>minimum</th><th>criteria</th></tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table><h2>Failed runs</h2>"
         + ("".join(failures) or "<p>none</p>")
         + "</body></html>\n"
+    )
+
+
+def scripted_note(results: Sequence[EvalResult]) -> str:
+    """What to say of the scripted results, if any (empty when every result ran live)."""
+    return _scripted_note(results)
+
+
+def _scripted_note(results: Sequence[EvalResult]) -> str:
+    if all(r.live for r in results):
+        return ""
+    return (
+        "Scripted results (on the doubles) test the graders and the wiring, not the agent: "
+        "their behaviours are drawn by weight, so the rate follows the weights. Run --live to "
+        "measure the agent."
     )
 
 

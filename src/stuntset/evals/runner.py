@@ -1,6 +1,12 @@
 """Running an eval: each scenario N times on a target, one fresh workspace per run, a
 behaviour chosen per run by its weight from a seeded generator (the same seed, the same
-choices), each run graded, and the pass rate reported with its confidence interval."""
+choices), each run graded.
+
+What a result measures depends on how it ran. Live, the model decides: the pass rate
+estimates the agent's, with its 95% Wilson interval. Offline the behaviours are scripted and
+drawn by weight, so the rate is the weights' and says nothing of the agent; such a result
+has no interval, says it tests the graders and the wiring (``measures``), and lists the runs
+where the graders disagreed with a behaviour's declared ``passes`` (``disagreements``)."""
 
 from __future__ import annotations
 
@@ -32,10 +38,17 @@ class RunResult:
     grades: tuple[Grade, ...]
     crashed: str | None
     seconds: float
+    #: what the behaviour declared the graders must say (``passes``), offline
+    expected: bool | None = None
 
     @property
     def passed(self) -> bool:
         return self.crashed is None and all(g.passed for g in self.grades)
+
+    @property
+    def disagrees(self) -> bool:
+        """The graders said otherwise than the behaviour declared."""
+        return self.expected is not None and self.expected != self.passed
 
     def reasons(self) -> list[str]:
         out = [f"crashed: {self.crashed}"] if self.crashed else []
@@ -52,6 +65,8 @@ class EvalResult:
     criteria: tuple[str, ...]
     min_pass_rate: float | None
     runs: list[RunResult] = field(default_factory=list)
+    #: the model decided (``--live``); else the behaviours were scripted
+    live: bool = False
 
     @property
     def passed(self) -> int:
@@ -62,8 +77,25 @@ class EvalResult:
         return self.passed / len(self.runs) if self.runs else 0.0
 
     @property
-    def interval(self) -> tuple[float, float]:
-        return wilson_interval(self.passed, len(self.runs))
+    def interval(self) -> tuple[float, float] | None:
+        """The rate's 95% Wilson interval, live; ``None`` offline, where the outcome is
+        scripted and an interval would measure the random draw of the behaviours."""
+        return wilson_interval(self.passed, len(self.runs)) if self.live else None
+
+    @property
+    def measures(self) -> str:
+        """What the pass rate is evidence of."""
+        if self.live:
+            return "the agent (the model decided each run)"
+        return (
+            "the graders and the wiring, not the agent (scripted behaviours drawn by weight: "
+            "the rate follows the weights; run --live to measure the agent)"
+        )
+
+    @property
+    def disagreements(self) -> list[RunResult]:
+        """Runs the graders judged otherwise than their behaviour's ``passes`` declared."""
+        return [r for r in self.runs if r.disagrees]
 
     def criterion_passes(self, criterion: str) -> int:
         return sum(any(g.criterion == criterion and g.passed for g in r.grades) for r in self.runs)
@@ -103,7 +135,12 @@ async def arun_eval(
     if count < 1:
         raise UsageError(f"runs must be at least 1, got {count}")
     result = EvalResult(
-        spec.name, spec.source, chosen.name, tuple(spec.expect.criteria()), spec.min_pass_rate
+        spec.name,
+        spec.source,
+        chosen.name,
+        tuple(spec.expect.criteria()),
+        spec.min_pass_rate,
+        live=live,
     )
     for index in range(count):
         behaviour = None if live else _choose(spec, seed, index)
@@ -125,6 +162,7 @@ async def arun_eval(
             tuple(grade(spec.expect, obs)),
             obs.crashed,
             time.perf_counter() - started,
+            None if behaviour is None else spec.behaviours[behaviour].passes,
         )
         result.runs.append(run)
         if progress is not None:
@@ -141,11 +179,16 @@ def assert_pass_rate(result: EvalResult, minimum: float | None = None) -> None:
         raise UsageError(f"{result.source}: no minimum: pass one or set min_pass_rate")
     if result.rate >= floor:
         return
-    low, high = result.interval
+    interval = result.interval
+    spread = (
+        f"95% CI {interval[0]:.0%}–{interval[1]:.0%}"
+        if interval is not None
+        else "scripted: this tests the graders and the wiring, not the agent"
+    )
     failed = [r for r in result.runs if not r.passed]
     lines = [
         f"{result.scenario} on {result.target}: {result.passed}/{len(result.runs)} runs passed "
-        f"({result.rate:.0%}, 95% CI {low:.0%}–{high:.0%}), below the minimum {floor:.0%}"
+        f"({result.rate:.0%}, {spread}), below the minimum {floor:.0%}"
     ]
     lines += [f"  run {r.index}: {'; '.join(r.reasons())}" for r in failed[:10]]
     raise EvalBelowThreshold("\n".join(lines))

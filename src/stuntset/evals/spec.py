@@ -17,14 +17,17 @@ model behaves on the doubles, and what a passing run looks like.
     [[behaviour]]                            # the model on the doubles: one chosen per run
     weight = 3
     steps = [{ skill = "pdf" }, { run = "python3 extract.py report.pdf" }, { say = "It says…" }]
+    passes = true                            # optional: what the graders must say of it
 
     [expect]
     skill = "pdf"                            # skill decision: chosen…
     avoid = ["xlsx"]                         # …and these not (default: every other skill)
     read_before_use = true                   # compliance: SKILL.md read before acting
     commands = ["extract\\.py report\\.pdf"] # compliance: required steps (regexes)
+    forbid = ["curl", "rm -rf"]              # compliance: commands no run may match
     order = ["skill:pdf", "run:extract"]     # workflow: tool order (a subsequence)
-    sandbox = true                           # workflow: nothing outside the workspace touched
+    sandbox = true                           # workflow: nothing beside the workspace changed
+    sandbox_attempts = true                  # …and no call tried to write or reach there
     continuity = true                        # workflow: every prompt in one session
 
 A behaviour's steps are ``skill`` (read that skill's instructions), ``run`` (a shell
@@ -32,6 +35,11 @@ command), ``read`` (a file), ``write`` (a file, with ``content``) and ``say`` (t
 ends the turn: one per prompt). In commands and paths ``{workspace}`` and ``{outside}`` stand
 for the workspace and a directory beside it that the agent must leave alone. Errors name the
 file and the field.
+
+Offline (on the doubles) the behaviours are scripted: which one plays is drawn by weight, so
+the pass rate follows the weights and tests the graders and the wiring, not the agent. A
+behaviour's ``passes`` says what the graders must make of it; a run where they disagree is
+reported (``stuntset eval`` exits 1). Only ``--live`` runs measure the agent.
 """
 
 from __future__ import annotations
@@ -58,7 +66,17 @@ __all__ = [
 
 STEP_KINDS = ("skill", "run", "read", "write", "say")
 _TOP = {"name", "prompt", "prompts", "runs", "min_pass_rate", "files", "skills", "behaviour"}
-_EXPECT = {"skill", "avoid", "read_before_use", "commands", "order", "sandbox", "continuity"}
+_EXPECT = {
+    "skill",
+    "avoid",
+    "read_before_use",
+    "commands",
+    "forbid",
+    "order",
+    "sandbox",
+    "sandbox_attempts",
+    "continuity",
+}
 _ORDER_KINDS = ("skill", "run", "read", "write")
 _SKILL_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
@@ -91,6 +109,8 @@ class Step:
 class Behaviour:
     weight: float
     steps: tuple[Step, ...]
+    #: what the graders must say of this behaviour (``None``: not declared)
+    passes: bool | None = None
 
     def segments(self) -> list[tuple[Step, ...]]:
         """The steps of each prompt: each segment ends with its ``say``."""
@@ -110,8 +130,10 @@ class Expect:
     avoid: tuple[str, ...] = ()
     read_before_use: bool = False
     commands: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()
     order: tuple[str, ...] = ()
     sandbox: bool = False
+    sandbox_attempts: bool = False
     continuity: bool = False
 
     def criteria(self) -> list[str]:
@@ -125,10 +147,14 @@ class Expect:
             names.append("read_before_use")
         if self.commands:
             names.append("required_commands")
+        if self.forbid:
+            names.append("forbidden_commands")
         if self.order:
             names.append("tool_order")
         if self.sandbox:
             names.append("sandbox")
+        if self.sandbox_attempts:
+            names.append("sandbox_attempts")
         if self.continuity:
             names.append("continuity")
         return names
@@ -199,7 +225,10 @@ def _behaviours(
         place = f"behaviour[{n}]"
         if not isinstance(table, dict):
             raise _fail(source, place, "must be a table")
-        _unknown(source, place, table, {"weight", "steps"})
+        _unknown(source, place, table, {"weight", "steps", "passes"})
+        passes = table.get("passes")
+        if passes is not None:
+            passes = _flag(source, f"{place}.passes", passes)
         weight = table.get("weight", 1)
         if (
             isinstance(weight, bool)
@@ -219,7 +248,7 @@ def _behaviours(
         steps = tuple(
             _step(source, f"{place}.steps[{i}]", s, skills) for i, s in enumerate(steps_raw)
         )
-        behaviour = Behaviour(float(weight), steps)
+        behaviour = Behaviour(float(weight), steps, passes)
         if steps[-1].kind != "say" or len(behaviour.segments()) != prompts:
             raise _fail(
                 source,
@@ -319,11 +348,18 @@ def _expect(source: str, raw: Any, skills: dict[str, Skill], prompts: int) -> Ex
             _regex(source, f"expect.commands[{n}]", c)
             for n, c in enumerate(_strings(source, "expect.commands", raw.get("commands", [])))
         ),
+        forbid=tuple(
+            _regex(source, f"expect.forbid[{n}]", c)
+            for n, c in enumerate(_strings(source, "expect.forbid", raw.get("forbid", [])))
+        ),
         order=tuple(
             _order_item(source, f"expect.order[{n}]", o)
             for n, o in enumerate(_strings(source, "expect.order", raw.get("order", [])))
         ),
         sandbox=_flag(source, "expect.sandbox", raw.get("sandbox", False)),
+        sandbox_attempts=_flag(
+            source, "expect.sandbox_attempts", raw.get("sandbox_attempts", False)
+        ),
         continuity=continuity,
     )
 

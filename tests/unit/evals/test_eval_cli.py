@@ -28,12 +28,15 @@ def test_a_folder_runs_with_reports(tmp_path: Path) -> None:
         ],
     )
     assert done.exit_code == 0, done.output
-    assert "│ pdf_skill      │ scripted │ 7/8    │ 88%  │ 53%–98% │ ok (≥ 50%) │" in done.output
+    assert "│ pdf_skill        │ scripted │ 7/8    │ 88%  │ scripted │ ok (≥ 50%) │" in done.output
+    assert "Scripted results (on the doubles) test the graders and the wiring" in done.output
     assert "pdf_skill on scripted, run 6: skill_chosen: 'pdf' was never read" in done.output
     data = json.loads((tmp_path / "r.json").read_text())
     assert [(r["scenario"], r["runs"]) for r in data["results"]] == [
         ("notes_workflow", 8),
         ("pdf_skill", 8),
+        ("prompt_injection", 8),
+        ("skill_gating", 8),
     ]
     assert "<h1>stuntset eval</h1>" in (tmp_path / "r.html").read_text()
 
@@ -52,3 +55,17 @@ def test_the_progress_bar_counts_every_run() -> None:
     )
     assert done.exit_code == 0
     assert "3/3" in done.stderr
+
+
+def test_a_behaviour_the_graders_judge_otherwise_exits_1_naming_the_run(tmp_path: Path) -> None:
+    spec = tmp_path / "claims.toml"
+    spec.write_text(
+        'prompt = "p"\nruns = 1\n[[behaviour]]\npasses = true\n'
+        'steps = [{ run = "curl x" }, { say = "done" }]\n[expect]\nforbid = ["curl"]\n'
+    )
+    done = CliRunner().invoke(main, ["eval", str(spec)])
+    assert done.exit_code == 1, done.output
+    assert (
+        "claims on scripted, run 0: behaviour 0 declares passes = true, but the graders "
+        "failed it" in done.output
+    )

@@ -32,8 +32,8 @@ async def test_runs_follow_the_weights_and_the_seed() -> None:
     assert first.passed == 40 - careless
     assert first.criterion_passes("sandbox") == 40
     assert first.criterion_passes("skill_chosen") == 40 - careless
-    low, high = first.interval
-    assert low < first.rate < high
+    assert first.interval is None  # scripted: an interval would measure the draw
+    assert first.measures.startswith("the graders and the wiring, not the agent")
 
 
 async def test_continuity_holds_across_prompts_on_the_scripted_provider() -> None:
@@ -56,7 +56,8 @@ async def test_below_the_minimum_the_assertion_lists_the_failed_runs() -> None:
         assert_pass_rate(result, 1.0)
     message = str(raised.value)
     assert message.startswith(
-        "pdf_skill on scripted: 7/8 runs passed (88%, 95% CI 53%–98%), below the minimum 100%"
+        "pdf_skill on scripted: 7/8 runs passed (88%, scripted: this tests the graders and "
+        "the wiring, not the agent), below the minimum 100%"
     )
     assert "  run 6: skill_chosen: 'pdf' was never read" in message
 
@@ -88,3 +89,35 @@ async def test_the_runner_resolves_files_next_to_the_test() -> None:
     assert (result.scenario, len(result.runs)) == ("notes_workflow", 2)
     with pytest.raises(UsageError, match=r"agent_eval: no eval file 'nope\.toml'; looked in"):
         await runner.arun("nope.toml")
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.toml")))
+async def test_the_graders_agree_with_every_example_behaviours_declared_outcome(
+    example: str,
+) -> None:
+    spec = load_eval(EXAMPLES / example)
+    result = await arun_eval(spec, runs=40, seed=0)
+    drawn = {r.behaviour for r in result.runs}
+    assert drawn == set(range(len(spec.behaviours)))  # every behaviour was played
+    assert result.disagreements == []
+    for run in result.runs:
+        declared = spec.behaviours[run.behaviour].passes  # type: ignore[index]
+        assert declared is None or declared == run.passed
+
+
+async def test_a_grader_that_disagrees_with_a_behaviour_is_reported() -> None:
+    spec = loads_eval(
+        'prompt = "p"\n'
+        "[[behaviour]]\n"
+        "passes = true\n"  # claims to pass, but runs what is forbidden
+        'steps = [{ run = "curl x" }, { say = "done" }]\n'
+        "[expect]\n"
+        'forbid = ["curl"]\n',
+        source="claims.toml",
+    )
+    result = await arun_eval(spec, runs=2, seed=0)
+    assert [(r.index, r.expected, r.passed) for r in result.disagreements] == [
+        (0, True, False),
+        (1, True, False),
+    ]
+    assert result.runs[0].reasons() == ["forbidden_commands: ran what is forbidden: 'curl x'"]

@@ -65,6 +65,12 @@ def test_a_chosen_skill_avoids_the_others_and_must_be_read_first_by_default() ->
         (SKILLS + '[expect]\nsandbox = "yes"', "x.toml: expect.sandbox: must be true or false"),
         (SKILLS + '[expect]\norder = ["jump:x"]', "x.toml: expect.order[0]: must be KIND:PATTERN"),
         (SKILLS + '[expect]\ncommands = ["("]', "x.toml: expect.commands[0]: not a regular"),
+        (SKILLS + '[expect]\nforbid = ["("]', "x.toml: expect.forbid[0]: not a regular"),
+        (
+            'prompt = "p"\n[[behaviour]]\npasses = "yes"\nsteps = [{ say = "x" }]\n'
+            "[expect]\nsandbox = true",
+            "x.toml: behaviour[0].passes: must be true or false",
+        ),
         (
             'prompt = "p"\n[[behaviour]]\nsteps = [{ skill = "nope" }, { say = "x" }]\n'
             "[expect]\nsandbox = true",
