@@ -129,6 +129,25 @@ class Invocation:
         )
 
 
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
+    if pid <= 0:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[-1].split()[0] not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
 class InstalledExecutable:
     """A fake executable installed in ``bin_dir``: run ``path``, or put ``env()`` on a client."""
 
@@ -155,9 +174,31 @@ class InstalledExecutable:
 
     @property
     def invocations(self) -> list[Invocation]:
-        """Every invocation so far, in start order."""
+        """Every invocation so far, in start order (one still running has no ``exit_code``
+        yet: ``wait_ended`` waits for them)."""
         journals = sorted((self.state_dir / "invocations").glob("*.jsonl"))
         return [Invocation.from_journal(path) for path in journals]
+
+    def wait_ended(self, timeout: float = 10.0) -> list[Invocation]:
+        """``invocations`` once every one has ended: its exit recorded, or its process gone
+        (killed before it could record one: ``exit_code`` stays ``None``). A client that stops
+        reading at a bad line (the CLI itself broke) returns before the process has exited,
+        so an exit code read straight after it may not be there yet. ``WaitTimeout`` naming
+        the processes still running after ``timeout`` seconds."""
+        from stuntset.waiting import wait_for
+
+        def running() -> list[Invocation]:
+            return [i for i in self.invocations if i.exit_code is None and _alive(i.pid)]
+
+        def still() -> str:
+            return "; ".join(f"pid {i.pid}: {' '.join(i.argv)}" for i in running())
+
+        wait_for(
+            lambda: not running(),
+            timeout=timeout,
+            message=lambda: f"{self.name}: invocations still running: {still()}",
+        )
+        return self.invocations
 
     def _state(self) -> dict[str, Any]:
         try:

@@ -14,8 +14,9 @@ import stuntset
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
 from stuntset.doubles.cli._install import launcher
-from stuntset.errors import ScriptError, ScriptExhausted, UnusedTurns, UsageError
+from stuntset.errors import ScriptError, ScriptExhausted, UnusedTurns, UsageError, WaitTimeout
 from stuntset.script import Match, Script, SpawnFailure, Text, ToolCall, Turn
+from stuntset.waiting import wait_for
 
 STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 PROMPT = b'{"type":"user","message":{"role":"user","content":"hi"}}\n'
@@ -231,3 +232,42 @@ def test_a_program_object_installs_under_its_own_name(tmp_path: Path) -> None:
         cli.assert_all_used()
     finally:
         cli.uninstall()
+
+
+def test_wait_ended_waits_for_a_running_invocation_and_names_it(tmp_path: Path) -> None:
+    cli = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path)
+    argv = [str(cli.path), "-p", "--input-format", "stream-json", "--output-format",
+            "stream-json", "--verbose"]  # fmt: skip
+    process = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: cli.invocations, timeout=30)  # started: waits for stdin
+        with pytest.raises(
+            WaitTimeout, match=rf"claude: invocations still running: pid {process.pid}: "
+        ):
+            cli.wait_ended(timeout=0.05)
+        assert process.stdin is not None
+        process.stdin.close()  # no prompt: the fake ends
+        assert [i.exit_code for i in cli.wait_ended(timeout=30)] == [process.wait(30)]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+
+
+def test_wait_ended_takes_a_process_killed_before_its_exit_record_as_ended(
+    tmp_path: Path,
+) -> None:
+    cli = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path)
+    argv = [str(cli.path), "-p", "--input-format", "stream-json", "--output-format",
+            "stream-json", "--verbose"]  # fmt: skip
+    process = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wait_for(lambda: cli.invocations, timeout=30)
+    process.kill()
+    process.wait(10)
+    assert process.stdin is not None
+    process.stdin.close()
+    assert [i.exit_code for i in cli.wait_ended(timeout=5)] == [None]
