@@ -34,7 +34,7 @@ from ._declared import (
     OPENAI_RESPONSES,
     check_script,
 )
-from ._eventstream import EVENTSTREAM, EventStreamError, EventStreamParser, decode_frame
+from ._eventstream import EVENTSTREAM, EventStreamError, EventStreamParser, decode_frame, map_json
 from ._readback import ResponseReader
 from ._registry import (
     API_PATHS,
@@ -103,6 +103,7 @@ __all__ = [
     "decode_frame",
     "error_codec",
     "json_reply",
+    "map_json",
     "memoized",
     "messages_history_calls",
     "parse_sse",

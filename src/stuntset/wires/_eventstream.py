@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import struct
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from ._spec import StreamFraming
 
@@ -31,6 +33,7 @@ __all__ = [
     "decode_frame",
     "event_message",
     "exception_message",
+    "map_json",
     "message",
 ]
 
@@ -136,7 +139,11 @@ def _decode(data: bytes) -> Message:
     (message_crc,) = struct.unpack_from(">I", data, total - 4)
     if _crc(data[: total - 4]) != message_crc:
         raise EventStreamError(f"message CRC32 mismatch (sent {message_crc:#010x})")
-    return Message(_headers(data[_PRELUDE : _PRELUDE + head]), data[_PRELUDE + head : total - 4])
+    try:
+        headers = _headers(data[_PRELUDE : _PRELUDE + head])
+    except (struct.error, IndexError):
+        raise EventStreamError(f"headers of {head} bytes that do not parse") from None
+    return Message(headers, data[_PRELUDE + head : total - 4])
 
 
 def decode_frame(data: str) -> Message:
@@ -187,6 +194,36 @@ class EventStreamParser:
     def close(self) -> list[tuple[str | None, str]]:
         left, self._buffer = self._buffer, b""
         return [(None, base64.b64encode(left).decode())] if left else []
+
+
+def map_json(data: str, change: Callable[[Any], Any]) -> str:
+    """A recorded frame (``data``: a message as base64) with its JSON payload passed through
+    ``change``, and the JSON a ``chunk``'s base64 ``bytes`` carry too (InvokeModel's
+    Messages events); the message is made again, CRCs and all, only when something changed.
+    A frame that is no message, or whose payload is no JSON, comes back as it is."""
+    try:
+        found = decode_frame(data)
+        document = json.loads(found.payload)
+    except (EventStreamError, ValueError):
+        return data
+    changed = change(document)
+    inner = document.get("bytes") if isinstance(document, dict) else None
+    if isinstance(inner, str) and isinstance(changed, dict):
+        try:
+            event = json.loads(base64.b64decode(inner, validate=True))
+        except (binascii.Error, ValueError):
+            event = None
+        if event is not None:
+            clean = change(event)
+            if clean != event:
+                changed = {
+                    **changed,
+                    "bytes": base64.b64encode(json.dumps(clean).encode()).decode(),
+                }
+    if changed == document:
+        return data
+    rebuilt = message(list(found.headers.items()), json.dumps(changed).encode())
+    return base64.b64encode(rebuilt).decode()
 
 
 #: Bedrock's streams (ConverseStream, InvokeModelWithResponseStream).
