@@ -122,7 +122,7 @@ KINDS: dict[str, dict[str, str]] = {
         "type alias": "Action HistoryCall Memo ProviderName StatusStep",
         "exception": "BadRequest EventStreamError",
         "protocol": "FrameLike",
-        "function": "check_script codec_for decode_frame error_codec json_reply memoized messages_history_calls "
+        "function": "check_script codec_for decode_frame error_codec json_reply map_json memoized messages_history_calls "
         "parse_sse plan_of rate_limit_headers recorded_wire render stream_framing wire_named "
         "wire_of_path",
     },
@@ -448,11 +448,12 @@ assert PrefixView({}, [], "messages", 0, [], {}).chained is False
 body = {"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f"}}]}]}
 assert messages_history_calls(body) == [("c", "f", None)]
 assert json_reply(200, {"ok": True}).status == 200
-from stuntset.wires import EVENTSTREAM, EventStreamError, EventStreamParser, decode_frame
+from stuntset.wires import EVENTSTREAM, EventStreamError, EventStreamParser, decode_frame, map_json
 bedrock = codec_for("/model/anthropic.claude-x-v1%3A0/converse-stream")
 frames = EventStreamParser().feed(b"".join(a for a in render(bedrock, plan, True, ctx).actions if isinstance(a, bytes)))
 assert stream_framing("application/vnd.amazon.eventstream") is EVENTSTREAM and frames[0][0] == "messageStart"
 assert decode_frame(frames[0][1]).payload == b'{"role":"assistant"}'
+assert map_json(frames[0][1], lambda doc: doc) == frames[0][1]
 try:
     decode_frame("AAAA")
 except EventStreamError as error:

@@ -7,7 +7,8 @@ value's length (``uint16``) and bytes. An event carries ``:event-type``, ``:cont
 and ``:message-type: event``; an error the stream ends with carries ``:message-type:
 exception`` and ``:exception-type`` (``throttlingException``), its payload the error's
 ``{"message": ...}``. botocore (``botocore/eventstream.py``) checks both CRCs and refuses a
-message over 16 MiB; so does the parser here, which the recorder and the readers use.
+message over 16 MiB; so does ``decode_frame``, which the readers use. The recorder's parser
+(``EventStreamParser``) refuses nothing: it keeps what a faulty server sent.
 
 A recorded frame keeps the whole message as base64 (``data``), its event or exception type
 in ``event``: a replay writes the same bytes back, CRCs and all.
