@@ -104,7 +104,8 @@ def _http_errors(script: Script) -> dict[str, str]:
             error = body.get("error", {}) if isinstance(body, dict) else {}
             named = isinstance(error.get("code"), str)  # Gemini's code is the HTTP status
             code = f" (code `{error['code']}`)" if named and error["code"] else ""
-            kind = error.get("type") or error.get("status")  # Gemini says ``status``
+            # Gemini says ``status``; Bedrock names it in a header, not the body
+            kind = error.get("type") or error.get("status") or fault.error_type
             seen.append(f"HTTP {fault.status} `{kind}`{code}")
         out[wire.name] = ", ".join(dict.fromkeys(seen))
     return out

@@ -113,14 +113,16 @@ KINDS: dict[str, dict[str, str]] = {
         "function": "serve transport",
     },
     "stuntset.wires": {
-        "constant": "ANTHROPIC_MESSAGES API_PATHS API_PROVIDERS GEMINI MODEL_WIRES OPENAI_CHAT "
+        "constant": "ANTHROPIC_MESSAGES API_PATHS API_PROVIDERS BEDROCK_CONVERSE BEDROCK_INVOKE "
+        "EVENTSTREAM GEMINI MODEL_WIRES OPENAI_CHAT "
         "OPENAI_RESPONSES PLAIN_FRAMING PROVIDERS SSE WIRES WIRE_NAMES",
-        "class": "Abort ApiProvider Framing ModelWire Pause Plan PrefixView RenderContext Reply "
+        "class": "Abort ApiProvider EventStreamParser Framing ModelWire Pause Plan PrefixView "
+        "RenderContext Reply "
         "ResponseReader Seen SseParser Stall StatusFault StreamFraming WireClient WireCodec",
         "type alias": "Action HistoryCall Memo ProviderName StatusStep",
-        "exception": "BadRequest",
+        "exception": "BadRequest EventStreamError",
         "protocol": "FrameLike",
-        "function": "check_script codec_for error_codec json_reply memoized messages_history_calls "
+        "function": "check_script codec_for decode_frame error_codec json_reply map_json memoized messages_history_calls "
         "parse_sse plan_of rate_limit_headers recorded_wire render stream_framing wire_named "
         "wire_of_path",
     },
@@ -446,6 +448,16 @@ assert PrefixView({}, [], "messages", 0, [], {}).chained is False
 body = {"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f"}}]}]}
 assert messages_history_calls(body) == [("c", "f", None)]
 assert json_reply(200, {"ok": True}).status == 200
+from stuntset.wires import EVENTSTREAM, EventStreamError, EventStreamParser, decode_frame, map_json
+bedrock = codec_for("/model/anthropic.claude-x-v1%3A0/converse-stream")
+frames = EventStreamParser().feed(b"".join(a for a in render(bedrock, plan, True, ctx).actions if isinstance(a, bytes)))
+assert stream_framing("application/vnd.amazon.eventstream") is EVENTSTREAM and frames[0][0] == "messageStart"
+assert decode_frame(frames[0][1]).payload == b'{"role":"assistant"}'
+assert map_json(frames[0][1], lambda doc: doc) == frames[0][1]
+try:
+    decode_frame("AAAA")
+except EventStreamError as error:
+    assert "whole message" in str(error) and isinstance(EventStreamError("x"), ValueError)
 assert [Pause(0.1).seconds, repr(Stall()), Abort(reset=True).reset] == [0.1, "STALL", True]
 assert codec.fault_reply(StatusFault(429, "slow", None, []), None).status == 429
 window = RateLimitWindow(used_percent=50.0)

@@ -19,7 +19,9 @@ temporary file renamed on success) and refuses bytes that still look like a secr
 
 from __future__ import annotations
 
+import base64
 import codecs
+import functools
 import hashlib
 import json
 import os
@@ -29,13 +31,13 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import msgspec
 
 from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
 from stuntset.errors import CassetteError, SecretFound
-from stuntset.wires import WIRES, wire_of_path
+from stuntset.wires import WIRES, map_json, wire_of_path
 
 __all__ = [
     "ENDPOINTS",
@@ -111,12 +113,19 @@ class Header(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="h
 class Frame(msgspec.Struct, frozen=True, kw_only=True):
     """One SSE event (``event`` + ``data``) or one CLI stdout line (``data``), received ``t``
     seconds after the request went out. ``data`` is text on every framing: an NDJSON stream
-    keeps a line a frame, a binary event stream the payload as base64 (the wire's
-    ``StreamFraming.data_encoding`` says which) with its event type in ``event``."""
+    keeps a line a frame; a binary event stream (Bedrock's) keeps one whole message, prelude
+    to CRC, as base64, with ``encoding`` ``"base64"`` (the wire's
+    ``StreamFraming.data_encoding``) and its event type in ``event``. ``encoding`` is absent
+    (``None``: text) in every frame written before it existed, which read as they did."""
 
     t: float
     data: str
     event: str | None = None
+    encoding: Literal["base64"] | None = None
+
+    def raw(self) -> bytes:
+        """The bytes of a binary frame (``encoding`` ``"base64"``), as they were received."""
+        return base64.b64decode(self.data)
 
 
 class RecordedRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -505,7 +514,9 @@ def _scrubbed(interaction: Interaction, scrubber: Scrubber) -> Interaction:
     response = interaction.response
     frames = response.frames
     if frames is not None:
-        datas = scrubber.stream([f.data for f in frames])
+        texts = iter(scrubber.stream([f.data for f in frames if f.encoding is None]))
+        clean = functools.partial(scrubber.value, strict=True)
+        datas = [next(texts) if f.encoding is None else map_json(f.data, clean) for f in frames]
         frames = [
             f if f.data == data else msgspec.structs.replace(f, data=data)
             for f, data in zip(frames, datas, strict=True)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from stuntset.cassettes._loopback import read_body, serving
 from stuntset.cassettes.format import (
@@ -109,16 +109,23 @@ class RecordingProxy:
             framing = stream_framing(response.headers.get("content-type", ""))
             parser = None if framing is None else framing.parser()
             streamed = parser is not None
+            # a binary framing's frames are its messages' bytes, as base64
+            binary: Literal["base64"] | None = None
+            if framing is not None and framing.data_encoding == "base64":
+                binary = "base64"
             async for chunk in response.aiter_bytes():
                 offset = round(time.monotonic() - start, 6)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 if parser is not None:
-                    frames += [Frame(t=offset, event=e, data=d) for e, d in parser.feed(chunk)]
+                    frames += [
+                        Frame(t=offset, event=e, data=d, encoding=binary)
+                        for e, d in parser.feed(chunk)
+                    ]
                 else:
                     raw += chunk
             if parser is not None:
                 frames += [
-                    Frame(t=round(time.monotonic() - start, 6), event=e, data=d)
+                    Frame(t=round(time.monotonic() - start, 6), event=e, data=d, encoding=binary)
                     for e, d in parser.close()
                 ]
             # kept before the body ends: once the client has its response, it is recorded

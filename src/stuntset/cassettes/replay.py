@@ -125,9 +125,12 @@ def _window(want: Any, got: Any, path: str) -> str:
     return "\n" + lines if lines else ""
 
 
-def _sse(interaction: Interaction) -> Iterator[tuple[float, bytes]]:
+def _stream_bytes(interaction: Interaction) -> Iterator[tuple[float, bytes]]:
     assert interaction.response.frames is not None
     for frame in interaction.response.frames:
+        if frame.encoding == "base64":  # a binary stream's message, written back as it came
+            yield frame.t, frame.raw()
+            continue
         head = f"event: {frame.event}\n" if frame.event else ""
         data = "".join(f"data: {line}\n" for line in frame.data.split("\n"))
         yield frame.t, (head + data + "\n").encode()
@@ -297,15 +300,15 @@ class Replayer:
     def respond(
         self, method: str, path: str, body: bytes
     ) -> tuple[Interaction, list[tuple[float, bytes]] | bytes]:
-        """The recorded interaction for a request and what to send: the SSE frames with their
-        offsets, or the whole body."""
+        """The recorded interaction for a request and what to send: the stream's frames with
+        their offsets (SSE events, or a binary stream's messages), or the whole body."""
         try:
             parsed = json.loads(body) if body else None
         except json.JSONDecodeError:
             parsed = body.decode("utf-8", errors="replace")
         interaction = self.match(method, path, parsed)
         if interaction.response.frames is not None:
-            return interaction, list(_sse(interaction))
+            return interaction, list(_stream_bytes(interaction))
         payload = interaction.response.body
         raw = (
             payload.encode()

@@ -64,6 +64,9 @@ ALLOWED_HEADERS = frozenset(
         "x-stainless-retry-count",
         "request-id",
         "x-request-id",
+        # Bedrock names its error in a header (botocore reads the code there, not the body)
+        "x-amzn-errortype",
+        "x-amzn-requestid",
     }
 )
 #: Never kept, even if a user allow-lists them.
@@ -78,6 +81,10 @@ DENIED_HEADERS = frozenset(
         "openai-organization",
         "openai-project",
         "x-goog-api-key",
+        # AWS SigV4: the signature, its date and body hash, and an STS session token
+        "x-amz-security-token",
+        "x-amz-date",
+        "x-amz-content-sha256",
     }
 )
 #: JSON/query fields and CLI options whose values are credentials wherever they appear.
@@ -96,6 +103,10 @@ SECRET_FIELDS = frozenset(
         "secret",
         "secret_access_key",
         "aws_secret_access_key",
+        "aws_session_token",
+        "x_amz_security_token",
+        "x_amz_signature",
+        "x_amz_credential",
         "private_key",
     }
 )

@@ -26,12 +26,15 @@ from ._codec import (
 )
 from ._declared import (
     ANTHROPIC_MESSAGES,
+    BEDROCK_CONVERSE,
+    BEDROCK_INVOKE,
     GEMINI,
     MODEL_WIRES,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
     check_script,
 )
+from ._eventstream import EVENTSTREAM, EventStreamError, EventStreamParser, decode_frame, map_json
 from ._readback import ResponseReader
 from ._registry import (
     API_PATHS,
@@ -57,6 +60,9 @@ __all__ = [
     "ANTHROPIC_MESSAGES",
     "API_PATHS",
     "API_PROVIDERS",
+    "BEDROCK_CONVERSE",
+    "BEDROCK_INVOKE",
+    "EVENTSTREAM",
     "GEMINI",
     "MODEL_WIRES",
     "OPENAI_CHAT",
@@ -70,6 +76,8 @@ __all__ = [
     "Action",
     "ApiProvider",
     "BadRequest",
+    "EventStreamError",
+    "EventStreamParser",
     "FrameLike",
     "Framing",
     "HistoryCall",
@@ -92,8 +100,10 @@ __all__ = [
     "WireCodec",
     "check_script",
     "codec_for",
+    "decode_frame",
     "error_codec",
     "json_reply",
+    "map_json",
     "memoized",
     "messages_history_calls",
     "parse_sse",

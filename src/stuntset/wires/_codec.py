@@ -264,6 +264,9 @@ class WireCodec(ABC):
     too_large_type: ClassVar[str | None] = None
     #: whether a turn's ``RateLimits`` are sent as response headers (what Codex reads)
     sends_rate_limits: ClassVar[bool] = False
+    #: whether a fault-free stream can be made once and its ids filled in per request (not
+    #: when its frames hold them behind checksums or base64: Bedrock's event stream)
+    templated_streams: ClassVar[bool] = True
 
     # --- requests ---
 

@@ -14,6 +14,8 @@ from stuntset.script import Script, Wire
 
 __all__ = [
     "ANTHROPIC_MESSAGES",
+    "BEDROCK_CONVERSE",
+    "BEDROCK_INVOKE",
     "GEMINI",
     "MODEL_WIRES",
     "OPENAI_CHAT",
@@ -64,8 +66,20 @@ OPENAI_RESPONSES: Final = _wire("openai-responses")
 ANTHROPIC_MESSAGES: Final = _wire("anthropic-messages")
 #: ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``.
 GEMINI: Final = _wire("gemini")
+#: ``POST /model/{modelId}/converse`` and ``/converse-stream`` (AWS Bedrock).
+BEDROCK_CONVERSE: Final = _wire("bedrock-converse")
+#: ``POST /model/{modelId}/invoke`` and ``/invoke-with-response-stream`` (AWS Bedrock, the
+#: Anthropic Messages body: ``AnthropicBedrock``).
+BEDROCK_INVOKE: Final = _wire("bedrock-invoke")
 
-MODEL_WIRES: Final = (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES, GEMINI)
+MODEL_WIRES: Final = (
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    ANTHROPIC_MESSAGES,
+    GEMINI,
+    BEDROCK_CONVERSE,
+    BEDROCK_INVOKE,
+)
 
 
 def check_script(script: Script) -> Script:

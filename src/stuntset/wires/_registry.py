@@ -9,6 +9,8 @@ from typing import Final, Literal
 from ._codec import WireCodec
 from ._spec import SSE, ApiProvider, ModelWire, StreamFraming
 from .anthropic_messages import WIRE as _ANTHROPIC
+from .bedrock_converse import WIRE as _BEDROCK_CONVERSE
+from .bedrock_invoke import WIRE as _BEDROCK_INVOKE
 from .gemini import WIRE as _GEMINI
 from .openai_chat import WIRE as _CHAT
 from .openai_responses import WIRE as _RESPONSES
@@ -29,7 +31,14 @@ __all__ = [
 ]
 
 #: Every model wire, in the order they are listed.
-WIRES: Final[tuple[ModelWire, ...]] = (_CHAT, _RESPONSES, _ANTHROPIC, _GEMINI)
+WIRES: Final[tuple[ModelWire, ...]] = (
+    _CHAT,
+    _RESPONSES,
+    _ANTHROPIC,
+    _GEMINI,
+    _BEDROCK_CONVERSE,
+    _BEDROCK_INVOKE,
+)
 #: Their names (``openai-chat``…), as journals, cassettes and checks call them.
 WIRE_NAMES: Final = tuple(wire.name for wire in WIRES)
 #: The providers whose clients the stand-in serves, in order (``/openai/v1``…).
@@ -37,7 +46,7 @@ API_PROVIDERS: Final[tuple[ApiProvider, ...]] = tuple(dict.fromkeys(wire.api for
 #: Their names, the path prefixes ``stuntset.serve`` URLs take.
 PROVIDERS: Final = tuple(provider.name for provider in API_PROVIDERS)
 #: A provider's name as a type (tests/unit/wires checks it lists ``PROVIDERS``).
-ProviderName = Literal["openai", "anthropic", "gemini"]
+ProviderName = Literal["openai", "anthropic", "gemini", "bedrock"]
 
 #: The API paths the double answers, as an error message lists them.
 API_PATHS: Final = (

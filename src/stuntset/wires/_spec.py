@@ -34,7 +34,7 @@ __all__ = [
 class FrameLike(Protocol):
     """One recorded stream frame as a reader sees it (a cassette ``Frame``): the event name
     (SSE ``event:``, an event-stream ``:event-type`` header) and the data as text (for a
-    binary framing, base64 of the payload: ``StreamFraming.data_encoding``)."""
+    binary framing, base64 of the whole message: ``StreamFraming.data_encoding``)."""
 
     @property
     def event(self) -> str | None: ...
@@ -58,8 +58,9 @@ class StreamFraming:
     ``kind`` is ``"sse"`` (``text/event-stream``), ``"ndjson"`` (one JSON value a line,
     ``application/x-ndjson``: Ollama) or ``"binary"`` (length-prefixed messages with headers,
     ``application/vnd.amazon.eventstream``: Bedrock). A cassette frame keeps ``data`` as text
-    in every case; ``data_encoding`` says how to read it (``"base64"`` for a binary payload),
-    so the cassette format needs no new field for a binary wire.
+    in every case; ``data_encoding`` says how to read it (``"base64"``: one whole binary
+    message, which a cassette ``Frame`` marks with its ``encoding`` so that a replay writes
+    the bytes back as they came).
     """
 
     kind: Literal["sse", "ndjson", "binary"]

@@ -18,7 +18,15 @@ from stuntset import scenarios
 from stuntset._demo_rows import DemoRow
 from stuntset.errors import HarnessFailure
 from stuntset.seams import deterministic
-from stuntset.wires import WIRE_NAMES, Seen, WireClient, wire_named
+from stuntset.wires import (
+    WIRE_NAMES,
+    EventStreamError,
+    Seen,
+    WireClient,
+    decode_frame,
+    stream_framing,
+    wire_named,
+)
 
 from .double import ModelDouble
 from .transport import ModelTransport
@@ -44,6 +52,10 @@ def _client(name: str) -> WireClient:
 
 
 def _read_stream(client: WireClient, response: Any, seen: Seen) -> None:
+    framing = stream_framing(response.headers.get("content-type", ""))
+    if framing is not None and framing.kind == "binary":
+        _read_binary(client, response, seen, framing.parser())
+        return
     event = ""
     for line in response.iter_lines():
         if line.startswith("event:"):
@@ -66,6 +78,27 @@ def _read_stream(client: WireClient, response: Any, seen: Seen) -> None:
         client.apply(event, payload, seen)
         if seen.problem:
             return
+
+
+def _read_binary(client: WireClient, response: Any, seen: Seen, parser: Any) -> None:
+    """An event stream (Bedrock's): each message checked (CRCs) and its JSON payload read."""
+    for chunk in response.iter_bytes():
+        for _, data in parser.feed(chunk):
+            try:
+                message = decode_frame(data)
+                payload = json.loads(message.payload)
+            except EventStreamError:
+                seen.problem = "a message that fails its checks (CRC32, length)"
+                return
+            except ValueError:
+                seen.problem = "a frame that is not JSON"
+                return
+            seen.events += 1
+            client.apply(message.name or "", payload, seen)
+            if seen.problem:
+                return
+    if parser.close():
+        seen.problem = "the stream ended inside a message"
 
 
 def _one_response(
