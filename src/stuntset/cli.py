@@ -432,8 +432,10 @@ def serve(
     with_console: bool,
 ) -> None:
     """Serve the model double (OpenAI Chat/Responses, Anthropic Messages) and every catalog
-    scenario under /scenarios/<name>/, until interrupted. The journal path of a request is
-    its API path (/v1/...), whatever prefix it came with."""
+    scenario under /scenarios/<name>/ (parameters: /scenarios/rate_limited;failures=2/), until
+    interrupted, with a JSON control API under /_stuntset/ (isolated stages with their own
+    script and journal; GET /_stuntset/openapi.json). The journal path of a request is its
+    API path (/v1/...), whatever prefix it came with."""
     from stuntset.doubles.model._cli import ServeOptions, run_serve
 
     options = ServeOptions(
