@@ -377,3 +377,29 @@ def test_concurrent_stages_never_see_each_other(stand_in: StandIn) -> None:
             assert [e["turn"] for e in journal["entries"]] == list(range(rounds))
             assert control.post(f"/_stuntset/stages/t{n}/verify").json()["ok"] is True
     assert stand_in.requests == []
+
+
+def test_the_fast_lane_hands_a_stage_its_own_requests() -> None:
+    root = ModelDouble(Script.of([Text("root")]))
+    call(root, "PUT", "/_stuntset/stages/a", {"scenario": "happy_path", "cycle": True})
+    headers = [(b"host", b"h"), (b"content-type", b"application/json")]
+    body = json.dumps(CHAT).encode()
+    answer = root.lane(b"/stages/a/openai/v1/chat/completions", b"", headers, body)
+    assert isinstance(answer, tuple)  # written whole, on the lane
+    assert b"Hello! How can I help you today?" in answer[1]
+    assert [e.turn for e in root.stages["a"].requests] == [0]
+    assert root.requests == []
+    missing = root.lane(b"/stages/zz/openai/v1/chat/completions", b"", headers, body)
+    assert not isinstance(missing, tuple)
+    assert missing.status == 404
+    assert [e.status for e in root.requests] == [404]  # the root got it, and answered it
+
+
+def test_a_header_naming_no_stage_is_the_providers_404() -> None:
+    root = ModelDouble(Script.of([Text("root")]))
+    status, error = call(root, "POST", "/anthropic/v1/messages", {"model": "c", "max_tokens": 5,
+        "messages": [{"role": "user", "content": "x"}]}, **{"x-stuntset-stage": "gone"})  # fmt: skip
+    assert status == 404
+    assert error["type"] == "error"  # Anthropic's shape
+    assert "no stage 'gone'" in error["error"]["message"]
+    assert chat_text(root, "/openai/v1/chat/completions") == "root"
