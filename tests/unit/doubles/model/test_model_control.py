@@ -403,3 +403,28 @@ def test_a_header_naming_no_stage_is_the_providers_404() -> None:
     assert error["type"] == "error"  # Anthropic's shape
     assert "no stage 'gone'" in error["error"]["message"]
     assert chat_text(root, "/openai/v1/chat/completions") == "root"
+
+
+def test_every_advertised_base_path_reaches_the_stage() -> None:
+    root = ModelDouble()
+    _, made = call(root, "PUT", "/_stuntset/stages/w", {"scenario": "happy_path", "cycle": True})
+    requests = {
+        "openai": ("/chat/completions", CHAT),
+        "anthropic": (
+            "/v1/messages",
+            {"model": "c", "max_tokens": 5, "messages": CHAT["messages"]},
+        ),
+        "gemini": (
+            "v1beta/models/gemini-2.5-flash:generateContent",
+            {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+        ),
+    }
+    assert set(made["paths"]) == set(requests)
+    for provider, (tail, body) in requests.items():
+        status, answer = call(root, "POST", made["paths"][provider] + tail, body)
+        assert status == 200, (provider, answer)
+    assert [e.wire for e in root.stages["w"].requests] == [
+        "openai-chat",
+        "anthropic-messages",
+        "gemini",
+    ]
