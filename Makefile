@@ -78,8 +78,17 @@ real: $(STAMP)
 browser: $(STAMP)
 	$(PYTEST) -n auto -m browser --tier-durations=$(RESULTS)/browser.json
 
-# node and the npm SDKs against the doubles and the fake CLIs
-node: $(STAMP)
+# node and the npm SDKs against the doubles and the fake CLIs: tests/node's locked packages
+# (npm ci, only when package.json or the lock changed: the stamp), then the tests marked node
+# (tests/node/test_node_sdks.py runs the `node --test` suites there)
+NODE_DIR := tests/node
+NODE_STAMP := $(NODE_DIR)/.npm-ci-stamp
+
+$(NODE_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund
+	touch $@
+
+node: $(STAMP) $(NODE_STAMP)
 	$(PYTEST) -n auto -m node --tier-durations=$(RESULTS)/node.json
 
 # package builds and fresh venvs inside the suite (installed_package, declared imports)
@@ -106,7 +115,7 @@ COV_FILE := 90
 
 # pytest-timeout's bound is a hang guard: measuring (in every fake CLI process too) makes the
 # longest tests two to three times slower, so it is wider here
-coverage: $(STAMP)
+coverage: $(STAMP) $(NODE_STAMP)
 	rm -f .coverage .coverage.*
 	$(PYTEST) -n auto -m "not browser" -o timeout=300 --cov=stuntset --cov-branch --cov-report= \
 		--tier-durations=$(RESULTS)/coverage.json

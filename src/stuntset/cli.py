@@ -441,8 +441,10 @@ def serve(
     with_console: bool,
 ) -> None:
     """Serve the model double (OpenAI Chat/Responses, Anthropic Messages) and every catalog
-    scenario under /scenarios/<name>/, until interrupted. The journal path of a request is
-    its API path (/v1/...), whatever prefix it came with."""
+    scenario under /scenarios/<name>/ (parameters: /scenarios/rate_limited;failures=2/), until
+    interrupted, with a JSON control API under /_stuntset/ (isolated stages with their own
+    script and journal; GET /_stuntset/openapi.json). The journal path of a request is its
+    API path (/v1/...), whatever prefix it came with."""
     from stuntset.commands.serve import ServeOptions, run_serve
 
     options = ServeOptions(
@@ -498,7 +500,8 @@ def mcp_serve(
 
 @main.group("cli")
 def fake_cli() -> None:
-    """Run a fake agent CLI (claude, codex) by hand, playing a script."""
+    """Run a fake agent CLI (claude, codex) by hand, or install one for another language's
+    tests (install, invocations, verify)."""
 
 
 def _add_fake_cli(name: str, example: str) -> None:
@@ -527,6 +530,72 @@ def _add_fake_cli(name: str, example: str) -> None:
 
 _add_fake_cli("claude", "stuntset cli claude --script s.toml -- -p hello")
 _add_fake_cli("codex", "stuntset cli codex --script s.toml -- exec --json hello")
+
+
+_PROGRAM = click.Choice(["claude", "codex"])
+
+
+@fake_cli.command("install")
+@click.argument("program", type=_PROGRAM)
+@click.option(
+    "--script", "script_path", type=click.Path(dir_okay=False), help="Script file (TOML/JSON)."
+)
+@click.option("--scenario", default=None, help="A catalog scenario instead (default: happy_path).")
+@click.option("--param", "params", multiple=True, help="A scenario parameter: name=value.")
+@click.option(
+    "--dir", "directory", required=True, help="Folder to install it in (made if need be)."
+)
+@click.option("--time-scale", default=1.0, show_default=True, help="Factor on scripted delays.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object, not only the path.")
+def cli_install(
+    program: str,
+    script_path: str | None,
+    scenario: str | None,
+    params: tuple[str, ...],
+    directory: str,
+    time_scale: float,
+    as_json: bool,
+) -> None:
+    """Install a fake claude or codex executable in DIR playing a script, and print its path
+    (for tests in any language: run it, or put DIR first on PATH). Each run journals into
+    DIR/.<program>.stuntset/invocations/ (`stuntset cli invocations`); installing again in
+    DIR replaces the script and starts its turns and sessions over."""
+    from stuntset.commands.fake_cli import run_install
+
+    click.echo(
+        run_install(
+            program,
+            script_path,
+            scenario,
+            params,
+            directory,
+            time_scale=time_scale,
+            as_json=as_json,
+        )
+    )
+
+
+@fake_cli.command("invocations")
+@click.argument("program", type=_PROGRAM)
+@click.option("--dir", "directory", required=True, help="The folder it was installed in.")
+def cli_invocations(program: str, directory: str) -> None:
+    """Print each run of an installed fake as a JSON line (argv, env, cwd, pid, every stdin
+    and stdout message, stderr, exit_code), in start order."""
+    from stuntset.commands.fake_cli import invocations_jsonl
+
+    click.echo(invocations_jsonl(program, directory), nl=False)
+
+
+@fake_cli.command("verify")
+@click.argument("program", type=_PROGRAM)
+@click.option("--dir", "directory", required=True, help="The folder it was installed in.")
+@click.option("--allow-unused-turns", is_flag=True, help="Only fail on a run the script lacked.")
+def cli_verify(program: str, directory: str, allow_unused_turns: bool) -> None:
+    """Exit 1 if an installed fake was asked for a turn its script lacked, or (without
+    --allow-unused-turns) left scripted turns unused: a Python test's teardown check."""
+    from stuntset.commands.fake_cli import verify_installed
+
+    click.echo(verify_installed(program, directory, allow_unused_turns=allow_unused_turns))
 
 
 @main.command("daemon")

@@ -41,7 +41,23 @@ from stuntset.script import (
     load_script,
 )
 
-__all__ = ["Scenario", "all", "build", "get", "names"]
+__all__ = [
+    "Scenario",
+    "all",
+    "build",
+    "build_from_route",
+    "coerce_params",
+    "get",
+    "names",
+    "parameters",
+]
+
+#: Bounds on a parameter given from outside Python (a route, the control API): a long-running
+#: server builds what a client asks for, so ``long_stream;deltas=10000000000`` must not
+#: exhaust its memory.
+MAX_INT_PARAM = 10_000
+MAX_FLOAT_PARAM = 3600.0
+MAX_TEXT_PARAM = 10_000
 
 
 class Scenario(msgspec.Struct, frozen=True):
@@ -422,3 +438,118 @@ def build(name: str, **params: Any) -> Script:
     """The script of scenario ``name`` with ``params``."""
     __tracebackhide__ = True
     return get(name)(**params)
+
+
+def parameters(name: str) -> dict[str, Any]:
+    """Scenario ``name``'s parameters and their defaults, in order."""
+    signature = inspect.signature(get(name).build)
+    return {p.name: p.default for p in signature.parameters.values()}
+
+
+def _kind(default: Any) -> str:
+    if isinstance(default, bool):
+        return "boolean"
+    if isinstance(default, int):
+        return "integer"
+    if isinstance(default, float):
+        return "number"
+    if isinstance(default, str):
+        return "string"
+    return "object"  # ``None``: an optional table (tool_use's input)
+
+
+def parameter_kinds(name: str) -> dict[str, tuple[str, Any]]:
+    """Scenario ``name``'s parameters: their JSON kind and default."""
+    return {key: (_kind(default), default) for key, default in parameters(name).items()}
+
+
+_A = {
+    "boolean": "a boolean",
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "object": "a JSON object",
+}
+
+
+def _from_text(kind: str, text: str) -> Any:
+    if kind == "boolean":
+        if text.lower() in ("true", "1", "yes"):
+            return True
+        if text.lower() in ("false", "0", "no"):
+            return False
+        raise ValueError("expected true or false")
+    if kind == "integer":
+        return int(text)
+    if kind == "number":
+        return float(text)
+    if kind == "object":
+        return msgspec.json.decode(text)
+    return text
+
+
+def coerce_params(
+    name: str, raw: Mapping[str, Any], *, where: str, text: bool = False
+) -> dict[str, Any]:
+    """``raw`` checked against scenario ``name``'s parameters (names, kinds, bounds), as the
+    keywords of ``build``; with ``text`` the values are strings to convert (a route's
+    ``failures=2``). ``UsageError`` naming ``where`` and the parameter otherwise."""
+    kinds = parameter_kinds(name)
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        place = f"{where}.{key}"
+        if key not in kinds:
+            known = ", ".join(kinds) or "none"
+            raise UsageError(
+                f"{place}: scenario {name!r} has no parameter {key!r} (its parameters: {known})"
+            )
+        kind, _ = kinds[key]
+        if text:
+            try:
+                value = _from_text(kind, value)
+            except (ValueError, msgspec.DecodeError) as error:
+                raise UsageError(f"{place}: {value!r} is not {_A[kind]} ({error})") from None
+        ok = {
+            "boolean": isinstance(value, bool),
+            "integer": isinstance(value, int) and not isinstance(value, bool),
+            "number": isinstance(value, int | float) and not isinstance(value, bool),
+            "string": isinstance(value, str),
+            "object": isinstance(value, dict) or value is None,
+        }[kind]
+        if not ok:
+            raise UsageError(f"{place}: expected {_A[kind]}, got {value!r}")
+        if kind in ("integer", "number") and not (0 <= value <= MAX_INT_PARAM):
+            raise UsageError(f"{place}: {value!r} is out of range (0 to {MAX_INT_PARAM})")
+        if kind == "number" and not (value == value and value <= MAX_FLOAT_PARAM):
+            raise UsageError(f"{place}: {value!r} is out of range (0 to {MAX_FLOAT_PARAM} s)")
+        if kind == "string" and len(value) > MAX_TEXT_PARAM:
+            raise UsageError(f"{place}: longer than {MAX_TEXT_PARAM} characters")
+        if (
+            kind == "object"
+            and value is not None
+            and len(msgspec.json.encode(value)) > MAX_TEXT_PARAM
+        ):
+            raise UsageError(f"{place}: larger than {MAX_TEXT_PARAM} bytes as JSON")
+        out[key] = float(value) if kind == "number" else value
+    return out
+
+
+def build_from_route(spec: str) -> Script:
+    """The script a ``/scenarios/<spec>`` route names: a scenario name and its parameters
+    after semicolons (``rate_limited;failures=2;retry_after_ms=10``)."""
+    name, *pairs = spec.split(";")
+    get(name)
+    raw: dict[str, str] = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise UsageError(
+                f"/scenarios/{spec}: {pair!r} is not a parameter (write name=value, as in "
+                f"rate_limited;failures=2)"
+            )
+        raw[key] = value
+    where = f"/scenarios/{name}"
+    try:
+        return build(name, **coerce_params(name, raw, where=where, text=True))
+    except ScriptError as error:
+        raise UsageError(f"{where}: {error}") from None

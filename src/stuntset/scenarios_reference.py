@@ -8,6 +8,10 @@ HTTP faults (status and error type). Nothing here is written by hand about a sce
 
 ``show(name)`` is what ``stuntset scenarios --show NAME`` prints; ``catalog_markdown()`` is
 ``docs/catalog.md`` (regenerate it with ``python -m stuntset.scenarios_reference > docs/catalog.md``).
+
+In a checkout of the project, each section also has the Node columns: what the real npm SDKs
+saw in the project's Node tier (``tests/node/expected.json``, which that tier checks against
+every run, and the SDK versions locked in ``tests/node/package.json``).
 """
 
 from __future__ import annotations
@@ -42,6 +46,16 @@ __all__ = ["REGENERATE", "catalog_markdown", "drift", "show"]
 
 #: The command that rewrites ``docs/catalog.md``.
 REGENERATE = "python -m stuntset.scenarios_reference > docs/catalog.md"
+
+#: The Node tier's outcomes and the locked SDK versions (present in a checkout only).
+NODE_TIER = Path(__file__).resolve().parents[2] / "tests" / "node"
+#: Each Node client: its npm package and how the tier drives it.
+_NODE_CLIENTS = {
+    "openai-node": ("openai", "streamed Chat Completions on a stage"),
+    "anthropic-sdk-typescript": ("@anthropic-ai/sdk", "streamed Messages on a stage"),
+    "claude-agent-sdk-ts": ("@anthropic-ai/claude-agent-sdk", "`query()` over the fake `claude`"),
+    "codex-sdk-ts": ("@openai/codex-sdk", "`thread.run()` over the fake `codex`"),
+}
 
 #: Each model wire's title, in the registry's order.
 _WIRES = {wire.name: wire.title for wire in WIRES}
@@ -146,7 +160,24 @@ def _cli_outcomes(entry: scenarios.Scenario) -> dict[str, str]:
     return out
 
 
-def _section(entry: scenarios.Scenario) -> list[str]:
+def _node_outcomes(entry: scenarios.Scenario, tier: Path | None) -> dict[str, str]:
+    """What each npm SDK saw in the Node tier (none outside a checkout)."""
+    if tier is None or not (tier / "expected.json").is_file():
+        return {}
+    outcomes = json.loads((tier / "expected.json").read_text(encoding="utf-8"))
+    locked = json.loads((tier / "package.json").read_text(encoding="utf-8"))["devDependencies"]
+    out = {}
+    for client, (package, how) in _NODE_CLIENTS.items():
+        seen = outcomes.get(client, {}).get(entry.name)
+        if seen is None:
+            continue
+        outcome, detail = seen
+        where = f"{client} {locked.get(package, '?')} (Node tier: {how})"
+        out[where] = f"{outcome}: {detail}".replace("|", "\\|")
+    return out
+
+
+def _section(entry: scenarios.Scenario, node_tier: Path | None = NODE_TIER) -> list[str]:
     script = entry.build()
     kind = "failure" if entry.fault else "feature"
     lines = [f"## `{entry.name}` ({kind})", "", entry.description, "", entry.guidance, ""]
@@ -181,6 +212,8 @@ def _section(entry: scenarios.Scenario) -> list[str]:
         lines.append(f"| {_WIRES[wire]} | {outcome} | {errors[wire] or '-'} |")
     for where, outcome in _cli_outcomes(entry).items():
         lines.append(f"| {where} | {outcome} | - |")
+    for where, outcome in _node_outcomes(entry, node_tier).items():
+        lines.append(f"| {where} | {outcome} | - |")
     return lines
 
 
@@ -210,6 +243,15 @@ def catalog_markdown() -> str:
         "`crash_mid_turn` is the CLI process dying.",
         "",
     ]
+    if (NODE_TIER / "expected.json").is_file():
+        lines += [
+            "The Node rows are what the real npm SDKs saw in the project's Node tier (`make "
+            "node`, `tests/node/`): each scenario on a stage of its own (the control API of "
+            "`stuntset serve`) or over a fake CLI made by `stuntset cli install`, the client "
+            "bounding its own wait (2.5 s for `stuck`). `cut` is a stream that ended without "
+            "its finish reason and without an error: the SDK did not say it was broken.",
+            "",
+        ]
     for entry in scenarios.all():
         lines += [*_section(entry), ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -46,6 +45,7 @@ from openai_codex.generated.v2_all import (  # noqa: E402
 )
 from openai_codex.models import UnknownNotification  # noqa: E402
 
+from node._node import need_node  # noqa: E402
 from stuntset import scenarios  # noqa: E402
 from stuntset.doubles.cli import InstalledCli, install_cli  # noqa: E402
 from stuntset.errors import ScriptExhausted  # noqa: E402
@@ -767,23 +767,11 @@ console.log(JSON.stringify(out));
 """
 
 
-def _codex_sdk_entry() -> Path | None:
-    """``$STUNTSET_CODEX_SDK/dist/index.js``, else ``node_modules/@openai/codex-sdk`` at the
-    repository root (where CI's ``npm install`` puts it)."""
-    if shutil.which("node") is None:
-        return None
-    default = Path(__file__).resolve().parents[2] / "node_modules" / "@openai" / "codex-sdk"
-    entry = Path(os.environ.get("STUNTSET_CODEX_SDK") or default) / "dist" / "index.js"
-    return entry if entry.exists() else None
-
-
-@pytest.mark.skipif(
-    _codex_sdk_entry() is None,
-    reason="needs node and @openai/codex-sdk (node_modules/ or STUNTSET_CODEX_SDK=<package dir>)",
-)
+@pytest.mark.node
 def test_the_typescript_sdk_itself(tmp_path: Path) -> None:
-    entry = _codex_sdk_entry()
-    assert entry is not None
+    # tests/node's locked @openai/codex-sdk (``make node``): skipped without node, failed under CI
+    setup = need_node()
+    entry = setup.entry("@openai/codex-sdk") / "dist" / "index.js"
     script = Script.of(
         [Text("first answer"), Usage(input_tokens=10, output_tokens=2)],
         [Text("second answer"), Usage(input_tokens=20, output_tokens=3)],
@@ -793,7 +781,12 @@ def test_the_typescript_sdk_itself(tmp_path: Path) -> None:
     program.write_text(_NODE_SCRIPT)
     env = {**os.environ, "CODEX_SDK_ENTRY": entry.as_uri(), "FAKE_CODEX": str(cli.path)}
     done = subprocess.run(
-        ["node", str(program)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30
+        [setup.node, str(program)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert done.returncode == 0, done.stderr
     first, second, ident = json.loads(done.stdout)

@@ -1,8 +1,9 @@
 """``stuntset serve``: the model double as a standalone server, for clients in any language.
 
 Serves the given script (or ``happy_path``, over and over) at ``/openai/v1`` and
-``/anthropic``, and every catalog scenario at ``/scenarios/<name>/openai/v1`` and
-``/scenarios/<name>/anthropic``, until interrupted.
+``/anthropic``, every catalog scenario at ``/scenarios/<name>/openai/v1`` and
+``/scenarios/<name>/anthropic`` (``/scenarios/<name>;param=value/…`` with parameters), and
+the control API under ``/_stuntset/`` (stages: ``control``), until interrupted.
 
 A long-running server among real (and bad) clients: it remembers the last ``journal``
 requests only, refuses bodies over ``max_body`` bytes with the provider's 413, closes
@@ -105,6 +106,10 @@ def run_serve(
         click.echo(f"  {api.title + ':':<38}{base}{api.client_path}")
     click.echo(f"  one scenario, e.g. rate_limited:      {base}/scenarios/rate_limited/openai/v1")
     click.echo(f"  scenarios: {', '.join(n for n in scenarios.names() if n != 'spawn_missing')}")
+    click.echo(
+        f"  with parameters:                      {base}/scenarios/rate_limited;failures=2/openai/v1"
+    )
+    click.echo(f"  control API (stages, journals):       {base}/_stuntset/openapi.json")
     model_app = ModelApp(double, max_body=options.max_body)
     app: Any = model_app
     if options.console:

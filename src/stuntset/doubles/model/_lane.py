@@ -12,8 +12,9 @@ body leave in one write, with the bytes uvicorn would have sent (its status line
 
 Everything else takes uvicorn's own path, as before: anything that is not a ``POST`` with a
 ``Content-Length`` within ``max_body`` to a model route over a keep-alive HTTP/1.1 connection
-(413s, chunked bodies, ``Expect: 100-continue``, ``Connection: close``, upgrades, percent-
-encoded paths, the console), a request pipelined behind one still in flight, and a
+(413s, chunked bodies, a stage named by the ``x-stuntset-stage`` header, ``Expect:
+100-continue``, ``Connection: close``, upgrades, percent-encoded paths, the console, the
+control API), a request pipelined behind one still in flight, and a
 connection whose writes are paused. A reply the lane cannot send whole (streams, pauses,
 stalls, drops, a delayed status line, a reply without pre-encoded headers) — or an error the
 double raised — goes to uvicorn's path *with the reply already made*: ``ModelApp`` plays it
@@ -182,8 +183,8 @@ class LaneProtocol(HttpToolsProtocol):
         for name, value in self.headers:
             if name == b"content-length":
                 length = value
-            elif name == b"transfer-encoding":
-                return None
+            elif name == b"transfer-encoding" or name == b"x-stuntset-stage":
+                return None  # a chunked body; a stage named by header (``handle`` routes it)
         if length is None or not length.isdigit():
             return None
         limit = app.max_body

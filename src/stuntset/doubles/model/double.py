@@ -2,12 +2,14 @@
 Anthropic Messages requests from a script, records every request, and remembers what was left
 unused or unanswered. The ASGI app and the in-process transports are thin shells around it.
 
-Routes (an optional ``/openai`` or ``/anthropic`` prefix, and ``/scenarios/<name>`` before
-that, are accepted): ``POST /v1/chat/completions``, ``POST /v1/responses``,
-``POST /v1/messages``, ``GET /v1/models``, and Gemini's
+Routes (an optional ``/openai`` or ``/anthropic`` prefix, ``/scenarios/<name>`` before
+that, and ``/stages/<id>`` before that, are accepted): ``POST /v1/chat/completions``,
+``POST /v1/responses``, ``POST /v1/messages``, ``GET /v1/models``, and Gemini's
 ``POST /v1beta/models/{model}:generateContent`` / ``:streamGenerateContent`` (a ``/gemini``
-prefix accepted). Each ``/scenarios/<name>`` prefix plays that
-catalog scenario on its own, over and over.
+prefix accepted). Each ``/scenarios/<name>`` prefix plays that catalog scenario on its own,
+over and over (``/scenarios/rate_limited;failures=2`` with parameters). A ``/stages/<id>``
+prefix (or an ``x-stuntset-stage: <id>`` header) sends the request to a stage made through the
+control API under ``/_stuntset/`` (``control``): its own script, turn positions and journal.
 
 The journal records the API path (``/v1/chat/completions``) whatever prefix the request
 came with, so one test's assertions hold in-process and over loopback alike; the scenario,
@@ -26,7 +28,13 @@ from typing import Any, TypeAlias
 import msgspec
 
 from stuntset.clock import Clock
-from stuntset.errors import ScriptExhausted, StuntsetError, UnusedTurns, UsageError
+from stuntset.errors import (
+    ScriptExhausted,
+    StuntsetError,
+    UnknownScenario,
+    UnusedTurns,
+    UsageError,
+)
 from stuntset.ids import IdGenerator, RandomIds
 from stuntset.script import RateLimits, Script, ScriptPlayer, Step, Turn, TurnRequest
 from stuntset.seams import current_clock, current_ids
@@ -51,10 +59,23 @@ from stuntset.wires import (
     render,
 )
 
+from ._prefixes import CONTROL_PREFIX, STAGE_HEADER, STAGE_PREFIX
 from ._template import Template, head_lines, make_template
 from .journal import Journal, JournalEntry
 
-__all__ = ["ModelDouble", "Route", "is_model_route", "route"]
+__all__ = [
+    "CONTROL_PREFIX",
+    "STAGE_HEADER",
+    "STAGE_PREFIX",
+    "ModelDouble",
+    "Route",
+    "is_model_route",
+    "route",
+]
+
+_STAGE_PREFIX_BYTES = STAGE_PREFIX.encode()
+#: Scenario routes (with their parameters) a double keeps before it forgets the oldest.
+_SCENARIO_LIMIT = 256
 
 _decode = msgspec.json.Decoder().decode
 _UNREADABLE = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
@@ -68,19 +89,23 @@ _TEMPLATE_LIMIT = 256
 @dataclass(frozen=True, slots=True)
 class Route:
     """Where a request path leads: an optional scenario, the provider the prefix names, and
-    the API path under it."""
+    the API path under it; ``stage`` the stage its ``/stages/<id>`` prefix named."""
 
     scenario: str | None
     provider: str | None
     path: str
+    stage: str | None = None
 
 
 @functools.lru_cache(maxsize=256)
 def route(path: str) -> Route:
     """Split ``/scenarios/<name>/<provider>/v1/...`` into its parts (each part optional;
     cached, as a client asks the same few paths again and again)."""
-    scenario = provider = None
+    scenario = provider = stage = None
     rest = path.rstrip("/") or "/"
+    if rest.startswith(STAGE_PREFIX):
+        stage, _, tail = rest[len(STAGE_PREFIX) :].partition("/")
+        rest = "/" + tail
     if rest.startswith("/scenarios/"):
         name, _, tail = rest[len("/scenarios/") :].partition("/")
         scenario, rest = name, "/" + tail
@@ -88,7 +113,7 @@ def route(path: str) -> Route:
         if rest == f"/{prefix}" or rest.startswith(f"/{prefix}/"):
             provider, rest = prefix, rest[len(prefix) + 1 :] or "/"
             break
-    return Route(scenario, provider, rest)
+    return Route(scenario, provider, rest, stage)
 
 
 def _header_dict(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -112,6 +137,16 @@ def is_model_route(path: bytes) -> bool:
         return False
     where = route(text)
     return codec_for(where.path) is not None
+
+
+def _no_stage(stage_id: str, double: ModelDouble) -> str:
+    """Why a request addressed to stage ``stage_id`` found none."""
+    if not double.control:
+        return f"stuntset: stage {stage_id!r}: this double has no stages (a stage's own routes)"
+    return (
+        f"stuntset: no stage {stage_id!r} on this server (it was never made, or was deleted); "
+        f"make one with POST {CONTROL_PREFIX}/stages"
+    )
 
 
 #: The fast lane's memo of a turn (``ModelDouble._lane_turn``).
@@ -139,7 +174,8 @@ class ModelDouble:
     runs out instead of failing (what ``stuntset serve`` does for scenario routes).
     ``keep`` bounds what the double remembers to the last ``keep`` requests (journal, played
     turns, unanswered requests): a long-running server's memory stays flat. By default (a
-    double for one test) it keeps everything.
+    double for one test) it keeps everything. ``control`` serves the control API under
+    ``/_stuntset/`` and routes ``/stages/<id>`` requests to its stages (a stage has neither).
     """
 
     def __init__(
@@ -152,6 +188,7 @@ class ModelDouble:
         cycle: bool = False,
         scenario_routes: bool = True,
         keep: int | None = None,
+        control: bool = True,
     ) -> None:
         if keep is not None and keep < 0:
             raise UsageError(f"keep must be 0 or more (the requests to remember), got {keep!r}")
@@ -169,6 +206,9 @@ class ModelDouble:
         self.closing = threading.Event()
         self._lock = threading.Lock()
         self._scenarios: dict[str, ModelDouble] = {}
+        self.control = control
+        #: The stages made through the control API, by id (``control.Stages``).
+        self.stages: dict[str, ModelDouble] = {}
         self._unanswered: deque[str] = deque(maxlen=keep)
         self._unanswered_count = 0
         self.play(script or Script(name="<empty>"))
@@ -204,6 +244,10 @@ class ModelDouble:
         self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
     ) -> Reply:
         """The reply to one HTTP request (``headers`` with lower-case names)."""
+        if self.control and path.startswith(CONTROL_PREFIX):
+            from .control import answer_control  # loads when a client first asks for it
+
+            return answer_control(self, method, path, query, headers, body)
         parsed: object = None
         if body:
             try:
@@ -225,6 +269,28 @@ class ModelDouble:
     ) -> Reply:
         """``handle`` with the body decoded (``parsed``: its JSON, or its text)."""
         where = route(path)
+        if self.control:
+            stage_id = where.stage if where.stage is not None else headers.get(STAGE_HEADER)
+            if stage_id is not None:
+                stage = self.stages.get(stage_id)
+                if stage is not None:
+                    return stage._handle_at(
+                        Route(where.scenario, where.provider, where.path),
+                        method, query, headers, body, parsed,
+                    )  # fmt: skip
+                where = Route(where.scenario, where.provider, where.path, stage_id)
+        return self._handle_at(where, method, query, headers, body, parsed)
+
+    def _handle_at(
+        self,
+        where: Route,
+        method: str,
+        query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        parsed: object,
+    ) -> Reply:
+        """``_handle`` once the route is known (a stage's, after its prefix)."""
         codec = codec_for(where.path, query)
         reply: Reply | None = None
         turn: int | None = None
@@ -258,6 +324,12 @@ class ModelDouble:
         ``handle`` would give. The same turn, ids and journal entry either way; no
         ``TurnRequest`` is made for a request answered here (``player.played`` makes it
         when read) and the journal keeps the request's bytes."""
+        if path.startswith(_STAGE_PREFIX_BYTES) and self.control:
+            stage_id, _, rest = path[len(_STAGE_PREFIX_BYTES) :].partition(b"/")
+            stage = self.stages.get(stage_id.decode("latin-1"))
+            if stage is None:  # the provider's 404, from the general path
+                return self._handle_raw(path, query, headers, body)
+            return stage.lane(b"/" + rest, query, headers, body)
         try:
             found = self._lanes[path]
         except KeyError:
@@ -460,14 +532,18 @@ class ModelDouble:
                 ),
                 None,
             )
+        if where.stage is not None:
+            return codec.error_reply(404, _no_stage(where.stage, self)), None
         target = self
         if where.scenario is not None:
             if not self.scenario_routes:
                 return codec.error_reply(404, "scenario routes are turned off on this double"), None
             try:
                 target = self._scenario(where.scenario)
-            except StuntsetError as error:
+            except UnknownScenario as error:
                 return codec.error_reply(404, str(error)), None
+            except StuntsetError as error:
+                return codec.error_reply(400, str(error)), None
         if isinstance(parsed, str) or (not body):
             return codec.error_reply(
                 400, "We could not parse the JSON body of your request. (stuntset model double)"
@@ -613,23 +689,47 @@ class ModelDouble:
         return self.script.rate_limits if limits is None else limits
 
     def _scenario(self, name: str) -> ModelDouble:
+        """The double of the scenario route ``name`` (``rate_limited;failures=2``: with its
+        parameters), made on first use and kept (the oldest forgotten beyond a limit)."""
         with self._lock:
             double = self._scenarios.get(name)
             if double is None:
                 from stuntset import scenarios  # the catalog loads when a route names it
 
+                built = scenarios.build_from_route(name)
+                if len(self._scenarios) >= _SCENARIO_LIMIT:
+                    del self._scenarios[next(iter(self._scenarios))]
                 double = ModelDouble(
-                    scenarios.build(name),
+                    built,
                     framing=self.framing,
                     clock=self.clock,
                     ids=self.ids,
                     cycle=True,
                     scenario_routes=False,
                     keep=self.keep,
+                    control=False,
                 )
                 double.closing = self.closing
                 self._scenarios[name] = double
             return double
+
+    def reset_scenarios(self) -> int:
+        """Start every scenario route over (they are made afresh on their next request);
+        how many there were."""
+        with self._lock:
+            count = len(self._scenarios)
+            self._scenarios.clear()
+        return count
+
+    def reset(self) -> None:
+        """Start over: the script from its first turn, an empty journal, no unanswered
+        requests, the scenario routes afresh (a stage's ``reset`` in the control API)."""
+        self.play(self.script)
+        with self._lock:
+            self.journal = Journal(keep=self.keep)
+            self._unanswered.clear()
+            self._unanswered_count = 0
+            self._scenarios.clear()
 
     def _models(self, codec: WireCodec) -> Reply:
         """``GET /v1/models`` in ``codec``'s shape: the models the script matches on."""
