@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs
 
 import msgspec
@@ -30,11 +30,35 @@ from stuntset.script import Script, loads_script
 from stuntset.wires import API_PROVIDERS, Reply, json_reply
 
 from ._prefixes import CONTROL_PREFIX, STAGE_HEADER, STAGE_PREFIX
+from .journal import Journal
 
-if TYPE_CHECKING:
-    from .double import ModelDouble
 
-__all__ = ["MAX_STAGES", "ROUTES", "ControlError", "Op", "answer_control", "make_stage"]
+class StageHost(Protocol):
+    """What the control API reads of a double and asks of it (``StageHost`` is one). A
+    protocol, so that this module imports no double: the double loads it when a client first
+    asks for the control API, and no import circle closes."""
+
+    cycle: bool
+    script: Script
+    journal: Journal
+    #: the stages made through the control API, by id (each a ``StageHost`` too)
+    stages: dict[str, Any]
+
+    @property
+    def unanswered(self) -> list[str]: ...
+
+    def unused(self) -> list[str]: ...
+
+    def reset(self) -> None: ...
+
+    def reset_scenarios(self) -> int: ...
+
+    def verify(self, *, allow_unused_turns: bool | Collection[str] = False) -> None: ...
+
+    def new_stage(self, script: Script, *, cycle: bool = False) -> StageHost: ...
+
+
+__all__ = ["MAX_STAGES", "ROUTES", "ControlError", "Op", "StageHost", "answer_control"]
 
 #: Live stages a server holds at most (a client that never deletes its stages must not grow
 #: the server's memory without bound).
@@ -105,7 +129,7 @@ def _error(
 
 
 def answer_control(
-    double: ModelDouble,
+    double: StageHost,
     method: str,
     path: str,
     query: str,
@@ -162,7 +186,7 @@ def _match(path: str) -> tuple[list[Op], dict[str, str]] | None:
 
 @dataclass
 class _Request:
-    double: ModelDouble
+    double: StageHost
     params: dict[str, str]
     query: str
     headers: Mapping[str, str]
@@ -184,7 +208,7 @@ class _Request:
             )
         return data
 
-    def stage(self) -> tuple[str, ModelDouble]:
+    def stage(self) -> tuple[str, StageHost]:
         stage_id = self.params["id"]
         stage = self.double.stages.get(stage_id)
         if stage is None:
@@ -259,23 +283,7 @@ def _script_from(data: Mapping[str, Any]) -> Script:
     )
 
 
-def make_stage(root: ModelDouble, script: Script, *, cycle: bool = False) -> ModelDouble:
-    """A stage of ``root``: a double of its own with ``root``'s clock, ids, framing, bounds
-    and closing flag (its stalled responses end when the server stops)."""
-    stage = type(root)(  # the double's class: ``control`` imports none at run time
-        script,
-        framing=root.framing,
-        clock=root.clock,
-        ids=root.ids,
-        cycle=cycle,
-        keep=root.keep,
-        control=False,
-    )
-    stage.closing = root.closing
-    return stage
-
-
-def _new_stage(request: _Request, data: dict[str, Any], stage_id: str | None) -> ModelDouble:
+def _new_stage(request: _Request, data: dict[str, Any], stage_id: str | None) -> StageHost:
     unknown = [key for key in data if key not in _STAGE_FIELDS]
     if unknown:
         raise ControlError(
@@ -288,7 +296,7 @@ def _new_stage(request: _Request, data: dict[str, Any], stage_id: str | None) ->
         raise ControlError(400, f"expected true or false, got {cycle!r}", "body.cycle")
     script = _script_from(data)
     try:
-        return make_stage(request.double, script, cycle=cycle)
+        return request.double.new_stage(script, cycle=cycle)
     except StuntsetError as error:  # a step no model wire renders (spawn_missing)
         where = "body.script" if "script" in data else "body.scenario"
         raise ControlError(400, str(error), where) from None
@@ -305,7 +313,7 @@ def _check_id(stage_id: object, where: str) -> str:
     return stage_id
 
 
-def _describe(request: _Request, stage_id: str, stage: ModelDouble) -> dict[str, Any]:
+def _describe(request: _Request, stage_id: str, stage: StageHost) -> dict[str, Any]:
     base = request.base()
     paths = {api.name: f"{STAGE_PREFIX}{stage_id}{api.client_path}" for api in API_PROVIDERS}
     return {
@@ -346,7 +354,7 @@ def _create_stage(request: _Request) -> tuple[int, Any]:
     return 201, _describe(request, stage_id, stage)
 
 
-def _check_room(stages: dict[str, ModelDouble]) -> None:
+def _check_room(stages: dict[str, StageHost]) -> None:
     if len(stages) >= MAX_STAGES:
         raise ControlError(
             409,

@@ -233,6 +233,22 @@ class ModelDouble:
             self._lanes: dict[bytes, tuple[WireCodec, Route, ModelDouble] | None] = {}
             self._lane_turns: dict[tuple[int, WireCodec, bool, str], _LaneTurn] = {}
 
+    def new_stage(self, script: Script, *, cycle: bool = False) -> ModelDouble:
+        """A stage of this double (the control API's): a double of its own with this one's
+        clock, ids, framing, bounds and closing flag (its stalled responses end when the
+        server stops)."""
+        stage = type(self)(
+            script,
+            framing=self.framing,
+            clock=self.clock,
+            ids=self.ids,
+            cycle=cycle,
+            keep=self.keep,
+            control=False,
+        )
+        stage.closing = self.closing
+        return stage
+
     @property
     def requests(self) -> list[JournalEntry]:
         """Every request received so far, in arrival order."""

@@ -418,6 +418,10 @@ def test_every_advertised_base_path_reaches_the_stage() -> None:
             "v1beta/models/gemini-2.5-flash:generateContent",
             {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
         ),
+        "bedrock": (
+            "/model/anthropic.claude-x/converse",
+            {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
+        ),
     }
     assert set(made["paths"]) == set(requests)
     for provider, (tail, body) in requests.items():
@@ -427,4 +431,5 @@ def test_every_advertised_base_path_reaches_the_stage() -> None:
         "openai-chat",
         "anthropic-messages",
         "gemini",
+        "bedrock-converse",
     ]
