@@ -188,7 +188,10 @@ class InstalledExecutable:
         from stuntset.waiting import wait_for
 
         def running() -> list[Invocation]:
-            return [i for i in self.invocations if i.exit_code is None and _alive(i.pid)]
+            # a journal without its start event yet (pid 0) belongs to a process starting
+            return [
+                i for i in self.invocations if i.exit_code is None and (i.pid == 0 or _alive(i.pid))
+            ]
 
         def still() -> str:
             return "; ".join(f"pid {i.pid}: {' '.join(i.argv)}" for i in running())

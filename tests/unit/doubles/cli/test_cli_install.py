@@ -242,7 +242,7 @@ def test_wait_ended_waits_for_a_running_invocation_and_names_it(tmp_path: Path) 
         argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        wait_for(lambda: cli.invocations, timeout=30)  # started: waits for stdin
+        wait_for(lambda: [i for i in cli.invocations if i.pid], timeout=30)  # waits for stdin
         with pytest.raises(
             WaitTimeout, match=rf"claude: invocations still running: pid {process.pid}: "
         ):
@@ -254,6 +254,8 @@ def test_wait_ended_waits_for_a_running_invocation_and_names_it(tmp_path: Path) 
         if process.poll() is None:
             process.kill()
             process.wait(10)
+        if process.stdin is not None:
+            process.stdin.close()
 
 
 def test_wait_ended_takes_a_process_killed_before_its_exit_record_as_ended(
@@ -265,7 +267,7 @@ def test_wait_ended_takes_a_process_killed_before_its_exit_record_as_ended(
     process = subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    wait_for(lambda: cli.invocations, timeout=30)
+    wait_for(lambda: [i for i in cli.invocations if i.pid], timeout=30)
     process.kill()
     process.wait(10)
     assert process.stdin is not None
