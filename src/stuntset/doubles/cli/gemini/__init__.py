@@ -208,8 +208,9 @@ def v8_json_error(text: str) -> str:
     except json.JSONDecodeError as error:
         if error.msg.startswith("Unterminated string"):
             return f"Unterminated string in JSON at position {len(text)}"
-        if error.pos >= len(text.rstrip()):
-            return "Unexpected end of JSON input"
+        rest = text[error.pos :].rstrip()
+        if not rest or any(word.startswith(rest) for word in ("true", "false", "null")):
+            return "Unexpected end of JSON input"  # V8 reads a cut literal to the end
         if error.msg.startswith("Extra data"):
             return f"Unexpected non-whitespace character after JSON at position {error.pos}"
         shown = text if len(text) <= 30 else text[:10] + "..." + text[-10:]

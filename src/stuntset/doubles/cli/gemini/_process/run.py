@@ -496,7 +496,6 @@ class Run:
             error = {"type": "Error", "message": message, "code": code}
             rt.stderr(_pretty({"session_id": self.session_id, "error": error}) + "\n")
         else:
-            self.line_end()
             rt.stderr("An unexpected critical error occurred:[object Object]\n")
             exit_code = 1
         rt.exit(exit_code)
