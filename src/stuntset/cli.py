@@ -489,7 +489,7 @@ def mcp_serve(
 
 @main.group("cli")
 def fake_cli() -> None:
-    """Run a fake agent CLI (claude, codex) by hand, playing a script."""
+    """Run a fake agent CLI (claude, codex, gemini) by hand, playing a script."""
 
 
 def _add_fake_cli(name: str, example: str) -> None:
@@ -518,6 +518,7 @@ def _add_fake_cli(name: str, example: str) -> None:
 
 _add_fake_cli("claude", "stuntset cli claude --script s.toml -- -p hello")
 _add_fake_cli("codex", "stuntset cli codex --script s.toml -- exec --json hello")
+_add_fake_cli("gemini", "stuntset cli gemini --script s.toml -- -p hello -o json")
 
 
 @main.command("daemon")

@@ -224,3 +224,52 @@ def test_a_stalled_stream_ends_on_sigterm_with_status_0(tmp_path: Path) -> None:
     out, _ = process.communicate(timeout=30)
     assert (process.returncode, out) == (0, b"")
     assert cli.invocations[0].exit_code == 0
+
+
+#: What each catalog scenario ends as on the fake gemini (stream-json, default settings): the
+#: exit status and the result's status (None: no result line).
+CATALOG = {
+    "happy_path": (0, "success"),
+    "tool_use": (0, "success"),
+    "needs_approval": (0, "success"),  # headless asks nobody: the tool is not registered…
+    "input_request": (0, "success"),  # …and ask_user never is
+    "interleaved_streaming": (0, "success"),
+    "long_stream": (0, "success"),
+    "multi_turn": (0, "success"),
+    "auth_expired_mid_run": (144, "error"),  # the Developer API's 400 API_KEY_INVALID
+    "rate_limited": (0, "success"),  # retried; the next turn answers
+    "overloaded": (0, "success"),
+    "stream_cut": (1, "error"),
+    "malformed_json": (1, "error"),
+    # retried silently; no turn answers the retry: the double's 500, which the CLI gives up on
+    "garbage_bytes": (244, "error"),
+    "out_of_order": (0, "success"),
+    "crash_mid_turn": (1, None),
+    "slow": (0, "success"),
+}
+
+
+def test_the_catalog_table_covers_every_scenario_but_the_stalling_and_missing_ones() -> None:
+    from stuntset import scenarios
+
+    assert set(CATALOG) | {"stuck", "spawn_missing"} == set(scenarios.names())
+
+
+def test_spawn_missing_installs_no_executable(tmp_path: Path) -> None:
+    from stuntset import scenarios
+
+    cli = install_cli("gemini", scenarios.build("spawn_missing"), bin_dir=tmp_path)
+    assert not cli.spawnable
+    assert not cli.path.exists()
+
+
+@pytest.mark.parametrize("name", list(CATALOG))
+def test_every_catalog_scenario_plays_on_the_fake(tmp_path: Path, name: str) -> None:
+    from stuntset import scenarios
+
+    script = scenarios.build(name)
+    done = _run(tmp_path, script, "-p", "go", "--output-format", "stream-json")
+    code, status = CATALOG[name]
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert done.returncode == code, done.stderr
+    assert (last.get("status") if last["type"] == "result" else None) == status

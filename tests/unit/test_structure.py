@@ -519,7 +519,12 @@ def test_no_part_outside_stuntset_wires_names_a_wire() -> None:
 #: the ``fake_gemini`` fixture): the word is also the model wire's name.
 FAKE_CLI_NAME = tuple(
     f"{module}:"
-    for module in ("stuntset.doubles.cli", "stuntset.doubles.cli.gemini", "stuntset.pytest_plugin")
+    for module in (
+        "stuntset.cli",
+        "stuntset.doubles.cli",
+        "stuntset.doubles.cli.gemini",
+        "stuntset.pytest_plugin",
+    )
 )
 
 

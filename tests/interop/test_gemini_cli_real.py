@@ -1,0 +1,44 @@
+"""The real ``@google/gemini-cli`` (``tests/node/node_modules/.bin/gemini``, or
+``STUNTSET_GEMINI_BIN``) over the model double's Gemini wire, offline: every case of
+``_gemini_cli.CASES`` shows what was observed (the transcripts the fake is held to), and the
+double answered as many model requests as the case says. The real binary waits its own
+backoff (5 s and up) before each retry, so a case with a retry takes seconds."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import stuntset
+
+from ._gemini_cli import CASES, lay_out, run
+
+_DEFAULT = Path(__file__).resolve().parents[1] / "node" / "node_modules" / ".bin" / "gemini"
+REAL_GEMINI = os.environ.get("STUNTSET_GEMINI_BIN") or (
+    str(_DEFAULT) if _DEFAULT.exists() else None
+)
+
+pytestmark = [
+    pytest.mark.node,
+    pytest.mark.skipif(
+        REAL_GEMINI is None,
+        reason="needs node and @google/gemini-cli (tests/node, or STUNTSET_GEMINI_BIN)",
+    ),
+]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_real_cli_over_the_double_shows_the_observed_transcript(
+    tmp_path: Path, name: str
+) -> None:
+    assert REAL_GEMINI is not None
+    case = CASES[name]
+    cwd, env = lay_out(tmp_path, case)
+    with stuntset.serve(case.script) as stand_in:
+        env["GOOGLE_GEMINI_BASE_URL"] = stand_in.url("gemini").rstrip("/")
+        shown = run(REAL_GEMINI, case, cwd, env)
+        answered = len(stand_in.requests)
+    assert shown == (case.stdout, case.stderr, case.code)
+    assert answered == case.requests
