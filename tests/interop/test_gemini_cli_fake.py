@@ -273,3 +273,38 @@ def test_every_catalog_scenario_plays_on_the_fake(tmp_path: Path, name: str) -> 
     last = json.loads(done.stdout.splitlines()[-1])
     assert done.returncode == code, done.stderr
     assert (last.get("status") if last["type"] == "result" else None) == status
+
+
+@pytest.mark.parametrize("output", ["stream-json", "json"])
+def test_a_gemini_run_is_recorded_in_a_cli_cassette_and_replayed(
+    tmp_path: Path, output: str
+) -> None:
+    from stuntset.cassettes import load_cassette
+    from stuntset.cassettes.cli_record import install_cli_recorder
+    from stuntset.cassettes.cli_replay import install_cli_replay
+
+    case = CASES["rate_limited_then_ok" if output == "stream-json" else "read_yolo_text"]
+    real = install_cli("gemini", case.script, bin_dir=tmp_path / "real", time_scale=0)
+    cwd, env = lay_out(tmp_path, case)
+    cassette = tmp_path / "gemini.jsonl"
+    args = ["-p", "hi", "--output-format", output, "--yolo"]
+
+    def played(path: Path) -> tuple[str, str, int]:
+        done = subprocess.run(
+            [str(path), *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        return done.stdout, done.stderr, done.returncode
+
+    recorded = played(install_cli_recorder("gemini", real.path, cassette, bin_dir=tmp_path / "rec"))
+    replay = install_cli_replay("gemini", cassette, bin_dir=tmp_path / "replay")
+    assert played(replay.path) == recorded
+    assert load_cassette(cassette).wires == ["gemini-cli"]
+    assert recorded[2] == 0 and recorded[0]
+    replay.verify()

@@ -42,3 +42,40 @@ def test_the_real_cli_over_the_double_shows_the_observed_transcript(
         answered = len(stand_in.requests)
     assert shown == (case.stdout, case.stderr, case.code)
     assert answered == case.requests
+
+
+def test_the_real_clis_run_is_recorded_in_a_cli_cassette_and_replayed(tmp_path: Path) -> None:
+    """A recording of a program no one here wrote: the real ``gemini`` through the CLI
+    recorder, over the double; the replaying fake writes the same stdout, stderr and status."""
+    import subprocess
+
+    from stuntset.cassettes.cli_record import install_cli_recorder
+    from stuntset.cassettes.cli_replay import install_cli_replay
+
+    assert REAL_GEMINI is not None
+    case = CASES["read_yolo_stream"]
+    cwd, env = lay_out(tmp_path, case)
+    cassette = tmp_path / "gemini.jsonl"
+
+    def played(path: Path) -> tuple[str, str, int]:
+        done = subprocess.run(
+            [str(path), *case.args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        return done.stdout, done.stderr, done.returncode
+
+    recorder = install_cli_recorder("gemini", REAL_GEMINI, cassette, bin_dir=tmp_path / "rec")
+    with stuntset.serve(case.script) as stand_in:
+        env["GOOGLE_GEMINI_BASE_URL"] = stand_in.url("gemini").rstrip("/")
+        recorded = played(recorder)
+    replay = install_cli_replay("gemini", cassette, bin_dir=tmp_path / "replay")
+    assert played(replay.path) == recorded
+    assert recorded[2] == 0
+    assert '"tool_name":"read_file"' in recorded[0]
+    replay.verify()
