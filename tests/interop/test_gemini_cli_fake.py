@@ -306,5 +306,6 @@ def test_a_gemini_run_is_recorded_in_a_cli_cassette_and_replayed(
     replay = install_cli_replay("gemini", cassette, bin_dir=tmp_path / "replay")
     assert played(replay.path) == recorded
     assert load_cassette(cassette).wires == ["gemini-cli"]
-    assert recorded[2] == 0 and recorded[0]
+    assert recorded[2] == 0
+    assert recorded[0]
     replay.verify()
