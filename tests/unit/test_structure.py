@@ -516,13 +516,14 @@ def test_no_part_outside_stuntset_wires_names_a_wire() -> None:
 
 
 #: Where the fake ``gemini`` CLI is named as a program (``install_cli("gemini")``, its package,
-#: the ``fake_gemini`` fixture): the word is also the model wire's name.
+#: the ``fake_gemini`` fixture, the drift adapter): the word is also the model wire's name.
 FAKE_CLI_NAME = tuple(
     f"{module}:"
     for module in (
         "stuntset.cli",
         "stuntset.doubles.cli",
         "stuntset.doubles.cli.gemini",
+        "stuntset.drift.gemini_cli",
         "stuntset.pytest_plugin",
     )
 )

@@ -11,16 +11,19 @@ text              stream-json: a ``message`` (``role: "assistant"``, ``delta: tr
                   delta; json: joined into ``response``; text: written as it comes
 reasoning         nothing (the headless CLI shows no thoughts)
 tool_call         stream-json ``tool_use`` (``tool_name``, ``tool_id`` = ``<name>__<call id>``,
-                  ``parameters``); the model response ends there. A tool that needs approval
-                  (``run_shell_command``, ``write_file``, ``replace``, ``web_fetch``…) is not
-                  registered without ``--yolo`` / ``--approval-mode yolo`` (edit tools:
-                  ``auto_edit`` too): its ``tool_result`` is the CLI's ``tool_not_registered``
-                  error ("Tool "X" not found. Did you mean one of: …?", on stderr too) and the
-                  scripted result is skipped
+                  ``parameters``); the model response ends there. A call the CLI would not
+                  run gets its ``tool_result`` error (on stderr too) and the scripted result is
+                  skipped: one of its tools that needs approval (``run_shell_command``,
+                  ``write_file``, ``replace``, ``web_fetch``…) without ``--yolo`` /
+                  ``--approval-mode yolo`` (edit tools: ``auto_edit`` too), or a name that is
+                  none of its tools while no ``mcpServers`` are configured:
+                  ``tool_not_registered`` ("Tool "X" not found. Did you mean one of: …?");
+                  its own tool without a required parameter: ``invalid_tool_params``
+                  ("params must have required property 'file_path'")
 tool_result       ``tool_result`` (``status`` success/error, ``output``: the scripted output)
-approval_request  headless mode asks nobody: granted in yolo mode, else the tool is not
-                  registered (as above)
-input_request     the ``ask_user`` tool, never registered headless: ``tool_not_registered``
+approval_request, input_request
+                  nothing: the model double's Gemini wire has neither, so the real CLI never
+                  sees one (headless, it asks nobody)
 usage             the stats' token counts (summed over the run)
 delay             a real pause, times ``time_scale``
 rate_limit, overloaded, http_error 429/499/5xx

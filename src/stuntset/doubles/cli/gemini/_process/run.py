@@ -107,19 +107,18 @@ _ALWAYS = (
     "enter_plan_mode",
     "invoke_agent",
 )
-#: Tools that need an approval: registered headless only in yolo mode (edit tools also in
-#: auto_edit), in registry order.
-_APPROVED = (
-    "activate_skill",
-    "replace",
-    "write_file",
-    "web_fetch",
-    "run_shell_command",
-    "list_background_processes",
-    "read_background_output",
-    "write_todos",
-)
 _EDIT_TOOLS = ("replace", "write_file")
+#: Parameters the CLI's own tools' schemas require (its bundle; a call without one is refused,
+#: observed for ``read_file``).
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "read_file": ("file_path",),
+    "run_shell_command": ("command",),
+    "write_file": ("file_path", "content"),
+    "replace": ("file_path", "instruction", "old_string", "new_string"),
+    "glob": ("pattern",),
+    "grep_search": ("pattern",),
+    "list_directory": ("dir_path",),
+}
 _YOLO_ORDER = (
     "update_topic",
     "list_directory",
@@ -341,8 +340,9 @@ class Run:
         self.errors = 0
         self.latency = 0
         self.tools: dict[str, list[int]] = {}
-        self.refuse: set[str] = set()
         self.prompt = ""
+        #: MCP servers are configured: a name that is none of the CLI's tools may be theirs
+        self.mcp = bool(_setting(settings, "mcpServers"))
 
     # --- output --------------------------------------------------------------------------
 
@@ -534,7 +534,7 @@ class Run:
     def request(self, has_results: bool, attempts: int, stream_attempts: int) -> None:
         turn = self.take(has_results)
         ops: list[tuple[Any, ...]] = turn["ops"]
-        pending: list[tuple[str, str]] = []
+        pending: list[tuple[str, str, dict[str, Any]]] = []
         response = 0
         for op in ops:
             kind = op[0]
@@ -548,16 +548,13 @@ class Run:
                 self.ms += int(op[1] * 1000)
             elif kind == "tool":
                 pending.append(self.tool_use(op[1], op[2], op[3], len(pending)))
-            elif kind == "approval":
-                if op[1] and self.mode != "yolo":
-                    self.refuse.add(op[1])
-            elif kind == "ask":
-                pending.append(self.tool_use(None, "ask_user", {"question": op[1]}, len(pending)))
+            elif kind == "approval" or kind == "ask":
+                pass  # the model double's Gemini wire has neither: the real CLI sees nothing
             elif kind == "result":
                 if not pending:
                     continue
-                tool_id, name = pending.pop(0)
-                self.tool_result(tool_id, name, op[1], op[2])
+                tool_id, name, parameters = pending.pop(0)
+                self.tool_result(tool_id, name, parameters, op[1], op[2])
                 if not pending:
                     # the tool results go back: the rest of the turn answers that request
                     response += 1
@@ -577,8 +574,8 @@ class Run:
                 return
             else:
                 self.cli_fault(op)
-        for tool_id, name in pending:  # a call the script gave no result (refused at install)
-            self.tool_result(tool_id, name, "", True)
+        for tool_id, name, parameters in pending:  # no scripted result (refused at install)
+            self.tool_result(tool_id, name, parameters, "", True)
         self.finish()
 
     def text(self, deltas: list[str], interval: float) -> None:
@@ -595,24 +592,39 @@ class Run:
 
     def tool_use(
         self, given: str | None, name: str, parameters: dict[str, Any], position: int
-    ) -> tuple[str, str]:
+    ) -> tuple[str, str, dict[str, Any]]:
         call = given or f"{name}_{self.ms}_{position}"
         tool_id = f"{name}__{call}"
         self.emit(
             {"type": "tool_use", "tool_name": name, "tool_id": tool_id, "parameters": parameters}
         )
-        return tool_id, name
+        return tool_id, name, parameters
 
-    def tool_result(self, tool_id: str, name: str, output: str, is_error: bool) -> None:
+    def refusal(self, name: str, parameters: dict[str, Any]) -> tuple[str, str] | None:
+        """Why the CLI does not run the call (its error type and message), or ``None``: a tool
+        it has not registered (its own that needs approval, or a name it has no tool for,
+        unless MCP servers are configured: their tools are the script's), or parameters its
+        schema refuses."""
+        active = self.active_tools()
+        own = name in _YOLO_ORDER or name == "ask_user"
+        if name not in active and (own or not self.mcp):
+            ranked = sorted(active, key=lambda tool: _levenshtein(name, tool))[:3]
+            shown = ", ".join(f'"{tool}"' for tool in ranked)
+            return "tool_not_registered", f'Tool "{name}" not found. Did you mean one of: {shown}?'
+        for required in _REQUIRED.get(name, ()):
+            if required not in parameters:
+                return "invalid_tool_params", f"params must have required property '{required}'"
+        return None
+
+    def tool_result(
+        self, tool_id: str, name: str, parameters: dict[str, Any], output: str, is_error: bool
+    ) -> None:
         self.line_end()
         entry = self.tools.setdefault(name, [0, 0, 0, 0])
         entry[0] += 1
-        active = self.active_tools()
-        registered = name in active or (name not in _APPROVED and name != "ask_user")
-        if name in self.refuse or not registered:
-            ranked = sorted(active, key=lambda tool: _levenshtein(name, tool))[:3]
-            shown = ", ".join(f'"{tool}"' for tool in ranked)
-            message = f'Tool "{name}" not found. Did you mean one of: {shown}?'
+        refused = self.refusal(name, parameters)
+        if refused is not None:
+            kind, message = refused
             entry[2] += 1
             self.emit(
                 {
@@ -620,7 +632,7 @@ class Run:
                     "tool_id": tool_id,
                     "status": "error",
                     "output": message,
-                    "error": {"type": "tool_not_registered", "message": message},
+                    "error": {"type": kind, "message": message},
                 }
             )
             self.rt.stderr(f"Error executing tool {name}: {message}\n")
