@@ -309,3 +309,34 @@ def test_a_gemini_run_is_recorded_in_a_cli_cassette_and_replayed(
     assert recorded[2] == 0
     assert recorded[0]
     replay.verify()
+
+
+@pytest.mark.parametrize("output", ["json", "stream-json", "text"])
+def test_the_journal_keeps_what_each_run_wrote(tmp_path: Path, output: str) -> None:
+    cli = install_cli("gemini", HELLO, bin_dir=tmp_path / "bin", time_scale=0)
+    cwd, env = lay_out(tmp_path, Case(HELLO, (), None, (), 0))
+    subprocess.run(
+        [str(cli.path), "-p", "hi", "-o", output],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=30,
+        check=True,
+    )
+    (invocation,) = cli.invocations
+    assert invocation.exit_code == 0
+    assert invocation.argv == ["-p", "hi", "-o", output]
+    if output == "json":
+        assert [m["response"] for m in invocation.stdout] == ["Hello there."]
+    elif output == "stream-json":
+        assert [m["type"] for m in invocation.stdout] == [
+            "init",
+            "message",
+            "message",
+            "message",
+            "result",
+        ]
+    else:
+        texts = [e["text"] for e in invocation.events if e["event"] == "output"]
+        assert "".join(texts) == "Hello there.\n"

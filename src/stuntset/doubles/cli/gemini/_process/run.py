@@ -354,9 +354,14 @@ class Run:
         if self.format == "stream-json":
             self.rt.send({"type": event.pop("type"), "timestamp": self.tick(), **event})
 
-    def write_text(self, text: str) -> None:
+    def write_text(self, text: str, message: dict[str, Any] | None = None) -> None:
+        """Write ``text`` on stdout; journaled as the ``message`` it is (json output: then
+        ``Invocation.stdout`` has it), else as ``output`` text."""
         if text:
-            self.rt.journal.write("stdout", text=text)
+            if message is not None:
+                self.rt.journal.write("stdout", message=message)
+            else:
+                self.rt.journal.write("output", text=text)
             self.rt.write_bytes(text.encode())
             self.at_line_start = text.endswith("\n")
 
@@ -435,6 +440,13 @@ class Run:
             "files": {"totalLinesAdded": 0, "totalLinesRemoved": 0},
         }
 
+    def json_output(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "response": self.response,
+            "stats": self.json_stats(),
+        }
+
     def success_output(self) -> str:
         """What the run writes when it ends well (the result line, the JSON, a newline)."""
         from stuntset.doubles.cli._runtime import dumps
@@ -467,7 +479,7 @@ class Run:
                 }
             )
         elif self.format == "json":
-            self.write_text(self.success_output())
+            self.write_text(self.success_output(), self.json_output())
         else:
             self.line_end()
         raise _End
