@@ -24,6 +24,7 @@ STEPS = SRC / "script" / "_steps.py"
 DISPATCHES = {
     "doubles/cli/claude/__init__.py",  # the fake claude's plan compiler
     "doubles/cli/codex/__init__.py",  # the fake codex's plan compiler
+    "doubles/cli/gemini/__init__.py",  # the fake gemini's plan compiler
     "providers/scripted.py",  # the scripted provider's crash for a fault
     "wires/_codec.py",  # the model wires: a whole body and a stream
 }
