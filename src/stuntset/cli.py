@@ -500,8 +500,8 @@ def mcp_serve(
 
 @main.group("cli")
 def fake_cli() -> None:
-    """Run a fake agent CLI (claude, codex) by hand, or install one for another language's
-    tests (install, invocations, verify)."""
+    """Run a fake agent CLI (claude, codex, gemini) by hand, playing a script, or install
+    one (claude, codex) for another language's tests (install, invocations, verify)."""
 
 
 def _add_fake_cli(name: str, example: str) -> None:
@@ -530,6 +530,7 @@ def _add_fake_cli(name: str, example: str) -> None:
 
 _add_fake_cli("claude", "stuntset cli claude --script s.toml -- -p hello")
 _add_fake_cli("codex", "stuntset cli codex --script s.toml -- exec --json hello")
+_add_fake_cli("gemini", "stuntset cli gemini --script s.toml -- -p hello -o json")
 
 
 _PROGRAM = click.Choice(["claude", "codex"])

@@ -41,6 +41,7 @@ __all__ = [
     "event_snapshot",
     "fake_claude",
     "fake_codex",
+    "fake_gemini",
     "fake_runner",
     "installed_package",
     "log_seam",
@@ -424,6 +425,42 @@ def fake_codex(
         fixture.close()
 
 
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_fake_gemini(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "fake_gemini(script_or_scenario_or_path, *, allow_unused_turns=False, time_scale=1.0, "
+        "startup_delay=0.0, ignore_sigterm=None, **scenario_params): configure the fake_gemini "
+        "fixture (a fake `gemini` executable: the headless -p mode)",
+    )
+
+
+@pytest.fixture
+def fake_gemini(
+    request: pytest.FixtureRequest, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
+    """A fake ``gemini`` executable in ``tmp_path / "bin"``, from the ``fake_gemini`` marker or
+    a call ``fake_gemini(script, **options)``; ``.path`` to run, ``.env()`` for PATH,
+    ``.invocations``. At teardown, fails on unused or exhausted turns, then removes it.
+
+    Like the real CLI, the fake reads ``~/.gemini/settings.json`` and ``trustedFolders.json``
+    under ``$GEMINI_CLI_HOME`` (else ``$HOME``); so that the developer's own cannot change a
+    test, ``GEMINI_CLI_HOME`` is set to an empty ``tmp_path / "gemini-home"`` for the test."""
+    from stuntset.doubles.cli._pytest import CliFixture
+
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini-home"))
+    fixture = CliFixture("gemini", tmp_path / "bin", request.node.nodeid, request.path.parent)
+    _explain_watch(request, "cli", fixture)
+    marker = request.node.get_closest_marker("fake_gemini")
+    try:
+        if marker is not None:
+            fixture.configure(marker.args, dict(marker.kwargs))
+        yield fixture
+        fixture.verify()
+    finally:
+        fixture.close()
+
+
 # cassettes: logic in stuntset.cassettes.session (imported lazily)
 @pytest.hookimpl(specname="pytest_addoption")
 def pytest_addoption_cassettes(parser: pytest.Parser) -> None:
@@ -586,7 +623,14 @@ def temp_tracker(
 #: own resources have not been measured under the check yet (a browser, an eval's agents).
 _LEAK_UNCHECKED = frozenset({"agent_eval", "page_snapshot", "stuntset_browser"})
 _LEAK_FIXTURES = frozenset(__all__) - _LEAK_UNCHECKED
-_LEAK_MARKERS = ("stand_in", "fake_claude", "fake_codex", "scripted_provider", "prefix_stable")
+_LEAK_MARKERS = (
+    "stand_in",
+    "fake_claude",
+    "fake_codex",
+    "fake_gemini",
+    "scripted_provider",
+    "prefix_stable",
+)
 _LEAK_MODES = ("stuntset", "all", "off")
 _LEAKS = pytest.StashKey[Any]()
 

@@ -168,6 +168,11 @@ KINDS: dict[str, dict[str, str]] = {
         "class": "CodexProgram",
         "function": "classify_tool",
     },
+    "stuntset.doubles.cli.gemini": {
+        "constant": "DEFAULT_MODEL GEMINI GEMINI_CLI_WIRE VERSION",
+        "class": "GeminiProgram",
+        "function": "v8_json_error",
+    },
 }
 
 
@@ -486,6 +491,9 @@ from stuntset.doubles.cli.codex import CODEX, CodexProgram, classify_tool
 assert isinstance(CLAUDE, ClaudeProgram) and isinstance(CODEX, CodexProgram)
 assert ClaudeProgram().name == "claude" and CodexProgram().name == "codex"
 assert classify_tool("Bash", {"command": "ls"})[0] == "command"
+from stuntset.doubles.cli.gemini import GEMINI, GeminiProgram, v8_json_error
+assert isinstance(GEMINI, GeminiProgram) and GeminiProgram().name in PROGRAMS
+assert v8_json_error('{"a": "tr') == "Unterminated string in JSON at position 9"
 """,
     "mcp double": """
 from stuntset.doubles.mcp import (

@@ -29,6 +29,7 @@ FAULT_DISPATCHES = {
     "doubles/cli/codex/__init__.py",  # the fake codex's plan compiler
     "doubles/mcp/http.py",  # the MCP double's faults below the SDK, over HTTP
     "doubles/mcp/stdio.py",  # and over stdio
+    "doubles/cli/gemini/__init__.py",  # the fake gemini's plan compiler
     "providers/scripted.py",  # the scripted provider's crash for a fault
     "wires/_codec.py",  # the model wires: a whole body and a stream
 }

@@ -9,7 +9,7 @@
 
 The executable starts as a fresh, lean process (only the runtime, no ``stuntset`` import),
 plays the script compiled at install time, and journals what happened. One package per
-program (``claude``, ``codex``), each with its fake-process code in ``_process``. Beside
+program (``claude``, ``codex``, ``gemini``), each with its fake-process code in ``_process``. Beside
 them, the plumbing every program shares: ``_install`` (test process: the launcher, the
 plan file, the journal read back) and ``_runtime`` (fake process: JSON, the stdin reader
 and pump, the journal, the shared state, signals); ``_replay_run`` is the fake process
@@ -31,12 +31,14 @@ __all__ = ["PROGRAMS", "CliProgram", "InstalledCli", "Invocation", "install_cli"
 def _programs() -> dict[str, CliProgram]:
     from stuntset.doubles.cli.claude import CLAUDE
     from stuntset.doubles.cli.codex import CODEX
+    from stuntset.doubles.cli.gemini import GEMINI
 
-    return {"claude": CLAUDE, "codex": CODEX}
+    return {program.name: program for program in (CLAUDE, CODEX, GEMINI)}
 
 
-#: Names ``install_cli`` knows, for messages (the programs load on first use).
-PROGRAMS = ("claude", "codex")
+#: Names ``install_cli`` knows, for messages (the programs load on first use). ``"gemini"`` is
+#: also a model wire's name: the structure test allows it here as the fake CLI's name.
+PROGRAMS = ("claude", "codex", "gemini")
 
 
 def install_cli(

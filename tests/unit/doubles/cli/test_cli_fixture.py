@@ -171,3 +171,48 @@ def test_demo_section_checks_every_scenario_on_the_claude_wire() -> None:
     rows = claude_rows()
     assert [row.scenario for row in rows] == stuntset.scenarios.names()
     assert [row for row in rows if not row.ok] == []
+
+
+def test_the_developers_own_gemini_settings_do_not_reach_the_fake(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake reads ``~/.gemini/settings.json`` as the real CLI does (here one that selects
+    Vertex AI, which it refuses without a project); the fixture points GEMINI_CLI_HOME at an
+    empty folder, so only a test that sets it again gets it, and the marker plays the script."""
+    home = pytester.path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(
+        '{"security": {"auth": {"selectedType": "vertex-ai"}}}'
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    pytester.makepyfile(
+        f"""
+        import json
+        import subprocess
+        import pytest
+
+        ARGS = ["-p", "hi", "--output-format", "json", "--skip-trust"]
+        KEY = {{"GEMINI_API_KEY": "test"}}
+
+        @pytest.mark.fake_gemini("happy_path")
+        def test_isolated(fake_gemini):
+            done = subprocess.run(
+                [str(fake_gemini.path), *ARGS], env=fake_gemini.env() | KEY,
+                stdin=subprocess.DEVNULL, check=True, capture_output=True, text=True,
+            )
+            assert json.loads(done.stdout)["response"] == "Hello! How can I help you today?"
+            assert fake_gemini.invocations[0].exit_code == 0
+
+        @pytest.mark.fake_gemini("happy_path", allow_unused_turns=True)
+        def test_opted_in(fake_gemini, monkeypatch):
+            monkeypatch.setenv("GEMINI_CLI_HOME", {str(home)!r})
+            done = subprocess.run(
+                [str(fake_gemini.path), *ARGS], env=fake_gemini.env() | KEY,
+                stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            )
+            assert done.returncode == 41
+            assert "When using Vertex AI" in done.stderr
+        """
+    )
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=2)
