@@ -324,8 +324,9 @@ ENTRY_POINTS = frozenset(
 #: glue: besides what their package may import, they may use these helpers.
 GLUE_MODULES = frozenset({"_cli", "_pytest", "_demo"})
 #: what a package's command may mount beside its server (`serve --console`, `daemon --console`):
-#: the console, and the daemon's guard (runtime.security) that every console route sits behind
-CLI_MOUNTS = frozenset({"console", "runtime"})
+#: the console, the daemon's guard (runtime.security) that every console route sits behind, and
+#: the resilience verdicts route (`serve --verdicts`, stuntset.checks)
+CLI_MOUNTS = frozenset({"console", "runtime", "checks"})
 GLUE_HELPERS = frozenset({"_cli_output", "_plugin_support", "_demo_rows", "_bind"}) | FOUNDATION
 
 
