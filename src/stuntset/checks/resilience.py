@@ -38,7 +38,7 @@ import json
 import os
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -106,7 +106,7 @@ class _Attempt:
     asked_how: str = ""
     should_retry: bool | None = None
     frames: int = 0
-    chain: list[_Attempt] = field(default_factory=list)
+    held: float = 0.0  # seconds the client held a stalled reply before giving up on it
 
 
 def _headers(reply: Any) -> dict[str, str]:
@@ -206,6 +206,12 @@ def _gap(a: _Attempt, b: _Attempt) -> float:
     return max(b.real - a.real, 0.0)
 
 
+def _after(a: _Attempt, b: _Attempt) -> float:
+    """Seconds from the moment the client knew ``a`` failed to ``b``'s arrival: a stalled
+    reply fails when the client gives up on it, not when it arrived."""
+    return max(_gap(a, b) - a.held, 0.0)
+
+
 def _what(a: _Attempt) -> str:
     if a.failure == "status":
         return f"a {a.status}"
@@ -225,16 +231,31 @@ def _retryable(a: _Attempt) -> bool:
     return a.failure is not None
 
 
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _list_diff(key: str, a: list[Any], b: list[Any]) -> str:
+    """Where two lists first differ: ``messages[2]: {...} -> (missing)``."""
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    before = _short(a[n]) if n < len(a) else "(missing)"
+    after = _short(b[n]) if n < len(b) else "(missing)"
+    return f"{key}[{n}]: {before} -> {after} ({len(a)} -> {len(b)} items)"
+
+
 def _body_diff(a: Any, b: Any) -> str:
     if isinstance(a, dict) and isinstance(b, dict):
         keys = sorted({*a, *b}, key=str)
         changed = [k for k in keys if a.get(k) != b.get(k)]
 
-        def short(value: Any) -> str:
-            text = json.dumps(value, default=str)
-            return text if len(text) <= 40 else text[:39] + "…"
+        def one(k: str) -> str:
+            x, y = a.get(k), b.get(k)
+            if isinstance(x, list) and isinstance(y, list):
+                return _list_diff(k, x, y)
+            return f"{k}: {_short(x)} -> {_short(y)}"
 
-        parts = [f"{k}: {short(a.get(k))} -> {short(b.get(k))}" for k in changed[:3]]
+        parts = [one(k) for k in changed[:3]]
         more = f" (and {len(changed) - 3} more)" if len(changed) > 3 else ""
         return "; ".join(parts) + more
     return "the body differs"
@@ -251,6 +272,11 @@ class _Options:
 
 def _model_verdicts(double: Any, o: _Options) -> list[Verdict]:
     attempts = _attempts(double)
+    holds = {h.index: h for h in list(double.journal.holds)}
+    for a in attempts:
+        hold = holds.get(a.index)
+        if hold is not None and hold.seconds is not None:
+            a.held = hold.seconds
     verdicts: list[Verdict] = []
 
     def add(rule: str, message: str) -> None:
@@ -264,7 +290,7 @@ def _model_verdicts(double: Any, o: _Options) -> list[Verdict]:
         b = next((x for x in attempts[i + 1 :] if (x.method, x.path) == (a.method, a.path)), None)
         if b is None:
             continue
-        gap = _gap(a, b)
+        gap = _after(a, b)
         if not _retryable(a):
             if b.body == a.body:
                 why = (
@@ -308,7 +334,7 @@ def _model_verdicts(double: Any, o: _Options) -> list[Verdict]:
                 f"{o.max_attempts} attempts expected (max_attempts=)",
             )
         untimed = [
-            (prev, cur, _gap(prev, cur))
+            (prev, cur, _after(prev, cur))
             for prev, cur in itertools.pairwise(chain)
             if prev.asked is None and prev.failure in ("status", "no response", "stall")
         ]

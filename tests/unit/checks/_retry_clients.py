@@ -72,6 +72,7 @@ class RetryClient:
                         return ""
                     continue
                 except httpx2.ReadTimeout:
+                    self.clock.advance(0.5 * 2**attempt)
                     continue
                 if response.status_code not in self.retry_on:
                     break

@@ -91,3 +91,32 @@ def test_a_cli_that_ran_to_its_end_passes(tmp_path: Path) -> None:
             [str(cli.path), *EXEC, "go"], env=env, capture_output=True, timeout=10, check=True
         )
         check_resilience(cli)
+
+
+@pytest.mark.slow  # the MCP double's stdio server imports the mcp SDK: about a second
+def test_an_mcp_stdio_server_left_running_is_flagged_and_one_closed_passes(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("mcp")
+    from stuntset.doubles.mcp import McpDouble
+
+    with McpDouble(tools=["lookup"], root=tmp_path) as double:
+        server = subprocess.Popen(
+            double.stdio_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert server.stdin is not None
+        assert server.stdout is not None
+        hello = (
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":'
+            '"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n'
+        )
+        server.stdin.write(hello.encode())
+        server.stdin.flush()
+        server.stdout.readline()  # the server answered: it runs, its journal is open
+        verdicts = resilience_verdicts(double)
+        assert [v.rule for v in verdicts] == ["left_running"]
+        assert f"the MCP stdio server with pid {server.pid} is still running" in verdicts[0].message
+        server.stdin.close()  # what a client closing its session does
+        server.wait(20)
+        server.stdout.close()
+        check_resilience(double)

@@ -266,6 +266,12 @@ class Journal:
         with self._lock:
             return list(self._clock_stamps)
 
+    def reset(self) -> None:
+        """Forget every request and start counting from 0 again (a fresh journal)."""
+        with self._lock:
+            self._count = 0
+        self.clear()
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
