@@ -4,7 +4,8 @@
 response a turn) with faults inserted: fault kind × position (before the first byte, after k
 events, inside tool-call arguments, between a tool call and its result, on turn n) × retries
 (a fault turn played ``times`` requests in a row), constrained to what the target double can
-play (``wire``: a model wire name, ``claude`` or ``codex``, or a ``Wire``). Scripts are data,
+play (``wire``: a model wire's name, ``claude`` or ``codex``, or a ``Wire``; default: every
+model wire). Scripts are data,
 so Hypothesis shrinks them: fewer faults, earlier turns, simpler kinds, fewer retries.
 
 ``judge(...)`` runs the ready-made properties over one example: the app never hangs
@@ -25,7 +26,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from stuntset.errors import HarnessFailure, MissingExtra, UsageError
 
@@ -94,7 +95,26 @@ CI = hypothesis.settings(
 hypothesis.settings.register_profile("stuntset-ci", CI)
 
 
-def _wire_of(wire: str | Wire) -> Wire:
+class _Renders(Protocol):
+    """What a target double declares: whether it can play a script (``ScriptError`` if not)."""
+
+    def check(self, script: Script) -> Script: ...
+
+
+class _ModelWires:
+    """Every model wire at once (``scripts``' default target): a script must render on each."""
+
+    name = "every model wire"
+
+    def check(self, script: Script) -> Script:
+        from stuntset.wires import check_script
+
+        return check_script(script)
+
+
+def _wire_of(wire: str | Wire | None) -> _Renders:
+    if wire is None:
+        return _ModelWires()
     if isinstance(wire, Wire):
         return wire
     if wire == "claude":
@@ -191,7 +211,7 @@ def _build(base: Sequence[Turn], inserts: Iterable[_Insert], seed: int) -> Scrip
 def scripts(
     base: Script | Sequence[Turn],
     *,
-    wire: str | Wire = "openai-chat",
+    wire: str | Wire | None = None,
     max_faults: int = 2,
     max_retries: int = 3,
     truncate: bool = True,
@@ -200,7 +220,8 @@ def scripts(
     ``max_faults`` faults inserted, each played on ``1..max_retries`` requests in a row.
     With ``truncate`` the conversation may also stop early (the double then answers the
     next request with a 500 marked ``x-should-retry: false``), so a failure shrinks to the
-    fewest turns that show it. Every drawn script renders on ``wire``."""
+    fewest turns that show it. Every drawn script renders on ``wire`` (a model wire's name,
+    ``claude``, ``codex`` or a ``Wire``; default: every model wire)."""
     turns = list(base.turns if isinstance(base, Script) else base)
     if not turns:
         raise UsageError("scripts(base): base needs at least one turn (the app's happy path)")
@@ -213,7 +234,7 @@ def scripts(
 def _scripts(
     draw: st.DrawFn,
     turns: list[Turn],
-    target: Wire,
+    target: _Renders,
     max_faults: int,
     max_retries: int,
     truncate: bool,
@@ -226,7 +247,7 @@ def _scripts(
     return script
 
 
-def _renders(wire: Wire, script: Script) -> bool:
+def _renders(wire: _Renders, script: Script) -> bool:
     from stuntset.errors import ScriptError
 
     try:
