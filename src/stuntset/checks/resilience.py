@@ -53,6 +53,7 @@ __all__ = [
     "Verdict",
     "check_resilience",
     "resilience_verdicts",
+    "rules_exercised_by",
 ]
 
 #: Every rule, with what it means (the names are what ``ignore=`` takes).
@@ -616,3 +617,47 @@ class ResilienceJudge:
     def check(self) -> None:
         __tracebackhide__ = True
         check_resilience(*self.doubles, outcome=self.outcome, **self.options)
+
+
+def rules_exercised_by(script: Any) -> list[str]:
+    """The rules (``RULES``) a client of a double playing ``script`` can break: what the
+    catalog reference lists per scenario. Every script exercises ``left_running`` on a fake
+    CLI; a stall, the stuck-CLI and kill rules there."""
+    from stuntset.script import (
+        AuthExpired,
+        Exit,
+        Garbage,
+        HttpError,
+        MalformedJson,
+        OutOfOrder,
+        Overloaded,
+        RateLimit,
+        Stall,
+        StreamCut,
+    )
+
+    found: set[str] = set()
+    for turn in script.turns:
+        for step in turn.steps:
+            retried = {"retry_storm", "changed_body_on_retry"} if turn.times > 1 else set()
+            if isinstance(step, RateLimit | Overloaded):
+                found |= {"retry_after_ignored", "changed_body_on_retry", "retry_storm"}
+            elif isinstance(step, AuthExpired):
+                found |= {"non_retryable_retried"}
+            elif isinstance(step, HttpError):
+                if step.status in NON_RETRYABLE:
+                    found.add("non_retryable_retried")
+                else:
+                    timed = step.retry_after is not None or step.retry_after_ms is not None
+                    found |= {"changed_body_on_retry", "retry_storm"}
+                    found.add("retry_after_ignored" if timed else "no_backoff")
+            elif isinstance(step, StreamCut | MalformedJson | Garbage | OutOfOrder):
+                found.add("cut_stream_swallowed")
+                found |= retried
+            elif isinstance(step, Stall):
+                found |= {"stalled_stream_held", "stuck_cli_not_interrupted"}
+                found |= {"sigkill_without_sigterm"}
+            elif isinstance(step, Exit):
+                found |= {"no_backoff"} if step.reset else set()
+    found.add("left_running")
+    return [rule for rule in RULES if rule in found]
