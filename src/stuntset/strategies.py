@@ -257,14 +257,22 @@ def _renders(wire: _Renders, script: Script) -> bool:
     return True
 
 
-def reset(double: Any, script: Script) -> None:
-    """Make ``double`` (a ``stand_in`` or ``ModelDouble``) fresh for one example: play
-    ``script`` from its start, forget the requests of the previous example."""
+def reset(double: Any, script: Script) -> Any:
+    """Make ``double`` fresh for one example and return what the app should use.
+
+    A model double (a ``stand_in`` or ``ModelDouble``): it plays ``script`` from its start
+    and forgets the previous example's requests; returned as given. A fake CLI fixture
+    (``fake_claude`` / ``fake_codex``): ``script`` is installed as a fresh fake (its unused
+    turns allowed) and that ``InstalledCli`` is returned: point the app at its ``path`` and
+    judge it, not the fixture (which holds every example's fakes)."""
+    if callable(double) and hasattr(double, "_installed"):
+        return double(script, allow_unused_turns=True)
     inner = getattr(double, "double", double)
     inner.play(script)
     inner.journal.reset()
     with inner._lock:
         inner._unanswered.clear()
+    return double
 
 
 # --- writing a script back as TOML ---------------------------------------------------------
@@ -343,30 +351,40 @@ def judge(
     outcome_of: Callable[[Any], str] = lambda result: str(getattr(result, "outcome", result)),
     save_to: str | Path | None = None,
     replay: str | None = None,
+    leaks: Iterable[str] = ("streams", "processes"),
     **rules: Any,
 ) -> Any:
     """Run ``app()`` (the app's run over ``double``, already ``reset`` to ``script``) and
-    check the properties: it ends within ``timeout`` seconds (never hangs), in one of
-    ``outcomes`` (``outcome_of(result)``, default ``result.outcome``), a partial answer is not
-    reported as ``completed`` (a cut, stalled or broken stream not retried), no stream of the
-    double is left open, and no resilience rule is broken (``rules``: the options of
-    ``check_resilience``). Returns ``app()``'s result; raises ``FuzzFailure``.
+    check the properties: it ends within ``timeout`` seconds (``never_hangs``), in one of
+    ``outcomes`` (``declared_outcome``; ``outcome_of(result)``, default ``result.outcome``),
+    a partial answer is not reported as ``completed`` (``no_partial_as_complete``: a cut,
+    stalled or broken stream not retried), nothing of ``leaks`` (kinds of
+    ``check_no_leaks``: the double's streams, child processes) is left open (``no_leak``),
+    and no resilience rule is broken (``rules``: the options of ``check_resilience``).
+    Returns ``app()``'s result; raises ``FuzzFailure``.
 
-    ``save_to``: a folder to write the failing script to (``<name>.toml``, one per distinct
-    script); ``replay``: the command that replays a saved script (``{path}`` is replaced)."""
+    ``save_to``: a folder to write the failing script to (``fuzzed-<hash>.toml``);
+    ``replay``: the command that replays a saved script (``{path}`` is replaced)."""
     __tracebackhide__ = True
-    from stuntset.checks import resilience_verdicts, within
-    from stuntset.errors import WaitTimeout
+    from stuntset.checks import check_no_leaks, resilience_verdicts, within
+    from stuntset.errors import ResourceLeak, WaitTimeout
 
     declared = set(outcomes)
     broken: list[Verdict] = []
     result: Any = None
+    hung = False
     try:
-        with within(timeout, what="the app's run"):
+        with (
+            check_no_leaks(kinds=leaks, where="the app's run"),
+            within(timeout, what="the app's run"),
+        ):
             result = app()
     except WaitTimeout:
+        hung = True
         broken.append(Verdict("never_hangs", f"the app did not end within {timeout:g} s"))
-    if not broken:
+    except ResourceLeak as leak:
+        broken.append(Verdict("no_leak", " ".join(str(leak).split())))
+    if not hung:
         outcome = outcome_of(result)
         if outcome not in declared:
             broken.append(
@@ -377,11 +395,11 @@ def judge(
             )
         inner = getattr(double, "double", double)
         for verdict in resilience_verdicts(inner, outcome=_judged(outcome), **rules):
-            name = (
-                "no_partial_as_complete" if verdict.rule == "cut_stream_swallowed" else verdict.rule
-            )
+            rule = verdict.rule
+            name = "no_partial_as_complete" if rule == "cut_stream_swallowed" else rule
             broken.append(Verdict(name, verdict.message))
-        broken.extend(_partial(inner, outcome))
+        if hasattr(inner, "journal"):
+            broken.extend(_partial(inner, outcome))
     if broken:
         raise FuzzFailure(_report(broken, script, save_to, replay))
     return result

@@ -105,3 +105,71 @@ def test_one_double_reused_across_examples_is_fresh_each_time(stuntset_clock: An
             reply = http.post("http://x/v1/chat/completions", json=body).json()
         assert reply["choices"][0]["message"]["content"] == text
         assert [e.index for e in double.requests] == [0]
+
+
+def test_an_app_that_hangs_breaks_never_hangs() -> None:
+    import threading
+
+    double = ModelDouble(BASE)
+    reset(double, BASE)
+    with pytest.raises(FuzzFailure, match="never_hangs: the app did not end within 0.05 s"):
+        judge(lambda: threading.Event().wait(), double, BASE, outcomes={"True"}, timeout=0.05)
+
+
+@pytest.mark.slow  # a leak is reported after the leak check's settling second
+def test_an_app_that_leaves_a_stream_open_breaks_no_leak() -> None:
+    import httpx2
+
+    double = ModelDouble(BASE)
+    script = Script.of([Text("an answer nobody reads")])
+    reset(double, script)
+    kept: list[Any] = []
+
+    def leave_it_open() -> str:
+        http = httpx2.Client(transport=ModelTransport(double))
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+        request = http.build_request("POST", "http://x/v1/chat/completions", json=body)
+        kept.append(http.send(request, stream=True))  # never read, never closed
+        return "completed"
+
+    with pytest.raises(FuzzFailure, match="no_leak: "):
+        judge(leave_it_open, double, script, outcomes={"completed"}, outcome_of=str)
+    kept[0].close()
+
+
+@pytest.mark.slow  # each example spawns the fake codex
+def test_fuzzing_a_fake_cli_finds_a_timeout_that_kills_without_sigterm(
+    fake_codex: Any, tmp_path: Path
+) -> None:
+    import subprocess
+
+    happy = Script.of([Text("done")])
+    found: list[str] = []
+
+    @settings(CI, max_examples=30)
+    @given(script=scripts(happy, wire="codex", max_faults=1, max_retries=1))
+    def survives(script: Script) -> None:
+        cli = reset(fake_codex, script)
+
+        def run_codex() -> str:
+            env = {"PATH": "/usr/bin:/bin", "CODEX_HOME": str(tmp_path / "home")}
+            try:  # subprocess.run's timeout kills the child with SIGKILL: the bug to find
+                done = subprocess.run(
+                    [str(cli.path), "exec", "--json", "--skip-git-repo-check", "go"],
+                    capture_output=True,
+                    timeout=0.5,
+                    env=env,
+                )
+            except subprocess.TimeoutExpired:
+                return "error"
+            return "completed" if done.returncode == 0 else "error"
+
+        try:
+            judge(run_codex, cli, script, outcomes={"completed", "error"}, outcome_of=str)
+        except FuzzFailure as failure:
+            found.append(str(failure))
+            raise
+
+    with pytest.raises(FuzzFailure, match="sigkill_without_sigterm: invocation 0"):
+        survives()
+    assert '{ kind = "stall" }' in found[-1]
