@@ -112,7 +112,7 @@ def test_an_app_that_hangs_breaks_never_hangs() -> None:
 
     double = ModelDouble(BASE)
     reset(double, BASE)
-    with pytest.raises(FuzzFailure, match="never_hangs: the app did not end within 0.05 s"):
+    with pytest.raises(FuzzFailure, match=r"never_hangs: the app did not end within 0\.05 s"):
         judge(lambda: threading.Event().wait(), double, BASE, outcomes={"True"}, timeout=0.05)
 
 
