@@ -61,8 +61,8 @@ __all__ = [
     "CI",
     "FAULT_KINDS",
     "POSITIONS",
+    "BrokenProperty",
     "FuzzFailure",
-    "Verdict",
     "dumps_script_toml",
     "faults",
     "judge",
@@ -334,7 +334,7 @@ class FuzzFailure(HarnessFailure):
 
 
 @dataclass(frozen=True)
-class Verdict:
+class BrokenProperty:
     """A broken property: its ``name`` and what was seen."""
 
     name: str
@@ -370,7 +370,7 @@ def judge(
     from stuntset.errors import ResourceLeak, WaitTimeout
 
     declared = set(outcomes)
-    broken: list[Verdict] = []
+    broken: list[BrokenProperty] = []
     result: Any = None
     hung = False
     try:
@@ -381,14 +381,14 @@ def judge(
             result = app()
     except WaitTimeout:
         hung = True
-        broken.append(Verdict("never_hangs", f"the app did not end within {timeout:g} s"))
+        broken.append(BrokenProperty("never_hangs", f"the app did not end within {timeout:g} s"))
     except ResourceLeak as leak:
-        broken.append(Verdict("no_leak", " ".join(str(leak).split())))
+        broken.append(BrokenProperty("no_leak", " ".join(str(leak).split())))
     if not hung:
         outcome = outcome_of(result)
         if outcome not in declared:
             broken.append(
-                Verdict(
+                BrokenProperty(
                     "declared_outcome",
                     f"the app ended in {outcome!r}, not one of {sorted(declared)}",
                 )
@@ -397,7 +397,7 @@ def judge(
         for verdict in resilience_verdicts(inner, outcome=_judged(outcome), **rules):
             rule = verdict.rule
             name = "no_partial_as_complete" if rule == "cut_stream_swallowed" else rule
-            broken.append(Verdict(name, verdict.message))
+            broken.append(BrokenProperty(name, verdict.message))
         if hasattr(inner, "journal"):
             broken.extend(_partial(inner, outcome))
     if broken:
@@ -409,7 +409,7 @@ def _judged(outcome: str) -> Any:
     return outcome if outcome in ("completed", "error") else None
 
 
-def _partial(double: Any, outcome: str) -> list[Verdict]:
+def _partial(double: Any, outcome: str) -> list[BrokenProperty]:
     """A broken stream (malformed, garbage, stalled) as the last reply while the app says it
     completed (cut streams are the resilience rule's)."""
     if outcome != "completed":
@@ -430,7 +430,7 @@ def _partial(double: Any, outcome: str) -> list[Verdict]:
     if bad is None:
         return []
     return [
-        Verdict(
+        BrokenProperty(
             "no_partial_as_complete",
             f"request #{entry.index}'s reply was broken ({type(bad).__name__}) and the app "
             f"reported a complete answer",
@@ -439,7 +439,7 @@ def _partial(double: Any, outcome: str) -> list[Verdict]:
 
 
 def _report(
-    broken: list[Verdict], script: Script, save_to: str | Path | None, replay: str | None
+    broken: list[BrokenProperty], script: Script, save_to: str | Path | None, replay: str | None
 ) -> str:
     toml = dumps_script_toml(script)
     lines = [f"the app broke {len(broken)} property(ies) on this script:"]

@@ -120,3 +120,32 @@ async def test_claude_agent_sdk_interrupts_a_stuck_cli_and_leaves_nothing_runnin
             async for _ in client.receive_response():
                 pass
     check_resilience(cli)
+
+
+@pytest.mark.slow  # the SDKs back off in real time after a read timeout (0.5 s or so)
+@pytest.mark.parametrize("sdk", sorted(ASK))
+def test_sdk_read_timeout_ends_a_stall_within_the_bound(stand_in: StandIn, sdk: str) -> None:
+    """Their default read timeout (600 s, on the FakeClock here: at once) is the bound."""
+    from stuntset.script import Stall
+
+    stand_in.play(Script.of([Stall()], [Text("ok")]))
+    client: Any = (
+        openai.OpenAI(
+            http_client=__import__("httpx2").Client(transport=stand_in.transport()), api_key="k"
+        )
+        if sdk == "openai"
+        else anthropic.Anthropic(
+            http_client=__import__("httpx2").Client(transport=stand_in.transport()), api_key="k"
+        )
+    )
+    with client:
+        if sdk == "openai":
+            client.chat.completions.create(model="gpt-test", messages=HI)
+        else:
+            client.messages.create(model="claude-test", max_tokens=64, messages=HI)
+    (hold,) = stand_in.double.journal.holds
+    assert (hold.seconds, hold.ended) == (600.0, "read timeout")
+    check_resilience(stand_in)
+    assert [v.rule for v in resilience_verdicts(stand_in, stall_bound=60)] == [
+        "stalled_stream_held"
+    ]

@@ -108,6 +108,7 @@ class _Attempt:
     should_retry: bool | None = None
     frames: int = 0
     held: float = 0.0  # seconds the client held a stalled reply before giving up on it
+    held_fake: bool = False  # ... on the double's FakeClock (its read timeout), not real time
 
 
 def _headers(reply: Any) -> dict[str, str]:
@@ -209,8 +210,18 @@ def _gap(a: _Attempt, b: _Attempt) -> float:
 
 def _after(a: _Attempt, b: _Attempt) -> float:
     """Seconds from the moment the client knew ``a`` failed to ``b``'s arrival: a stalled
-    reply fails when the client gives up on it, not when it arrived."""
-    return max(_gap(a, b) - a.held, 0.0)
+    reply fails when the client gives up on it, not when it arrived. A hold on the
+    ``FakeClock`` (the double moved it to the read timeout) is taken off the fake gap, which
+    then shows only the client's own wait; else off the real one."""
+    real = b.real - a.real
+    fake = 0.0
+    if a.clock is not None and b.clock is not None:
+        fake = b.clock - a.clock
+    if a.held_fake:
+        fake -= a.held
+    else:
+        real -= a.held
+    return max(fake if fake > 0 else real, 0.0)
 
 
 def _what(a: _Attempt) -> str:
@@ -277,7 +288,7 @@ def _model_verdicts(double: Any, o: _Options) -> list[Verdict]:
     for a in attempts:
         hold = holds.get(a.index)
         if hold is not None and hold.seconds is not None:
-            a.held = hold.seconds
+            a.held, a.held_fake = hold.seconds, hold.fake
     verdicts: list[Verdict] = []
 
     def add(rule: str, message: str) -> None:

@@ -219,3 +219,23 @@ def test_bad_options_name_themselves(stand_in: Any) -> None:
 def test_every_rule_is_named_once() -> None:
     assert len(RULES) == 10
     assert all(name.isidentifier() for name in RULES)
+
+
+def test_the_catalog_lists_the_rules_each_scenario_exercises() -> None:
+    from stuntset import scenarios
+    from stuntset.checks.resilience import rules_exercised_by
+
+    assert rules_exercised_by(scenarios.build("happy_path")) == ["left_running"]
+    assert rules_exercised_by(scenarios.build("rate_limited")) == [
+        "retry_after_ignored",
+        "retry_storm",
+        "changed_body_on_retry",
+        "left_running",
+    ]
+    assert "non_retryable_retried" in rules_exercised_by(scenarios.build("auth_expired_mid_run"))
+    assert rules_exercised_by(scenarios.build("stuck")) == [
+        "stalled_stream_held",
+        "stuck_cli_not_interrupted",
+        "sigkill_without_sigterm",
+        "left_running",
+    ]

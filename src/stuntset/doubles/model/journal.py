@@ -132,6 +132,8 @@ class StallHold(msgspec.Struct, frozen=True):
     index: int
     seconds: float | None
     ended: str
+    #: ``seconds`` are the double's ``FakeClock``'s (it moved the clock to the read timeout)
+    fake: bool = False
 
 
 class Journal:

@@ -77,14 +77,16 @@ class _Timer:
 
     def _held(self, span: float | None, started: float, problem: BaseException | None) -> None:
         """Journal how long the client held a stalled reply, and what ended it."""
+        fake = False
         if isinstance(problem, _Timeout):
-            seconds: float | None = span if self.fake is not None else time.monotonic() - started
+            fake = self.fake is not None
+            seconds: float | None = span if fake else time.monotonic() - started
             ended = "read timeout"
         elif isinstance(problem, _Closed) or problem is None:
             seconds, ended = None, "double closed"
         else:  # the client cancelled its read (its own deadline) or closed the stream
             seconds, ended = time.monotonic() - started, "client hung up"
-        self.double.journal.holds.append(StallHold(self.index, seconds, ended))
+        self.double.journal.holds.append(StallHold(self.index, seconds, ended, fake))
 
     def stall(self) -> None:
         """Wait out a ``Stall`` (until the read timeout or the double's close), journaled."""
