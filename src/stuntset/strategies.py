@@ -171,9 +171,7 @@ def _inserts(draw: st.DrawFn, base: Sequence[Turn], max_retries: int) -> _Insert
     positions = ["before_first_byte", "after_events"]
     tools = _tool_turns(base)
     if tools:
-        positions.append("inside_tool_arguments")
-    if tools:
-        positions.append("between_call_and_result")
+        positions += ["inside_tool_arguments", "between_call_and_result"]
     position = draw(st.sampled_from(positions))
     if position == "inside_tool_arguments":
         n = draw(st.sampled_from(tools))
