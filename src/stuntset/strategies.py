@@ -3,7 +3,8 @@
 ``scripts(base)`` draws a script from the app's happy conversation ``base`` (one model
 response a turn) with faults inserted: fault kind × position (before the first byte, after k
 events, inside tool-call arguments, between a tool call and its result, on turn n) × retries
-(a fault turn played ``times`` requests in a row), constrained to what the target double can
+(a fault turn played ``times`` requests in a row), and ``framings()`` the SSE framing stress,
+constrained to what the target double can
 play (``wire``: a model wire's name, ``claude`` or ``codex``, or a ``Wire``; default: every
 model wire). Scripts are data,
 so Hypothesis shrinks them: fewer faults, earlier turns, simpler kinds, fewer retries.
@@ -65,6 +66,7 @@ __all__ = [
     "FuzzFailure",
     "dumps_script_toml",
     "faults",
+    "framings",
     "judge",
     "reset",
     "scripts",
@@ -255,17 +257,41 @@ def _renders(wire: _Renders, script: Script) -> bool:
     return True
 
 
-def reset(double: Any, script: Script) -> Any:
+def framings(*, bad_gzip: bool = False) -> st.SearchStrategy[Any]:
+    """SSE framing stress (``stuntset.Framing``: line endings, tiny writes, keep-alive
+    comments, unknown events, multi-line data, a repeated first event; ``bad_gzip`` too if
+    asked), shrinking towards plain framing. Give one to ``reset(double, script, framing=)``."""
+    from stuntset.wires import Framing
+
+    return st.builds(
+        Framing,
+        line_ending=st.sampled_from(["\n", "\r\n", "\r"]),
+        write_size=st.none() | st.integers(1, 64),
+        keepalive=st.booleans(),
+        unknown_events=st.booleans(),
+        multiline_data=st.booleans(),
+        repeat_first_event=st.booleans(),
+        bad_gzip=st.booleans() if bad_gzip else st.just(False),
+    )
+
+
+def reset(double: Any, script: Script, *, framing: Any = None) -> Any:
     """Make ``double`` fresh for one example and return what the app should use.
 
     A model double (a ``stand_in`` or ``ModelDouble``): it plays ``script`` from its start
-    and forgets the previous example's requests; returned as given. A fake CLI fixture
+    and forgets the previous example's requests (``framing``: a ``Framing`` for its streams
+    from now on, e.g. drawn from ``framings()``); returned as given. A fake CLI fixture
     (``fake_claude`` / ``fake_codex``): ``script`` is installed as a fresh fake (its unused
     turns allowed) and that ``InstalledCli`` is returned: point the app at its ``path`` and
     judge it, not the fixture (which holds every example's fakes)."""
     if callable(double) and hasattr(double, "_installed"):
         return double(script, allow_unused_turns=True)
     inner = getattr(double, "double", double)
+    if framing is not None:  # every stream from now on (PLAIN_FRAMING to go back)
+        from stuntset.wires import PLAIN_FRAMING
+
+        inner.framing = framing
+        inner._templates_on = framing == PLAIN_FRAMING
     inner.play(script)
     inner.journal.reset()
     with inner._lock:

@@ -17,7 +17,15 @@ from stuntset.cli import main
 from stuntset.doubles.model import ModelDouble, ModelTransport
 from stuntset.errors import MissingExtra, UsageError
 from stuntset.script import Script, StreamCut, Text, ToolCall, Turn, loads_script
-from stuntset.strategies import CI, FuzzFailure, dumps_script_toml, judge, reset, scripts
+from stuntset.strategies import (
+    CI,
+    FuzzFailure,
+    dumps_script_toml,
+    framings,
+    judge,
+    reset,
+    scripts,
+)
 
 BASE = Script.of([ToolCall("lookup", {"city": "Paris"})], [Text("It is sunny in Paris.")])
 
@@ -173,3 +181,17 @@ def test_fuzzing_a_fake_cli_finds_a_timeout_that_kills_without_sigterm(
     with pytest.raises(FuzzFailure, match="sigkill_without_sigterm: invocation 0"):
         survives()
     assert '{ kind = "stall" }' in found[-1]
+
+
+@settings(CI, max_examples=10)
+@given(framing=framings())
+def test_a_drawn_framing_applies_to_the_reused_double(framing: Any) -> None:
+    import httpx2
+
+    double = ModelDouble(BASE)
+    reset(double, Script.of([Text("framed")]), framing=framing)
+    with httpx2.Client(transport=ModelTransport(double)) as http:
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+        sent = http.post("http://x/v1/chat/completions", json=body).content
+    assert (b": keep-alive" in sent) == framing.keepalive
+    assert (b"\r" in sent) == (framing.line_ending != "\n")
