@@ -427,6 +427,11 @@ def drift(
     help="At this many, a new connection closes the oldest one waiting for a request.",
 )
 @click.option("--console", "with_console", is_flag=True, help="Serve the web console at /console.")
+@click.option(
+    "--verdicts",
+    is_flag=True,
+    help="Judge the clients' resilience: GET /stuntset/verdicts, and printed at exit.",
+)
 def serve(
     port: int,
     host: str,
@@ -439,6 +444,7 @@ def serve(
     keep_alive: float,
     max_connections: int,
     with_console: bool,
+    verdicts: bool,
 ) -> None:
     """Serve the model double (OpenAI Chat/Responses, Anthropic Messages) and every catalog
     scenario under /scenarios/<name>/ (parameters: /scenarios/rate_limited;failures=2/), until
@@ -455,6 +461,7 @@ def serve(
         max_connections=max_connections,
         allow_remote=allow_remote,
         console=with_console,
+        verdicts=verdicts,
     )
     run_serve(host, port, script_path, cycle, options)
 

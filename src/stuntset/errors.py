@@ -31,6 +31,7 @@
         ├── LeftoverPaths                       temporary paths were left behind
         ├── EvalBelowThreshold                  an eval's pass rate fell below its minimum
         ├── ResourceLeak                        processes, sockets, tasks... outlived a test
+        ├── ResilienceFailure                   a client mishandled a fault (retries, timeouts, kills)
         ├── CassetteMismatch                    a request matched no recorded interaction
         ├── UnusedInteractions                  recorded interactions were never requested
         ├── SnapshotMismatch                    events differ from the committed expectation
@@ -64,6 +65,7 @@ __all__ = [
     "LogInUse",
     "MissingExtra",
     "PrefixUnstable",
+    "ResilienceFailure",
     "ResourceLeak",
     "ScriptError",
     "ScriptExhausted",
@@ -324,6 +326,16 @@ class EvalBelowThreshold(HarnessFailure):
 class ResourceLeak(HarnessFailure):
     """Child processes, sockets, pipes, asyncio tasks, temporary directories or model-double
     streams opened by a test were still open at its end (``stuntset.checks.leaks``)."""
+
+
+class ResilienceFailure(HarnessFailure):
+    """A client broke resilience rules with the faults its doubles played: retried too soon,
+    too often or what must not be retried, held a stalled stream, left a process running…
+    (``stuntset.checks.check_resilience``). ``verdicts`` lists them."""
+
+    def __init__(self, message: str, *, verdicts: list[Any] | None = None) -> None:
+        super().__init__(message)
+        self.verdicts = list(verdicts or [])
 
 
 class CassetteMismatch(HarnessFailure):

@@ -48,6 +48,7 @@ __all__ = [
     "mcp_double",
     "page_snapshot",
     "provider_conformance",
+    "resilience",
     "scripted_provider",
     "session_service",
     "stand_in",
@@ -549,6 +550,12 @@ def pytest_configure_checks(config: pytest.Config) -> None:
         "prefix_stable(*, conversation=None, ignore=(), min_requests=2): after the test, the "
         "stand_in fixture's requests must keep their prompt prefix (assert_prefix_stable)",
     )
+    config.addinivalue_line(
+        "markers",
+        "resilience(*, max_attempts=5, min_backoff=0.1, stall_bound=600.0, slack=0.05, "
+        "outcome=None, ignore=()): after the test, its doubles must show no broken resilience "
+        "rule (stuntset.checks.check_resilience)",
+    )
 
 
 @pytest.hookimpl(wrapper=True)
@@ -559,7 +566,30 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
         from stuntset.checks._pytest import check_prefix_marker
 
         check_prefix_marker(item, marker)
+    if item.get_closest_marker("resilience") is not None or "resilience" in getattr(
+        item, "funcargs", {}
+    ):
+        from stuntset.checks._pytest import check_resilience_after
+
+        check_resilience_after(item, lambda: _watched_doubles(item))
     return result
+
+
+def _watched_doubles(node: pytest.Item) -> list[Any]:
+    """The doubles the test's fixtures made (``stand_in``, ``fake_claude``, ``fake_codex``,
+    ``mcp_double``), as the failure timeline watches them."""
+    timeline = node.stash.get(_TIMELINE, None)
+    return [] if timeline is None else [double for _, double in timeline.doubles]
+
+
+@pytest.fixture
+def resilience(request: pytest.FixtureRequest) -> Any:
+    """A ``stuntset.checks.ResilienceJudge`` over this test's doubles: after the test body,
+    the resilience rules are checked (as ``@pytest.mark.resilience(**options)`` does);
+    ``resilience.outcome = "completed" | "error"`` says what the app reported."""
+    from stuntset.checks._pytest import resilience_judge
+
+    return resilience_judge(request.node, lambda: _watched_doubles(request.node))
 
 
 @pytest.fixture
@@ -630,6 +660,7 @@ _LEAK_MARKERS = (
     "fake_gemini",
     "scripted_provider",
     "prefix_stable",
+    "resilience",
 )
 _LEAK_MODES = ("stuntset", "all", "off")
 _LEAKS = pytest.StashKey[Any]()

@@ -193,6 +193,15 @@ def _section(entry: scenarios.Scenario, node_tier: Path | None = NODE_TIER) -> l
             else ""
         )
     )
+    from stuntset.checks.resilience import rules_exercised_by
+
+    rules = [f"`{rule}`" for rule in rules_exercised_by(script) if rule != "left_running"]
+    lines += [
+        "",
+        f"**Resilience rules it exercises** (`check_resilience`): "
+        f"{', '.join(rules) if rules else 'none of its own'}; on the fake CLIs also "
+        f"`left_running`",
+    ]
     lines += ["", "**Script** (with the default parameters):", ""]
     for index, turn in enumerate(script.turns, 1):
         times = f" ×{turn.times}" if turn.times != 1 else ""

@@ -46,7 +46,7 @@ KINDS: dict[str, dict[str, str]] = {
         "ContractViolation DaemonError DeadlineExceeded EvalBelowThreshold EvalFileError "
         "HarnessFailure SecretFound SnapshotMismatch UnusedInteractions "
         "InstalledPackageError InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse "
-        "MissingExtra PrefixUnstable ResourceLeak "
+        "MissingExtra PrefixUnstable ResilienceFailure ResourceLeak "
         "ScriptError ScriptExhausted StaleCursor StuntsetError ToolMismatch TrajectoryMismatch "
         "UnknownScenario UnstubbedCall UnusedTurns UsageError WaitTimeout WorkspaceMismatch",
     },
@@ -93,19 +93,20 @@ KINDS: dict[str, dict[str, str]] = {
     },
     "stuntset.checks": {
         "constant": "CACHE_FIELDS CONFORMANCE_INVARIANTS DEFAULT_SETTINGS HOST_TIMEOUT_INVARIANTS "
-        "INVARIANTS",
+        "INVARIANTS RESILIENCE_RULES",
         "exception": "ConformanceFailure InstalledPackageError InvariantViolation LeftoverPaths "
-        "PrefixUnstable ResourceLeak ToolMismatch TrajectoryMismatch WorkspaceMismatch",
+        "PrefixUnstable ResilienceFailure ResourceLeak ToolMismatch TrajectoryMismatch "
+        "WorkspaceMismatch",
         "class": "CommandResult ConformanceReport DeclaredTool InstalledPackage Leak LeakSnapshot "
         "ModelRequest "
         "PrefixDivergence "
-        "PrefixReport ReceivedCall SettleGate TempTracker ToolCalls ToolStep TrajectoryResult "
-        "WorkspaceChanges WorkspaceSnapshot",
+        "PrefixReport ReceivedCall ResilienceJudge SettleGate TempTracker ToolCalls ToolStep "
+        "TrajectoryResult Verdict WorkspaceChanges WorkspaceSnapshot",
         "function": "acheck_host_timeouts acheck_provider_conformance assert_prefix_stable "
         "assert_tool assert_trajectory check_event_log check_host_timeouts check_no_leaks "
-        "check_provider_conformance conformance_cases "
+        "check_provider_conformance check_resilience conformance_cases "
         "conformance_test declared_tools find_prefix_divergence first_user_message install_package "
-        "match_trajectory model_requests trajectory_of verify_command within",
+        "match_trajectory model_requests resilience_verdicts trajectory_of verify_command within",
     },
     "stuntset.doubles.model": {
         "constant": "ANTHROPIC_MESSAGES GEMINI MODEL_WIRES OPENAI_CHAT OPENAI_RESPONSES",
@@ -684,6 +685,25 @@ assert isinstance(snapshot, LeakSnapshot)
 assert snapshot.leaks() == [] and str(Leak("tasks", "a task")) == "a task"
 assert issubclass(ResourceLeak, AssertionError)
 ResourceLeak("x")
+from stuntset.checks import (
+    RESILIENCE_RULES, ResilienceFailure, ResilienceJudge, Verdict, check_resilience,
+    resilience_verdicts,
+)
+from stuntset.script import RateLimit, Turn
+double = ModelDouble(Script.of(Turn(steps=(RateLimit(retry_after_ms=1000),)), [Text("ok")]))
+with httpx2.Client(transport=ModelTransport(double)) as client:
+    for _ in range(2):
+        client.post("http://x/v1/chat/completions", json={"model": "m", "messages": history})
+assert [v.rule for v in resilience_verdicts(double)] == ["retry_after_ignored"]
+assert isinstance(resilience_verdicts(double)[0], Verdict) and "no_backoff" in RESILIENCE_RULES
+try:
+    check_resilience(double)
+except ResilienceFailure as failure:
+    assert failure.verdicts and issubclass(ResilienceFailure, AssertionError)
+assert ResilienceFailure("x", verdicts=[]).verdicts == []
+judge = ResilienceJudge([double], ignore=["retry_after_ignored"])
+judge.check()
+assert judge.verdicts() == []
 """,
     "checks": """
 from stuntset.checks import (

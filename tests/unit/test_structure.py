@@ -304,6 +304,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     | {"wires", "providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes"}
     | {"runtime"}
     | {"_leak_check", "_resources", "explain"},
+    # the fuzzer's strategies: scripts for the doubles, judged by the checks (hypothesis extra)
+    "strategies": FOUNDATION | {"wires", "doubles.model", "doubles.cli", "checks"},
     # evals run agents against the doubles and grade them with the checks
     "evals": FOUNDATION | {"providers", "driver", "doubles.model", "checks", "_plugin_support"},
     # the web console shows the doubles' journals, the daemon's sessions and the cassettes

@@ -30,6 +30,8 @@ EXTRA_OF = {
     "stuntset.drift.claude_session": "claude",
     # check_event_log's state machine (the fixed scenario needs none of it)
     "stuntset.checks._log_machine": "hypothesis",
+    # the fuzzer's strategies (issue 29): imported by name only, never by stuntset itself
+    "stuntset.strategies": "hypothesis",
     # the MCP double serves through the SDK (specs and journals need none of it)
     "stuntset.doubles.mcp._sdk": "mcp",
     "stuntset.doubles.mcp.stdio": "mcp",

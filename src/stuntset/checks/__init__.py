@@ -31,6 +31,11 @@ Checks for your own agent app:
 - ``check_no_leaks()`` / ``LeakSnapshot``: child processes, sockets, pipes, asyncio tasks,
   temporary directories and model-double streams a block opened and left open
   (``ResourceLeak``); on by default at the teardown of tests that use stuntset's fixtures.
+- ``check_resilience(*doubles)`` / ``resilience_verdicts``: what the client did with the
+  faults its doubles played, judged by named rules (``RESILIENCE_RULES``: Retry-After
+  ignored, no backoff, retry storms, non-retryable statuses retried, changed bodies on retry,
+  stalled streams held, cut streams swallowed, stuck or SIGKILLed CLIs, processes left
+  running); ``ResilienceFailure`` lists each ``Verdict`` with its evidence.
 - ``install_package(project_dir, extras=)``: the user's package built into a wheel and
   installed into a fresh venv; ``InstalledPackage.run`` / ``.bin`` / ``.entry_points`` /
   ``.import_check`` exercise it as installed, from outside the source tree
@@ -64,6 +69,13 @@ from stuntset.checks.provider_conformance import (
     conformance_test,
 )
 from stuntset.checks.requests import ModelRequest, model_requests
+from stuntset.checks.resilience import RULES as RESILIENCE_RULES
+from stuntset.checks.resilience import (
+    ResilienceJudge,
+    Verdict,
+    check_resilience,
+    resilience_verdicts,
+)
 from stuntset.checks.timing import SettleGate, TempTracker, within
 from stuntset.checks.tools import (
     DeclaredTool,
@@ -91,6 +103,7 @@ from stuntset.errors import (
     InvariantViolation,
     LeftoverPaths,
     PrefixUnstable,
+    ResilienceFailure,
     ResourceLeak,
     ToolMismatch,
     TrajectoryMismatch,
@@ -117,6 +130,7 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "HOST_TIMEOUT_INVARIANTS",
     "INVARIANTS",
+    "RESILIENCE_RULES",
     "CommandResult",
     "ConformanceFailure",
     "ConformanceReport",
@@ -132,6 +146,8 @@ __all__ = [
     "PrefixReport",
     "PrefixUnstable",
     "ReceivedCall",
+    "ResilienceFailure",
+    "ResilienceJudge",
     "ResourceLeak",
     "SettleGate",
     "TempTracker",
@@ -140,6 +156,7 @@ __all__ = [
     "ToolStep",
     "TrajectoryMismatch",
     "TrajectoryResult",
+    "Verdict",
     "WorkspaceChanges",
     "WorkspaceMismatch",
     "WorkspaceSnapshot",
@@ -152,6 +169,7 @@ __all__ = [
     "check_host_timeouts",
     "check_no_leaks",
     "check_provider_conformance",
+    "check_resilience",
     "conformance_cases",
     "conformance_test",
     "declared_tools",
@@ -160,6 +178,7 @@ __all__ = [
     "install_package",
     "match_trajectory",
     "model_requests",
+    "resilience_verdicts",
     "trajectory_of",
     "verify_command",
     "within",

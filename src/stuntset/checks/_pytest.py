@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from stuntset.checks.prefix import assert_prefix_stable
+from stuntset.checks.resilience import ResilienceJudge
 from stuntset.checks.timing import TempTracker
 from stuntset.errors import UsageError
 
-__all__ = ["check_prefix_marker", "tracking_temp"]
+__all__ = ["check_prefix_marker", "check_resilience_after", "resilience_judge", "tracking_temp"]
 
 _PREFIX_OPTIONS = frozenset({"conversation", "ignore", "min_requests"})
 
@@ -55,3 +56,33 @@ def tracking_temp(
         yield tracker
     finally:
         tracker.close(fail=not failed())
+
+
+_RESILIENCE_OPTIONS = frozenset(
+    {"max_attempts", "min_backoff", "stall_bound", "slack", "outcome", "ignore"}
+)
+
+
+def resilience_judge(item: pytest.Item, doubles: Callable[[], list[object]]) -> ResilienceJudge:
+    """The ``resilience`` fixture's ``ResilienceJudge`` over the test's doubles (``doubles()``
+    lists them when judged), with the ``resilience`` marker's options."""
+    marker = item.get_closest_marker("resilience")
+    options = dict(marker.kwargs) if marker is not None else {}
+    unknown = sorted(set(options) - _RESILIENCE_OPTIONS)
+    if (marker is not None and marker.args) or unknown:
+        args = list(marker.args) if marker is not None else []
+        raise UsageError(
+            f"{item.nodeid}: resilience takes only the keyword options "
+            f"{sorted(_RESILIENCE_OPTIONS)}; got {args + unknown}"
+        )
+    return ResilienceJudge(doubles, **options)
+
+
+def check_resilience_after(item: pytest.Item, doubles: Callable[[], list[object]]) -> None:
+    """After the test body (``@pytest.mark.resilience`` or the ``resilience`` fixture): the
+    test's doubles must show no broken resilience rule (``check_resilience``)."""
+    __tracebackhide__ = True
+    judge: ResilienceJudge | None = getattr(item, "funcargs", {}).get("resilience")
+    if judge is None:
+        judge = resilience_judge(item, doubles)
+    judge.check()

@@ -56,6 +56,8 @@ class ServeOptions:
     max_connections: int = 1024
     allow_remote: bool = False
     console: bool = False
+    #: ``GET /stuntset/verdicts`` (the resilience verdicts so far), and printed at exit.
+    verdicts: bool = False
 
 
 def _check(options: ServeOptions) -> None:
@@ -119,6 +121,11 @@ def run_serve(
         token = new_token()
         app = with_console(app, double, port=bound, token=token)
         click.echo(f"  console: {base}/console/?token={token}")
+    if options.verdicts:
+        from stuntset.checks._verdicts_app import VERDICTS_PATH, with_verdicts
+
+        app = with_verdicts(app, double)
+        click.echo(f"  resilience verdicts: {base}{VERDICTS_PATH}")
     click.echo("Ctrl-C to stop.", nl=True)
     handler = DroppingLogHandler()
     install_log_handler(handler)
@@ -145,6 +152,11 @@ def run_serve(
     finally:
         double.close()
         sock.close()
+        if options.verdicts:
+            from stuntset.checks._verdicts_app import verdicts_lines
+
+            for line in verdicts_lines(double):
+                click.echo(line, err=True)
         stats = describe_stats(guard, handler)
         # through the handler: a stderr nobody reads must not hang the exit either
         handler.close(f"stuntset serve: {stats}" if stats else None)

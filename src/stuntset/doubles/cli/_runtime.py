@@ -280,6 +280,8 @@ class Runtime:
             posix.set_blocking(write_end, False)
             _signal.set_wakeup_fd(write_end)
             _signal.signal(_signal.SIGTERM, self._on_sigterm)
+        else:  # journaled, then the default action (so a client's SIGTERM shows in the journal)
+            _signal.signal(_signal.SIGTERM, self._on_default_sigterm)
         self.lines = Lines(0, wake)
 
     def ids(self, stream: str) -> Ids:
@@ -336,6 +338,11 @@ class Runtime:
         self.journal.write("signal", signal="SIGTERM")
         if self._sigterm_deadline is None:
             self._sigterm_deadline = time.monotonic() + float(self._ignore_sigterm or 0)
+
+    def _on_default_sigterm(self, signum: int, frame: object) -> None:
+        self.journal.write("signal", signal="SIGTERM")
+        _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
+        posix.kill(posix.getpid(), _signal.SIGTERM)
 
     def check_sigterm(self) -> None:
         """After an ignored SIGTERM's grace period, die as SIGTERM would have."""
@@ -497,6 +504,7 @@ def main(plan_path: str, program: str) -> None:
         __import__(program)
         sys.modules[program].run(runtime)
     except KeyboardInterrupt:
+        runtime.journal.write("signal", signal="SIGINT")
         runtime.exit(130)
     except Exception as error:
         # A bug in the double, never the client's doing: one line on stderr naming it, the

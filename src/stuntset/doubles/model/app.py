@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from stuntset._resources import STREAMS
 from stuntset.wires import Abort, Pause, Reply, Stall
 
 from .double import ModelDouble
+from .journal import StallHold
 
 __all__ = ["ANSWER_KEY", "ModelApp"]
 
@@ -96,12 +98,14 @@ class ModelApp:
     async def _play(
         self, double: ModelDouble, reply: Reply, receive: Receive, send: Send, *, path: str = ""
     ) -> None:
+        # the request this reply answers (journaled just now: nothing awaited since)
+        index = double.journal.count - 1
         if reply.wait:
             await self._pause(double, reply.wait, receive)
         if reply.status is None:
             for action in reply.actions:
                 if isinstance(action, Stall):
-                    await self._stall(double, receive, send)
+                    await self._stall(double, receive, send, index)
                 elif isinstance(action, Abort):
                     await _drop(send, reset=action.reset)
             return
@@ -118,12 +122,18 @@ class ModelApp:
         transport = getattr(getattr(send, "__self__", None), "transport", None)
         token = STREAMS.opened(f"{path} (streamed response over loopback)")
         try:
-            await self._stream(double, actions, transport, receive, send)
+            await self._stream(double, actions, transport, receive, send, index)
         finally:  # a stream the double had to end at its close was never released
             STREAMS.ended(token, released=not double.closing.is_set())
 
     async def _stream(
-        self, double: ModelDouble, actions: list[Any], transport: Any, receive: Receive, send: Send
+        self,
+        double: ModelDouble,
+        actions: list[Any],
+        transport: Any,
+        receive: Receive,
+        send: Send,
+        index: int = -1,
     ) -> None:
         for action in actions:
             if isinstance(action, bytes):
@@ -133,7 +143,7 @@ class ModelApp:
             elif isinstance(action, Pause):
                 await self._pause(double, action.seconds, receive)
             elif isinstance(action, Stall):
-                await self._stall(double, receive, send)
+                await self._stall(double, receive, send, index)
                 return
             else:
                 await _drop(send, reset=action.reset)
@@ -143,13 +153,20 @@ class ModelApp:
     async def _pause(self, double: ModelDouble, seconds: float, receive: Receive) -> None:
         await double.clock.sleep(seconds)
 
-    async def _stall(self, double: ModelDouble, receive: Receive, send: Send) -> None:
-        """Wait until the client hangs up or the double closes; then drop the connection."""
+    async def _stall(
+        self, double: ModelDouble, receive: Receive, send: Send, index: int = -1
+    ) -> None:
+        """Wait until the client hangs up or the double closes; then drop the connection.
+        How long the client held it goes in the journal (``StallHold``)."""
+        started = time.monotonic()
         while not double.closing.is_set():
             with anyio.move_on_after(_POLL):
                 message = await receive()
                 if message["type"] == "http.disconnect":
+                    held = StallHold(index, time.monotonic() - started, "client hung up")
+                    double.journal.holds.append(held)
                     raise _Disconnected
+        double.journal.holds.append(StallHold(index, None, "double closed"))
         await _drop(send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

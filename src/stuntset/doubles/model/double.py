@@ -27,7 +27,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from stuntset.clock import Clock
+from stuntset.clock import Clock, FakeClock
 from stuntset.errors import (
     ScriptExhausted,
     StuntsetError,
@@ -198,7 +198,11 @@ class ModelDouble:
         self.cycle = cycle
         self.scenario_routes = scenario_routes
         self.keep = keep
-        self.journal = Journal(keep=keep)
+        # a clock that is not the real one stamps the journal too (the resilience check reads
+        # a client's waits on it); the real clock's stamps would repeat the monotonic ones
+        self.journal = Journal(
+            keep=keep, clock=self.clock if isinstance(self.clock, FakeClock) else None
+        )
         #: Fault-free replies come from templates (same bytes; off only to compare in tests);
         #: plain framing only (other framings re-encode JSON).
         self._templates_on = framing == PLAIN_FRAMING

@@ -14,7 +14,9 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["REDACTED", "Journal", "JournalEntry", "redact_headers"]
+from stuntset.clock import Clock
+
+__all__ = ["REDACTED", "Journal", "JournalEntry", "StallHold", "redact_headers"]
 
 REDACTED = "<redacted>"
 _SECRET_HEADERS = frozenset(
@@ -119,6 +121,21 @@ def _reply(kept: Any) -> Any:
     return Reply(200, headers, [body])
 
 
+class StallHold(msgspec.Struct, frozen=True):
+    """How long a client held a stalled reply open: the request's journal ``index``, the
+    ``seconds`` it waited (on the double's clock when that is a ``FakeClock`` and the client
+    set a read timeout; real seconds otherwise; ``None`` while still held, or when only the
+    double's close ended it) and how it ``ended``: ``read timeout`` (the client's own, in
+    process), ``client hung up`` (over loopback, or a cancelled read), ``double closed``
+    (nothing on the client's side ended it), ``held`` (not ended yet)."""
+
+    index: int
+    seconds: float | None
+    ended: str
+    #: ``seconds`` are the double's ``FakeClock``'s (it moved the clock to the read timeout)
+    fake: bool = False
+
+
 class Journal:
     """Thread-safe list of ``JournalEntry`` in arrival order (the loopback server records
     from its own thread). ``keep`` bounds it to the last ``keep`` entries (``stuntset
@@ -128,11 +145,17 @@ class Journal:
     the journal is read: recording stays cheap, and what a reader sees is the same.
     """
 
-    def __init__(self, *, keep: int | None = None) -> None:
+    def __init__(self, *, keep: int | None = None, clock: Clock | None = None) -> None:
         #: (index, method, path, query, headers, body, wire, turn, status, scenario, reply)
         self._entries: deque[tuple[Any, ...]] = deque(maxlen=keep)
         #: ``time.monotonic_ns()`` when each kept entry was recorded (``stamped``).
         self._stamps: deque[int] = deque(maxlen=keep)
+        #: ``clock.monotonic()`` per kept entry, when the double's clock is not the real one
+        #: (a ``FakeClock``): a client that waits on that clock shows its waits here.
+        self._clock = clock
+        self._clock_stamps: deque[float] = deque(maxlen=keep)
+        #: Stalled replies and how long their clients held them (``StallHold``).
+        self.holds: deque[StallHold] = deque(maxlen=keep)
         self._count = 0
         self._lock = threading.Lock()
 
@@ -186,6 +209,8 @@ class Journal:
                 )
             )
             self._stamps.append(time.monotonic_ns())
+            if self._clock is not None:
+                self._clock_stamps.append(self._clock.monotonic())
             self._count += 1
 
     def add_raw(
@@ -207,6 +232,8 @@ class Journal:
                 (self._count, "POST", path, query, headers, body, wire, turn, 200, scenario, reply)
             )
             self._stamps.append(time.monotonic_ns())
+            if self._clock is not None:
+                self._clock_stamps.append(self._clock.monotonic())
             self._count += 1
 
     @property
@@ -233,10 +260,26 @@ class Journal:
             kept = list(zip(self._stamps, self._entries, strict=True))
         return [(ns, _entry(item), _reply(item[10])) for ns, item in kept]
 
+    def clock_stamps(self) -> list[float] | None:
+        """``clock.monotonic()`` for each request kept, in the order of ``stamped()``, when the
+        journal was given a clock (a double under a ``FakeClock``); ``None`` otherwise."""
+        if self._clock is None:
+            return None
+        with self._lock:
+            return list(self._clock_stamps)
+
+    def reset(self) -> None:
+        """Forget every request and start counting from 0 again (a fresh journal)."""
+        with self._lock:
+            self._count = 0
+        self.clear()
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
             self._stamps.clear()
+            self._clock_stamps.clear()
+            self.holds.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

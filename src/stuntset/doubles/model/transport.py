@@ -29,7 +29,7 @@ from stuntset.script import Script
 from stuntset.wires import Abort, Action, Framing, Pause, Reply, Stall
 
 from .double import ModelDouble
-from .journal import JournalEntry
+from .journal import JournalEntry, StallHold
 
 __all__ = ["ModelTransport", "transport"]
 
@@ -68,10 +68,43 @@ def _read_timeout(request: Any) -> float | None:
 class _Timer:
     """Waits on the double's clock, bounded by the client's read timeout."""
 
-    def __init__(self, double: ModelDouble, read_timeout: float | None) -> None:
+    def __init__(self, double: ModelDouble, read_timeout: float | None, index: int = -1) -> None:
         self.double = double
         self.read_timeout = read_timeout
         self.fake = double.clock if isinstance(double.clock, FakeClock) else None
+        #: The journal index of the request whose reply this times (for ``StallHold``).
+        self.index = index
+
+    def _held(self, span: float | None, started: float, problem: BaseException | None) -> None:
+        """Journal how long the client held a stalled reply, and what ended it."""
+        fake = False
+        if isinstance(problem, _Timeout):
+            fake = self.fake is not None
+            seconds: float | None = span if fake else time.monotonic() - started
+            ended = "read timeout"
+        elif isinstance(problem, _Closed) or problem is None:
+            seconds, ended = None, "double closed"
+        else:  # the client cancelled its read (its own deadline) or closed the stream
+            seconds, ended = time.monotonic() - started, "client hung up"
+        self.double.journal.holds.append(StallHold(self.index, seconds, ended, fake))
+
+    def stall(self) -> None:
+        """Wait out a ``Stall`` (until the read timeout or the double's close), journaled."""
+        started = time.monotonic()
+        try:
+            self.wait(None)
+        except BaseException as problem:
+            self._held(self._bounded(None)[0], started, problem)
+            raise
+
+    async def astall(self) -> None:
+        """``stall`` for an async client."""
+        started = time.monotonic()
+        try:
+            await self.await_(None)
+        except BaseException as problem:
+            self._held(self._bounded(None)[0], started, problem)
+            raise
 
     def _bounded(self, seconds: float | None) -> tuple[float | None, bool]:
         """How long to wait, and whether the read timeout fires at the end of it."""
@@ -151,7 +184,7 @@ def _stream_classes(lib: ModuleType) -> tuple[type[Any], type[Any]]:
                     elif isinstance(action, Pause):
                         self.timer.wait(action.seconds)
                     elif isinstance(action, Stall):
-                        self.timer.wait(None)
+                        self.timer.stall()
                     else:
                         raise _Closed(action.reset)
             except (_Timeout, _Closed) as problem:
@@ -182,7 +215,7 @@ def _stream_classes(lib: ModuleType) -> tuple[type[Any], type[Any]]:
                     elif isinstance(action, Pause):
                         await self.timer.await_(action.seconds)
                     elif isinstance(action, Stall):
-                        await self.timer.await_(None)
+                        await self.timer.astall()
                     else:
                         raise _Closed(action.reset)
             except (_Timeout, _Closed) as problem:
@@ -262,7 +295,7 @@ class ModelTransport:
         """The sync entry point (``httpx2.BaseTransport`` / ``httpx.BaseTransport``)."""
         lib = _library(request)
         reply = self._reply(request, request.read())
-        timer = _Timer(self.double, _read_timeout(request))
+        timer = _Timer(self.double, _read_timeout(request), self.double.journal.count - 1)
         head: list[Action] = [Pause(reply.wait)] if reply.wait else []
         if reply.status is None:
             head += reply.actions
@@ -271,7 +304,7 @@ class ModelTransport:
                 if isinstance(action, Pause):
                     timer.wait(action.seconds)
                 elif isinstance(action, Stall):
-                    timer.wait(None)
+                    timer.stall()
                 elif isinstance(action, Abort):
                     raise _Closed(action.reset)
         except (_Timeout, _Closed) as problem:
@@ -284,7 +317,7 @@ class ModelTransport:
         """The async entry point (``httpx2.AsyncBaseTransport`` / ``httpx.AsyncBaseTransport``)."""
         lib = _library(request)
         reply = self._reply(request, await request.aread())
-        timer = _Timer(self.double, _read_timeout(request))
+        timer = _Timer(self.double, _read_timeout(request), self.double.journal.count - 1)
         head: list[Action] = [Pause(reply.wait)] if reply.wait else []
         if reply.status is None:
             head += reply.actions
@@ -293,7 +326,7 @@ class ModelTransport:
                 if isinstance(action, Pause):
                     await timer.await_(action.seconds)
                 elif isinstance(action, Stall):
-                    await timer.await_(None)
+                    await timer.astall()
                 elif isinstance(action, Abort):
                     raise _Closed(action.reset)
         except (_Timeout, _Closed) as problem:

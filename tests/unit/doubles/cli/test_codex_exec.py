@@ -260,7 +260,9 @@ def test_stall_ignoring_sigterm_for_a_while(tmp_path: Path) -> None:
         proc.terminate()
         assert proc.wait(timeout=10) == 143
     (invocation,) = cli.invocations
-    assert [e["event"] for e in invocation.events][-2:] == ["signal", "exit"]
+    # ("stall" is journaled as the stall begins: the SIGTERM may come before or after it)
+    events = [e["event"] for e in invocation.events if e["event"] != "stall"]
+    assert events[-2:] == ["signal", "exit"]
 
 
 def test_a_plan_updates_then_completes_with_the_turn(tmp_path: Path) -> None:

@@ -94,6 +94,7 @@ def render_fault(run: TurnState, op: tuple[Any, ...]) -> bool | dict[str, Any]:
         run.message_id = None
         rt.exit(1)
     elif kind == "stall":
+        rt.journal.write("stall")
         s.wait(None)
     elif kind == "exit":
         _, code, stderr = op

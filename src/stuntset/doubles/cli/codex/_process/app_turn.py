@@ -564,6 +564,7 @@ class Turn:
             self.server.threads.save(self.thread)
             rt.exit(1)
         elif kind == "stall":
+            rt.journal.write("stall")
             self.wait(None)
         elif kind == "exit":
             _, code, stderr = op

@@ -440,6 +440,7 @@ class ExecRun:
             Threads(rt).save(self.thread)
             rt.exit(1)
         elif kind == "stall":
+            rt.journal.write("stall")
             rt.sleep(1e9, scaled=False)
         elif kind == "exit":
             _, code, stderr = op
