@@ -56,6 +56,7 @@ __all__ = [
     "DeadlineExceeded",
     "EvalBelowThreshold",
     "EvalFileError",
+    "FuzzFailure",
     "HarnessFailure",
     "InstalledPackageError",
     "InvalidEvent",
@@ -354,3 +355,8 @@ class InstalledPackageError(HarnessFailure):
     """A user's package could not be built or installed into its venv, or, once installed,
     an import or metadata probe failed there (``stuntset.checks.install_package``); the
     message shows the tail of the tool's output."""
+
+
+class FuzzFailure(HarnessFailure):
+    """An app broke a property on a generated script (``stuntset.strategies``); the message
+    has the script as TOML, the command that replays it and the ``@example`` that pins it."""

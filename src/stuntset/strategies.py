@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from stuntset.errors import HarnessFailure, MissingExtra, UsageError
+from stuntset.errors import FuzzFailure, MissingExtra, UsageError
 
 try:
     import hypothesis
@@ -350,11 +350,6 @@ def dumps_script_toml(script: Script) -> str:
 
 
 # --- the properties ------------------------------------------------------------------------
-
-
-class FuzzFailure(HarnessFailure):
-    """An app broke a property on a generated script; the message has the script as TOML,
-    the command that replays it and the ``@example`` that pins it."""
 
 
 @dataclass(frozen=True)

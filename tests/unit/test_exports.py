@@ -44,7 +44,7 @@ KINDS: dict[str, dict[str, str]] = {
     "stuntset.errors": {
         "exception": "CapabilityError CassetteError CassetteMismatch ConformanceFailure "
         "ContractViolation DaemonError DeadlineExceeded EvalBelowThreshold EvalFileError "
-        "HarnessFailure SecretFound SnapshotMismatch UnusedInteractions "
+        "FuzzFailure HarnessFailure SecretFound SnapshotMismatch UnusedInteractions "
         "InstalledPackageError InvalidEvent InvariantViolation LeftoverPaths LogFileError LogInUse "
         "MissingExtra PrefixUnstable ResilienceFailure ResourceLeak "
         "ScriptError ScriptExhausted StaleCursor StuntsetError ToolMismatch TrajectoryMismatch "
@@ -343,10 +343,10 @@ from stuntset.errors import (
     InstalledPackageError, EvalFileError, EvalBelowThreshold, MissingExtra, ResourceLeak,
     CassetteError, CassetteMismatch, DaemonError, SecretFound, SnapshotMismatch,
     UnusedInteractions,
-    DeadlineExceeded,
+    DeadlineExceeded, FuzzFailure,
 )
 raised = [
-    DeadlineExceeded("x"),
+    DeadlineExceeded("x"), FuzzFailure("x"),
     EvalFileError("x"), EvalBelowThreshold("x"),
     CapabilityError("no resume"), ConformanceFailure("x", invariant="contract", scenario=None,
     provider="p"), ContractViolation("x", rule="one-terminal", index=3), HarnessFailure("x"),

@@ -722,12 +722,14 @@ KNOWN_PRIVATE_IMPORTS = frozenset(
         # the fake CLIs' plan compilers: the step classes' module (for the renderers' types)
         "stuntset.doubles.cli.claude -> stuntset.script._steps",
         "stuntset.doubles.cli.codex -> stuntset.script._steps",
+        "stuntset.doubles.cli.gemini -> stuntset.script._steps",
         # drift plays the conformance scenarios and reads codex items as the adapter does
         "stuntset.drift.claude_session -> stuntset.checks._conformance_play",
         "stuntset.drift.runners -> stuntset.checks._conformance_play",
         "stuntset.drift.report -> stuntset.checks._grid",
         "stuntset.drift.codex_exec -> stuntset.providers._codex_turn_items",
         "stuntset.drift.codex_exec -> stuntset.providers._crash_kinds",
+        "stuntset.drift.gemini_cli -> stuntset.providers._crash_kinds",
     }
 )
 
