@@ -105,7 +105,8 @@ def _http_errors(script: Script) -> dict[str, str]:
             named = isinstance(error.get("code"), str)  # Gemini's code is the HTTP status
             code = f" (code `{error['code']}`)" if named and error["code"] else ""
             kind = error.get("type") or error.get("status")  # Gemini says ``status``
-            seen.append(f"HTTP {fault.status} `{kind}`{code}")
+            named_kind = f" `{kind}`" if kind else ""  # Azure's gateway sends a code only
+            seen.append(f"HTTP {fault.status}{named_kind}{code}")
         out[wire.name] = ", ".join(dict.fromkeys(seen))
     return out
 

@@ -14,6 +14,8 @@ from stuntset.script import Script, Wire
 
 __all__ = [
     "ANTHROPIC_MESSAGES",
+    "AZURE_OPENAI_CHAT",
+    "AZURE_OPENAI_RESPONSES",
     "GEMINI",
     "MODEL_WIRES",
     "OPENAI_CHAT",
@@ -65,7 +67,19 @@ ANTHROPIC_MESSAGES: Final = _wire("anthropic-messages")
 #: ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``.
 GEMINI: Final = _wire("gemini")
 
-MODEL_WIRES: Final = (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES, GEMINI)
+#: Azure OpenAI's ``POST /openai/deployments/{deployment}/chat/completions`` (and v1).
+AZURE_OPENAI_CHAT: Final = _wire("azure-openai-chat")
+#: Azure OpenAI's ``POST /openai/responses`` (and ``/openai/v1/responses``).
+AZURE_OPENAI_RESPONSES: Final = _wire("azure-openai-responses")
+
+MODEL_WIRES: Final = (
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    ANTHROPIC_MESSAGES,
+    GEMINI,
+    AZURE_OPENAI_CHAT,
+    AZURE_OPENAI_RESPONSES,
+)
 
 
 def check_script(script: Script) -> Script:

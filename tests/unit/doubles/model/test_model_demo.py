@@ -6,6 +6,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.model._demo import model_rows
+from stuntset.wires import WIRE_NAMES
 
 
 @pytest.mark.slow
@@ -14,7 +15,7 @@ def test_every_scenario_on_every_wire_shows_what_the_client_saw() -> None:
     applicable = [s.name for s in scenarios.all() if s.name != "spawn_missing"]
     assert [(r.layer, r.scenario) for r in rows] == [
         (f"model ({wire})", name)
-        for wire in ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
+        for wire in WIRE_NAMES
         for name in applicable
     ]
     assert all(r.ok for r in rows), [r for r in rows if not r.ok]
@@ -24,6 +25,7 @@ def test_every_scenario_on_every_wire_shows_what_the_client_saw() -> None:
     assert seen["model (openai-responses)", "out_of_order"].startswith("out of order")
     assert "connection dropped" in seen["model (openai-chat)", "crash_mid_turn"]
     assert seen["model (gemini)", "overloaded"] == "HTTP 503 → 36 chars"
+    assert seen["model (azure-openai-chat)", "auth_expired_mid_run"].endswith("HTTP 401")
     assert seen["model (gemini)", "tool_use"] == "25 chars, call read_file → 31 chars"
     assert seen["model (gemini)", "out_of_order"] == (
         "out of order: content after the finishing chunk"
