@@ -102,6 +102,9 @@ def _http_errors(script: Script) -> dict[str, str]:
             fault = codec.status_fault(step)
             body: Any = codec.error_body(fault.status, fault.message, fault.error_type)
             error = body.get("error", {}) if isinstance(body, dict) else {}
+            if isinstance(error, str):  # Ollama's error is its text
+                seen.append(f"HTTP {fault.status} {_quote(error)}")
+                continue
             named = isinstance(error.get("code"), str)  # Gemini's code is the HTTP status
             code = f" (code `{error['code']}`)" if named and error["code"] else ""
             kind = error.get("type") or error.get("status")  # Gemini says ``status``

@@ -257,6 +257,10 @@ class WireCodec(ABC):
     too_large_type: ClassVar[str | None] = None
     #: whether a turn's ``RateLimits`` are sent as response headers (what Codex reads)
     sends_rate_limits: ClassVar[bool] = False
+    #: whether its fault-free replies can be made once and filled in per request (the
+    #: double's templates fill ids and the ``created`` second; a wire that writes the second
+    #: as a date cannot be)
+    templated: ClassVar[bool] = True
 
     # --- requests ---
 
@@ -311,6 +315,11 @@ class WireCodec(ABC):
         return self.error_reply(
             fault.status, fault.message, fault.error_type, fault.headers, request_id
         )
+
+    def refuses(self, plan: Plan) -> str | None:
+        """Why this endpoint cannot answer with ``plan`` (a 400 in its error shape), or None.
+        Ollama's ``/api/generate`` returns no tool calls."""
+        return None
 
     def response_headers(self, request_id: str) -> list[tuple[str, str]]:
         """Headers the provider adds to every reply after the request id (Azure's
@@ -410,6 +419,9 @@ def render(codec: WireCodec, plan: Plan, streaming: bool, ctx: RenderContext) ->
         *codec.response_headers(ctx.request_id),
     ]
     fault = plan.fault
+    refused = codec.refuses(plan)
+    if refused is not None:
+        return codec.error_reply(400, refused, request_id=ctx.request_id)
     if isinstance(fault, _STATUS_FAULTS) and not (streaming and plan.has_content):
         reply = codec.fault_reply(codec.status_fault(fault), ctx.request_id)
         reply.wait = plan.delay()

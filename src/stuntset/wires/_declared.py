@@ -18,6 +18,7 @@ __all__ = [
     "AZURE_OPENAI_RESPONSES",
     "GEMINI",
     "MODEL_WIRES",
+    "OLLAMA",
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
     "check_script",
@@ -71,6 +72,8 @@ GEMINI: Final = _wire("gemini")
 AZURE_OPENAI_CHAT: Final = _wire("azure-openai-chat")
 #: Azure OpenAI's ``POST /openai/responses`` (and ``/openai/v1/responses``).
 AZURE_OPENAI_RESPONSES: Final = _wire("azure-openai-responses")
+#: Ollama's ``POST /api/chat`` and ``POST /api/generate`` (NDJSON streams).
+OLLAMA: Final = _wire("ollama-api")
 
 MODEL_WIRES: Final = (
     OPENAI_CHAT,
@@ -79,6 +82,7 @@ MODEL_WIRES: Final = (
     GEMINI,
     AZURE_OPENAI_CHAT,
     AZURE_OPENAI_RESPONSES,
+    OLLAMA,
 )
 
 

@@ -12,6 +12,7 @@ from .anthropic_messages import WIRE as _ANTHROPIC
 from .azure_openai import CHAT_WIRE as _AZURE_CHAT
 from .azure_openai import RESPONSES_WIRE as _AZURE_RESPONSES
 from .gemini import WIRE as _GEMINI
+from .ollama import WIRE as _OLLAMA
 from .openai_chat import WIRE as _CHAT
 from .openai_responses import WIRE as _RESPONSES
 
@@ -38,6 +39,7 @@ WIRES: Final[tuple[ModelWire, ...]] = (
     _GEMINI,
     _AZURE_CHAT,
     _AZURE_RESPONSES,
+    _OLLAMA,
 )
 #: Their names (``openai-chat``…), as journals, cassettes and checks call them.
 WIRE_NAMES: Final = tuple(wire.name for wire in WIRES)
@@ -46,7 +48,7 @@ API_PROVIDERS: Final[tuple[ApiProvider, ...]] = tuple(dict.fromkeys(wire.api for
 #: Their names, the path prefixes ``stuntset.serve`` URLs take.
 PROVIDERS: Final = tuple(provider.name for provider in API_PROVIDERS)
 #: A provider's name as a type (tests/unit/wires checks it lists ``PROVIDERS``).
-ProviderName = Literal["openai", "anthropic", "gemini", "azure"]
+ProviderName = Literal["openai", "anthropic", "gemini", "azure", "ollama"]
 
 #: The API paths the double answers, as an error message lists them.
 API_PATHS: Final = (

@@ -352,7 +352,7 @@ class ModelDouble:
         segments = self._segments(turn)
         plan = self._plan(segments[0])
         template = None
-        if plan.fault is None:
+        if plan.fault is None and codec.templated:
             template = self._template(codec, plan, False, include_usage, model, 0)
         limits = self._limits(turn)
         extra: bytes | None = b""
@@ -514,7 +514,7 @@ class ModelDouble:
         created = int(self.clock.now())
         hit = self._memo.get(("plan", id(segment)))  # ``_plan``, inlined: per request
         plan = hit[1] if hit is not None and hit[0] is segment else self._plan(segment)
-        if plan.fault is None and self._templates_on:
+        if plan.fault is None and self._templates_on and codec.templated:
             # fault-free: the reply made once per model and options, ids and second filled in
             reply = self._template(codec, plan, streaming, include_usage, model, created).fill(
                 self.ids, created

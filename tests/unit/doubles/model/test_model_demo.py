@@ -14,9 +14,7 @@ def test_every_scenario_on_every_wire_shows_what_the_client_saw() -> None:
     rows = model_rows()
     applicable = [s.name for s in scenarios.all() if s.name != "spawn_missing"]
     assert [(r.layer, r.scenario) for r in rows] == [
-        (f"model ({wire})", name)
-        for wire in WIRE_NAMES
-        for name in applicable
+        (f"model ({wire})", name) for wire in WIRE_NAMES for name in applicable
     ]
     assert all(r.ok for r in rows), [r for r in rows if not r.ok]
     seen = {(r.layer, r.scenario): r.outcome for r in rows}
