@@ -21,6 +21,8 @@ __all__ = [
     "OLLAMA",
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
+    "VERTEX_ANTHROPIC",
+    "VERTEX_GEMINI",
     "check_script",
 ]
 
@@ -74,6 +76,10 @@ AZURE_OPENAI_CHAT: Final = _wire("azure-openai-chat")
 AZURE_OPENAI_RESPONSES: Final = _wire("azure-openai-responses")
 #: Ollama's ``POST /api/chat`` and ``POST /api/generate`` (NDJSON streams).
 OLLAMA: Final = _wire("ollama-api")
+#: Vertex AI's ``…/publishers/anthropic/models/{model}:rawPredict`` / ``:streamRawPredict``.
+VERTEX_ANTHROPIC: Final = _wire("vertex-anthropic")
+#: Vertex AI's ``…/publishers/google/models/{model}:generateContent`` / ``:streamGenerateContent``.
+VERTEX_GEMINI: Final = _wire("vertex-gemini")
 
 MODEL_WIRES: Final = (
     OPENAI_CHAT,
@@ -83,6 +89,8 @@ MODEL_WIRES: Final = (
     AZURE_OPENAI_CHAT,
     AZURE_OPENAI_RESPONSES,
     OLLAMA,
+    VERTEX_ANTHROPIC,
+    VERTEX_GEMINI,
 )
 
 

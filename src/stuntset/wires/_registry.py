@@ -15,6 +15,8 @@ from .gemini import WIRE as _GEMINI
 from .ollama import WIRE as _OLLAMA
 from .openai_chat import WIRE as _CHAT
 from .openai_responses import WIRE as _RESPONSES
+from .vertex import ANTHROPIC_WIRE as _VERTEX_ANTHROPIC
+from .vertex import GEMINI_WIRE as _VERTEX_GEMINI
 
 __all__ = [
     "API_PATHS",
@@ -40,6 +42,8 @@ WIRES: Final[tuple[ModelWire, ...]] = (
     _AZURE_CHAT,
     _AZURE_RESPONSES,
     _OLLAMA,
+    _VERTEX_ANTHROPIC,
+    _VERTEX_GEMINI,
 )
 #: Their names (``openai-chat``…), as journals, cassettes and checks call them.
 WIRE_NAMES: Final = tuple(wire.name for wire in WIRES)
@@ -48,7 +52,7 @@ API_PROVIDERS: Final[tuple[ApiProvider, ...]] = tuple(dict.fromkeys(wire.api for
 #: Their names, the path prefixes ``stuntset.serve`` URLs take.
 PROVIDERS: Final = tuple(provider.name for provider in API_PROVIDERS)
 #: A provider's name as a type (tests/unit/wires checks it lists ``PROVIDERS``).
-ProviderName = Literal["openai", "anthropic", "gemini", "azure", "ollama"]
+ProviderName = Literal["openai", "anthropic", "gemini", "azure", "ollama", "vertex"]
 
 #: The API paths the double answers, as an error message lists them.
 API_PATHS: Final = (
