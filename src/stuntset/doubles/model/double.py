@@ -6,7 +6,11 @@ Routes (an optional ``/openai`` or ``/anthropic`` prefix, and ``/scenarios/<name
 that, are accepted): ``POST /v1/chat/completions``, ``POST /v1/responses``,
 ``POST /v1/messages``, ``GET /v1/models``, and Gemini's
 ``POST /v1beta/models/{model}:generateContent`` / ``:streamGenerateContent`` (a ``/gemini``
-prefix accepted). Each ``/scenarios/<name>`` prefix plays that
+prefix accepted), and the wires of issue 35 below their prefixes: Azure OpenAI (``/azure``:
+``/openai/deployments/{deployment}/chat/completions``, ``/openai/responses``, ``/openai/v1/…``),
+Ollama (``/ollama``: ``/api/chat``, ``/api/generate``) and Vertex AI (``/vertex``: the
+publisher-model paths); ``stuntset.wires.WIRES`` lists them all. Each ``/scenarios/<name>``
+prefix plays that
 catalog scenario on its own, over and over.
 
 The journal records the API path (``/v1/chat/completions``) whatever prefix the request
