@@ -116,11 +116,15 @@ def _http_errors(script: Script) -> dict[str, str]:
             fault = codec.status_fault(step)
             body: Any = codec.error_body(fault.status, fault.message, fault.error_type)
             error = body.get("error", {}) if isinstance(body, dict) else {}
+            if isinstance(error, str):  # Ollama's error is its text
+                seen.append(f"HTTP {fault.status} {_quote(error)}")
+                continue
             named = isinstance(error.get("code"), str)  # Gemini's code is the HTTP status
             code = f" (code `{error['code']}`)" if named and error["code"] else ""
             # Gemini says ``status``; Bedrock names it in a header, not the body
             kind = error.get("type") or error.get("status") or fault.error_type
-            seen.append(f"HTTP {fault.status} `{kind}`{code}")
+            named_kind = f" `{kind}`" if kind else ""  # Azure's gateway sends a code only
+            seen.append(f"HTTP {fault.status}{named_kind}{code}")
         out[wire.name] = ", ".join(dict.fromkeys(seen))
     return out
 

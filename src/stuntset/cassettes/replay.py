@@ -38,6 +38,7 @@ from typing import Any, Literal
 from stuntset.cassettes.format import Cassette, Interaction, endpoint_of, short_json
 from stuntset.cassettes.scrub import Scrubber
 from stuntset.errors import CassetteMismatch, UnusedInteractions, UsageError
+from stuntset.wires import SSE, stream_framing
 
 __all__ = ["VOLATILE_FIELDS", "CassetteMismatch", "Replayer", "UnusedInteractions"]
 
@@ -126,14 +127,17 @@ def _window(want: Any, got: Any, path: str) -> str:
 
 
 def _stream_bytes(interaction: Interaction) -> Iterator[tuple[float, bytes]]:
+    """The recorded frames as they were sent: a binary stream's messages as they came, text
+    frames in the framing of the recorded ``content-type`` (an NDJSON line a frame), SSE when
+    it names none."""
     assert interaction.response.frames is not None
+    headers = {k.lower(): v for k, v in interaction.response.headers.items()}
+    framing = stream_framing(headers.get("content-type", "")) or SSE
     for frame in interaction.response.frames:
         if frame.encoding == "base64":  # a binary stream's message, written back as it came
             yield frame.t, frame.raw()
             continue
-        head = f"event: {frame.event}\n" if frame.event else ""
-        data = "".join(f"data: {line}\n" for line in frame.data.split("\n"))
-        yield frame.t, (head + data + "\n").encode()
+        yield frame.t, framing.write(frame.event, frame.data)
 
 
 class Replayer:

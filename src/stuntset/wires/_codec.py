@@ -267,6 +267,10 @@ class WireCodec(ABC):
     #: whether a fault-free stream can be made once and its ids filled in per request (not
     #: when its frames hold them behind checksums or base64: Bedrock's event stream)
     templated_streams: ClassVar[bool] = True
+    #: whether its fault-free replies can be made once and filled in per request (the
+    #: double's templates fill ids and the ``created`` second; a wire that writes the second
+    #: as a date cannot be)
+    templated: ClassVar[bool] = True
 
     # --- requests ---
 
@@ -309,6 +313,8 @@ class WireCodec(ABC):
         request_id: str | None = None,
     ) -> Reply:
         extra = [(self.request_id_header, request_id)] if request_id else []
+        if request_id:
+            extra += self.response_headers(request_id)
         body = self.error_body(status, message, error_type)
         if request_id and self.provider == "anthropic" and isinstance(body, dict):
             body["request_id"] = request_id  # Anthropic repeats it in the body
@@ -319,6 +325,16 @@ class WireCodec(ABC):
         return self.error_reply(
             fault.status, fault.message, fault.error_type, fault.headers, request_id
         )
+
+    def refuses(self, plan: Plan) -> str | None:
+        """Why this endpoint cannot answer with ``plan`` (a 400 in its error shape), or None.
+        Ollama's ``/api/generate`` returns no tool calls."""
+        return None
+
+    def response_headers(self, request_id: str) -> list[tuple[str, str]]:
+        """Headers the provider adds to every reply after the request id (Azure's
+        ``apim-request-id`` and ``x-ms-region``); none by default."""
+        return []
 
     def stream_headers(self) -> list[tuple[str, str]]:
         """The headers of a streamed reply (before the request id)."""
@@ -408,15 +424,21 @@ class WireCodec(ABC):
 
 def render(codec: WireCodec, plan: Plan, streaming: bool, ctx: RenderContext) -> Reply:
     """The reply for ``plan`` on ``codec``'s wire, with its fault placed where it belongs."""
-    id_header = (codec.request_id_header, ctx.request_id)
+    id_headers = [
+        (codec.request_id_header, ctx.request_id),
+        *codec.response_headers(ctx.request_id),
+    ]
     fault = plan.fault
+    refused = codec.refuses(plan)
+    if refused is not None:
+        return codec.error_reply(400, refused, request_id=ctx.request_id)
     if isinstance(fault, _STATUS_FAULTS) and not (streaming and plan.has_content):
         reply = codec.fault_reply(codec.status_fault(fault), ctx.request_id)
         reply.wait = plan.delay()
         return reply
     if not streaming:
-        return _render_complete(codec, plan, ctx, fault, id_header)
-    headers = [*codec.stream_headers(), id_header]
+        return _render_complete(codec, plan, ctx, fault, id_headers)
+    headers = [*codec.stream_headers(), *id_headers]
     actions = _render_stream(codec, plan, ctx, fault)
     return Reply(200, headers, ctx.framing.split(actions), streaming=True)
 
@@ -426,27 +448,27 @@ def _render_complete(
     plan: Plan,
     ctx: RenderContext,
     fault: FaultStep | None,
-    id_header: tuple[str, str],
+    id_headers: list[tuple[str, str]],
 ) -> Reply:
     wait = plan.delay()
     json_type = ("content-type", "application/json")
     if isinstance(fault, _STATUS_FAULTS):  # ``render`` answers these before any body
         reply = codec.fault_reply(codec.status_fault(fault), ctx.request_id)
     elif fault is None:
-        reply = json_reply(200, codec.complete(plan, ctx), [id_header])
+        reply = json_reply(200, codec.complete(plan, ctx), id_headers)
     elif isinstance(fault, StreamCut):
         full = encode(codec.complete(plan, ctx))
         half = full[: len(full) // 2]
         if fault.clean:
-            reply = Reply(200, [json_type, id_header], [half])
+            reply = Reply(200, [json_type, *id_headers], [half])
         else:
-            reply = Reply(200, [json_type, id_header], [half, ABORT], content_length=len(full))
+            reply = Reply(200, [json_type, *id_headers], [half, ABORT], content_length=len(full))
     elif isinstance(fault, MalformedJson):
-        reply = Reply(200, [json_type, id_header], [fault.text.encode()])
+        reply = Reply(200, [json_type, *id_headers], [fault.text.encode()])
     elif isinstance(fault, Garbage):
-        reply = Reply(200, [("content-type", "text/html"), id_header], [fault.payload()])
+        reply = Reply(200, [("content-type", "text/html"), *id_headers], [fault.payload()])
     elif isinstance(fault, OutOfOrder):
-        reply = json_reply(200, codec.wrong_shape(plan, ctx), [id_header])
+        reply = json_reply(200, codec.wrong_shape(plan, ctx), id_headers)
     elif isinstance(fault, Stall):
         reply = Reply(None, [], [STALL])
     elif isinstance(fault, Exit):

@@ -14,12 +14,17 @@ from stuntset.script import Script, Wire
 
 __all__ = [
     "ANTHROPIC_MESSAGES",
+    "AZURE_OPENAI_CHAT",
+    "AZURE_OPENAI_RESPONSES",
     "BEDROCK_CONVERSE",
     "BEDROCK_INVOKE",
     "GEMINI",
     "MODEL_WIRES",
+    "OLLAMA",
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
+    "VERTEX_ANTHROPIC",
+    "VERTEX_GEMINI",
     "check_script",
 ]
 
@@ -72,6 +77,17 @@ BEDROCK_CONVERSE: Final = _wire("bedrock-converse")
 #: Anthropic Messages body: ``AnthropicBedrock``).
 BEDROCK_INVOKE: Final = _wire("bedrock-invoke")
 
+#: Azure OpenAI's ``POST /openai/deployments/{deployment}/chat/completions`` (and v1).
+AZURE_OPENAI_CHAT: Final = _wire("azure-openai-chat")
+#: Azure OpenAI's ``POST /openai/responses`` (and ``/openai/v1/responses``).
+AZURE_OPENAI_RESPONSES: Final = _wire("azure-openai-responses")
+#: Ollama's ``POST /api/chat`` and ``POST /api/generate`` (NDJSON streams).
+OLLAMA: Final = _wire("ollama-api")
+#: Vertex AI's ``…/publishers/anthropic/models/{model}:rawPredict`` / ``:streamRawPredict``.
+VERTEX_ANTHROPIC: Final = _wire("vertex-anthropic")
+#: Vertex AI's ``…/publishers/google/models/{model}:generateContent`` / ``:streamGenerateContent``.
+VERTEX_GEMINI: Final = _wire("vertex-gemini")
+
 MODEL_WIRES: Final = (
     OPENAI_CHAT,
     OPENAI_RESPONSES,
@@ -79,6 +95,11 @@ MODEL_WIRES: Final = (
     GEMINI,
     BEDROCK_CONVERSE,
     BEDROCK_INVOKE,
+    AZURE_OPENAI_CHAT,
+    AZURE_OPENAI_RESPONSES,
+    OLLAMA,
+    VERTEX_ANTHROPIC,
+    VERTEX_GEMINI,
 )
 
 

@@ -9,11 +9,16 @@ from typing import Final, Literal
 from ._codec import WireCodec
 from ._spec import SSE, ApiProvider, ModelWire, StreamFraming
 from .anthropic_messages import WIRE as _ANTHROPIC
+from .azure_openai import CHAT_WIRE as _AZURE_CHAT
+from .azure_openai import RESPONSES_WIRE as _AZURE_RESPONSES
 from .bedrock_converse import WIRE as _BEDROCK_CONVERSE
 from .bedrock_invoke import WIRE as _BEDROCK_INVOKE
 from .gemini import WIRE as _GEMINI
+from .ollama import WIRE as _OLLAMA
 from .openai_chat import WIRE as _CHAT
 from .openai_responses import WIRE as _RESPONSES
+from .vertex import ANTHROPIC_WIRE as _VERTEX_ANTHROPIC
+from .vertex import GEMINI_WIRE as _VERTEX_GEMINI
 
 __all__ = [
     "API_PATHS",
@@ -38,6 +43,11 @@ WIRES: Final[tuple[ModelWire, ...]] = (
     _GEMINI,
     _BEDROCK_CONVERSE,
     _BEDROCK_INVOKE,
+    _AZURE_CHAT,
+    _AZURE_RESPONSES,
+    _OLLAMA,
+    _VERTEX_ANTHROPIC,
+    _VERTEX_GEMINI,
 )
 #: Their names (``openai-chat``…), as journals, cassettes and checks call them.
 WIRE_NAMES: Final = tuple(wire.name for wire in WIRES)
@@ -46,7 +56,7 @@ API_PROVIDERS: Final[tuple[ApiProvider, ...]] = tuple(dict.fromkeys(wire.api for
 #: Their names, the path prefixes ``stuntset.serve`` URLs take.
 PROVIDERS: Final = tuple(provider.name for provider in API_PROVIDERS)
 #: A provider's name as a type (tests/unit/wires checks it lists ``PROVIDERS``).
-ProviderName = Literal["openai", "anthropic", "gemini", "bedrock"]
+ProviderName = Literal["openai", "anthropic", "gemini", "bedrock", "azure", "ollama", "vertex"]
 
 #: The API paths the double answers, as an error message lists them.
 API_PATHS: Final = (
@@ -69,9 +79,16 @@ def recorded_wire(name: str) -> ModelWire:
     return _BY_NAME.get(name, WIRES[0])
 
 
+#: The wires that say by their own rule which recorded paths are theirs, asked first: such a
+#: rule is narrower than an endpoint suffix (Azure's ``/openai/deployments/…/chat/completions``
+#: ends as OpenAI Chat's does).
+_BY_RULE: Final = tuple(wire for wire in WIRES if wire.recorded_path is not None)
+_BY_ENDPOINT: Final = tuple(wire for wire in WIRES if wire.recorded_path is None)
+
+
 def wire_of_path(path: str) -> ModelWire | None:
     """The wire a recorded request path belongs to (any base-URL prefix), else None."""
-    return next((wire for wire in WIRES if wire.records(path)), None)
+    return next((wire for wire in (*_BY_RULE, *_BY_ENDPOINT) if wire.records(path)), None)
 
 
 def codec_for(path: str, query: str | None = None) -> WireCodec | None:

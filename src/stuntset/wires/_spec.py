@@ -67,6 +67,16 @@ class StreamFraming:
     content_type: str
     parser: Callable[[], FrameParser]
     data_encoding: Literal["text", "base64"] = "text"
+    #: one recorded ``(event, data)`` frame as the bytes that send it again (a replay);
+    #: None: as an SSE event
+    writer: Callable[[str | None, str], bytes] | None = None
+
+    def write(self, event: str | None, data: str) -> bytes:
+        """The bytes that send one recorded frame again, in this framing."""
+        if self.writer is not None:
+            return self.writer(event, data)
+        head = f"event: {event}\n" if event else ""
+        return (head + "".join(f"data: {line}\n" for line in data.split("\n")) + "\n").encode()
 
     def frames(self, content_type: str) -> bool:
         """Whether a response with this ``content-type`` is a stream of this framing."""

@@ -610,7 +610,8 @@ WIRE = ModelWire(
     paths=(),
     codec_for=_codec_for,
     endpoint=None,
-    recorded_path=lambda path: path.endswith(_METHODS),
+    # Vertex AI's publisher paths end so too: they are the vertex-gemini wire's
+    recorded_path=lambda path: path.endswith(_METHODS) and "/publishers/" not in path,
     pattern="/v1beta/models/{model}:generateContent",
     cache_fields=_CACHE_FIELDS,
     prefix_view=prefix_view,

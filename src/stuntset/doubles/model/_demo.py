@@ -51,13 +51,17 @@ def _client(name: str) -> WireClient:
     return wire.client
 
 
-def _read_stream(client: WireClient, response: Any, seen: Seen) -> None:
+def _read_stream(client: WireClient, response: Any, seen: Seen, ndjson: bool = False) -> None:
+    """An SSE stream (or, ``ndjson``, one JSON object a line; or a binary event stream) into
+    ``seen``."""
     framing = stream_framing(response.headers.get("content-type", ""))
     if framing is not None and framing.kind == "binary":
         _read_binary(client, response, seen, framing.parser())
         return
     event = ""
     for line in response.iter_lines():
+        if ndjson and line.strip():
+            line = "data:" + line
         if line.startswith("event:"):
             event = line[6:].strip()
             continue
@@ -114,7 +118,8 @@ def _one_response(
             ) as response:
                 seen.status = response.status_code
                 if response.status_code == 200:
-                    _read_stream(wire, response, seen)
+                    ndjson = "ndjson" in response.headers.get("content-type", "")
+                    _read_stream(wire, response, seen, ndjson)
                 else:
                     response.read()
                     retry = response.headers.get("x-should-retry")

@@ -6,10 +6,14 @@ Routes (an optional ``/openai`` or ``/anthropic`` prefix, ``/scenarios/<name>`` 
 that, and ``/stages/<id>`` before that, are accepted): ``POST /v1/chat/completions``,
 ``POST /v1/responses``, ``POST /v1/messages``, ``GET /v1/models``, and Gemini's
 ``POST /v1beta/models/{model}:generateContent`` / ``:streamGenerateContent`` (a ``/gemini``
-prefix accepted). Each ``/scenarios/<name>`` prefix plays that catalog scenario on its own,
-over and over (``/scenarios/rate_limited;failures=2`` with parameters). A ``/stages/<id>``
-prefix (or an ``x-stuntset-stage: <id>`` header) sends the request to a stage made through the
-control API under ``/_stuntset/`` (``control``): its own script, turn positions and journal.
+prefix accepted), and the wires of issue 35 below their prefixes: Azure OpenAI (``/azure``:
+``/openai/deployments/{deployment}/chat/completions``, ``/openai/responses``, ``/openai/v1/…``),
+Ollama (``/ollama``: ``/api/chat``, ``/api/generate``), Vertex AI (``/vertex``: the
+publisher-model paths) and Bedrock (``/bedrock``); ``stuntset.wires.WIRES`` lists them all.
+Each ``/scenarios/<name>`` prefix plays that catalog scenario on its own, over and over
+(``/scenarios/rate_limited;failures=2`` with parameters). A ``/stages/<id>`` prefix (or an
+``x-stuntset-stage: <id>`` header) sends the request to a stage made through the control API
+under ``/_stuntset/`` (``control``): its own script, turn positions and journal.
 
 The journal records the API path (``/v1/chat/completions``) whatever prefix the request
 came with, so one test's assertions hold in-process and over loopback alike; the scenario,
@@ -444,7 +448,7 @@ class ModelDouble:
         segments = self._segments(turn)
         plan = self._plan(segments[0])
         template = None
-        if plan.fault is None:
+        if plan.fault is None and codec.templated:
             template = self._template(codec, plan, False, include_usage, model, 0)
         limits = self._limits(turn)
         extra: bytes | None = b""
@@ -610,7 +614,12 @@ class ModelDouble:
         created = int(self.clock.now())
         hit = self._memo.get(("plan", id(segment)))  # ``_plan``, inlined: per request
         plan = hit[1] if hit is not None and hit[0] is segment else self._plan(segment)
-        if plan.fault is None and self._templates_on and (codec.templated_streams or not streaming):
+        if (
+            plan.fault is None
+            and self._templates_on
+            and codec.templated
+            and (codec.templated_streams or not streaming)
+        ):
             # fault-free: the reply made once per model and options, ids and second filled in
             reply = self._template(codec, plan, streaming, include_usage, model, created).fill(
                 self.ids, created

@@ -23,6 +23,7 @@ def test_every_scenario_on_every_wire_shows_what_the_client_saw() -> None:
     assert seen["model (openai-responses)", "out_of_order"].startswith("out of order")
     assert "connection dropped" in seen["model (openai-chat)", "crash_mid_turn"]
     assert seen["model (gemini)", "overloaded"] == "HTTP 503 → 36 chars"
+    assert seen["model (azure-openai-chat)", "auth_expired_mid_run"].endswith("HTTP 401")
     assert seen["model (gemini)", "tool_use"] == "25 chars, call read_file → 31 chars"
     assert seen["model (bedrock-converse)", "rate_limited"] == "HTTP 429 → 39 chars"
     assert seen["model (bedrock-invoke)", "garbage_bytes"] == (
