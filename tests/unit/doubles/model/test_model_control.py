@@ -422,6 +422,16 @@ def test_every_advertised_base_path_reaches_the_stage() -> None:
             "/model/anthropic.claude-x/converse",
             {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
         ),
+        "azure": ("/openai/deployments/d/chat/completions", CHAT),
+        "ollama": ("/api/chat", {"model": "m", "messages": CHAT["messages"], "stream": False}),
+        "vertex": (
+            "/v1/projects/p/locations/l/publishers/anthropic/models/claude-x:rawPredict",
+            {
+                "anthropic_version": "vertex-2023-10-16",
+                "max_tokens": 5,
+                "messages": CHAT["messages"],
+            },
+        ),
     }
     assert set(made["paths"]) == set(requests)
     for provider, (tail, body) in requests.items():
@@ -432,4 +442,7 @@ def test_every_advertised_base_path_reaches_the_stage() -> None:
         "anthropic-messages",
         "gemini",
         "bedrock-converse",
+        "azure-openai-chat",
+        "ollama-api",
+        "vertex-anthropic",
     ]
