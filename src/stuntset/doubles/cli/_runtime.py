@@ -49,12 +49,18 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _number(digits: str) -> int | float:
+    return int(digits) if len(digits) <= 4300 else float(digits)
+
+
 class _DecodeContext:
     strict = True
     object_hook = None
     object_pairs_hook = None
     parse_float = float
-    parse_int = int
+    #: a number with more digits than Python's int() takes (4,300) reads as a float, as in
+    #: JSON.parse: the line is not a parse error
+    parse_int = staticmethod(_number)
     parse_constant = staticmethod(_no_constant)
 
 
@@ -69,6 +75,8 @@ def loads(text: str) -> Any:
         value, end = _scan(text, start)
     except StopIteration as stop:
         raise ValueError(f"Expecting value: column {stop.value + 1}") from None
+    except RecursionError:  # arrays or objects nested thousands deep
+        raise ValueError("nested too deep") from None
     except SystemError:
         # The C scanner reports errors inside strings with json.decoder.JSONDecodeError, but
         # only finds it already imported (3.11): import it (only bad input pays) and retry.
@@ -94,6 +102,13 @@ _encode = _json.make_encoder(
 def dumps(value: Any) -> str:
     """Compact JSON, non-ASCII kept (as the real CLIs write it)."""
     return "".join(_encode(value, 0))
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate (Python reads one from ``"\\ud800"`` in JSON, or
+    from a file name that is not UTF-8) becomes its JSON escape ``\\ud800``, as the real CLIs'
+    JSON.stringify writes it, instead of failing the write."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 # --- stdin ----------------------------------------------------------------------------------
@@ -165,7 +180,7 @@ class Journal:
         if self.fd < 0:
             return
         fields["event"] = event
-        posix.write(self.fd, (dumps(fields) + "\n").encode())
+        posix.write(self.fd, utf8(dumps(fields) + "\n"))
 
 
 # --- the double's shared state --------------------------------------------------------------
@@ -194,7 +209,7 @@ class SharedState:
             text = old.decode("utf-8")
             state = loads(text) if text.strip() else {}
             result = change(state)
-            new = dumps(state).encode("utf-8")
+            new = utf8(dumps(state))
             posix.pwrite(fd, new.ljust(len(old)), 0)
             return result
         finally:
@@ -258,6 +273,7 @@ class Runtime:
     EOF = EOF
     loads = staticmethod(loads)
     dumps = staticmethod(dumps)
+    utf8 = staticmethod(utf8)
 
     def __init__(self, plan: dict[str, Any], argv: list[str]) -> None:
         self.plan = plan
@@ -311,11 +327,11 @@ class Runtime:
         """One stream-json line on stdout, journaled."""
         line = dumps(message)
         self.journal.write("stdout", message=message)
-        self.write_bytes((line + "\n").encode())
+        self.write_bytes(utf8(line + "\n"))
 
     def stderr(self, text: str) -> None:
         self.journal.write("stderr", text=text)
-        self.write_bytes(text.encode(), fd=2)
+        self.write_bytes(utf8(text), fd=2)
 
     # time and signals
 

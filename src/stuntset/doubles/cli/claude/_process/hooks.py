@@ -36,7 +36,7 @@ from __future__ import annotations
 import posix
 import time
 
-from stuntset.doubles.cli._runtime import dumps, loads
+from stuntset.doubles.cli._runtime import dumps, loads, utf8
 from stuntset.doubles.cli.claude._process.common import HookTurnError, choose_turn
 from stuntset.doubles.cli.claude._process.hook_settings import transcript_path
 
@@ -263,7 +263,7 @@ class Hooks:
                 message.update(uuid=ids.uuid(), session_id=session_id)
                 send(message)
 
-        data = (dumps(hook_input) + "\n").encode()
+        data = utf8(dumps(hook_input) + "\n")
         hook_ids = {i: ids.uuid() for i, h in enumerate(hooks) if h["type"] in ("command", "http")}
         spawned: dict[int, tuple[int, int, int, float]] = {}
         for i, hook in enumerate(hooks):
@@ -426,7 +426,7 @@ class Hooks:
         try:
             connection = connection_type(host, int(port), timeout=timeout)
             try:
-                connection.request("POST", path, dumps(hook_input).encode(), headers)
+                connection.request("POST", path, utf8(dumps(hook_input)), headers)
                 reply = connection.getresponse()
                 status, body = reply.status, reply.read().decode("utf-8", "replace")
             finally:

@@ -42,7 +42,10 @@ SDK's code and the bundled CLI):
   result (or a fault), else 0.
 
 Bad input, as the real CLI handles it (observed): a stdin line that is not JSON →
-"Error parsing streaming input line (type=…, N chars): SyntaxError" on stderr, exit 1; a
+"Error parsing streaming input line (type=…, N chars): SyntaxError" on stderr, exit 1 (also
+for arrays nested thousands deep, which the real CLI parses and then fails on with "API
+Error: Maximum call stack size exceeded.", exit 1); a JSON line that is not an object is
+skipped; a
 ``control_response`` for an unknown request id and messages of unknown types are ignored;
 unknown flags → commander's error text, exit 1 (``_process.args``); skipping permissions as
 root outside a declared sandbox → the CLI's refusal, exit 1 (``check_root``). Each of these
@@ -280,8 +283,6 @@ class Session:
             return
         try:
             message = self.rt.loads(text)
-            if not isinstance(message, dict):
-                raise ValueError("not an object")
         except ValueError:
             self.rt.journal.write("stdin", raw=text)
             self.rt.stderr(
@@ -289,6 +290,10 @@ class Session:
                 f"{len(text)} chars): SyntaxError\n"
             )
             self.rt.exit(1)
+            return
+        if not isinstance(message, dict):  # JSON, but not a message: the real CLI skips it
+            self.rt.journal.write("stdin", raw=text)
+            self.rt.journal.write("ignored", reason="a JSON line that is not an object")
             return
         self.rt.journal.write("stdin", message=message)
         kind = message.get("type")
@@ -529,9 +534,9 @@ def run(rt: Runtime) -> None:
     result = next((m for m in reversed(session.collected) if m.get("type") == "result"), None)
     if result is not None and not session.streaming:
         if session.options.get("output_format") == "json":
-            rt.write_bytes((rt.dumps(result) + "\n").encode())
+            rt.write_bytes(rt.utf8(rt.dumps(result) + "\n"))
         else:
-            rt.write_bytes((str(result.get("result") or "") + "\n").encode())
+            rt.write_bytes(rt.utf8(str(result.get("result") or "") + "\n"))
     _session_end(session)
 
 

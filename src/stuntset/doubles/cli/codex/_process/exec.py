@@ -225,10 +225,10 @@ class ExecRun:
                 posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC,
                 0o644,
             )
-            posix.write(fd, self.last_message.encode())
+            posix.write(fd, rt.utf8(self.last_message))
             posix.close(fd)
         if not self.json and self.last_message is not None and rt.exit_code == 0:
-            rt.write_bytes((self.last_message + "\n").encode())
+            rt.write_bytes(rt.utf8(self.last_message + "\n"))
 
     def play_turn(self, turn: dict[str, Any], prompt: str) -> dict[str, Any] | None:
         """Play one scripted turn's ops; the scripted turn answering the retry of its closing
