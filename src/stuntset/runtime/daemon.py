@@ -23,7 +23,7 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +44,13 @@ from stuntset.log.lock import DatabaseLock
 from stuntset.log.sqlite import SqliteEventLog
 from stuntset.runtime import protocol as p
 from stuntset.runtime.protocol import DaemonInfo
-from stuntset.runtime.security import Guard, new_token, remove_private_file, write_private_file
+from stuntset.runtime.security import (
+    Guard,
+    new_token,
+    normalize_origins,
+    remove_private_file,
+    write_private_file,
+)
 from stuntset.runtime.service import ProviderFactory, SessionService
 from stuntset.runtime.store import SessionStore
 
@@ -218,8 +224,10 @@ def build_app(
     token: str,
     on_shutdown: Callable[[], None],
     console: ConsoleFactory | None = None,
+    allowed_origins: Iterable[str] = (),
 ) -> Guard:
-    """The daemon's ASGI app (routes behind the guard; ``console`` mounted at ``/console``)."""
+    """The daemon's ASGI app (routes behind the guard; ``console`` mounted at ``/console``;
+    ``allowed_origins`` besides the daemon's own, see ``security.Guard``)."""
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
@@ -240,7 +248,13 @@ def build_app(
     if console is not None:
         routes.append(Mount("/console", console(service)))
     app = Starlette(routes=routes)
-    return Guard(app, port=port, token=token, open_paths=frozenset({"/health"}))
+    return Guard(
+        app,
+        port=port,
+        token=token,
+        open_paths=frozenset({"/health"}),
+        allowed_origins=allowed_origins,
+    )
 
 
 #: Where the daemon may listen: loopback only.
@@ -309,6 +323,7 @@ async def run_daemon(
     handle_signals: bool = False,
     ready: Callable[[DaemonInfo, Callable[[], None]], None] | None = None,
     console: ConsoleFactory | None = None,
+    allowed_origins: Iterable[str] = (),
 ) -> None:
     """Serve the daemon on loopback until ``POST /shutdown``, the stop callback, or (with
     ``handle_signals``, in the main thread) SIGINT or SIGTERM.
@@ -318,8 +333,11 @@ async def run_daemon(
     defaults to a fresh random one; ``token_file`` receives ``DaemonInfo`` as JSON with mode
     0600 (its folder checked as a private runtime directory if ``private_runtime_dir``), and
     is removed when the daemon stops or fails to start. However it stops, every running run
-    ends with ``run.killed`` giving the reason.
+    ends with ``run.killed`` giving the reason. ``allowed_origins`` are browser origins let
+    in besides the daemon's own (``http://127.0.0.1:5173`` for a dev UI; the token is still
+    required and the Host check stays); a malformed one is a ``UsageError``.
     """
+    origins = normalize_origins(allowed_origins)
     path = os.fspath(db)
     lock = None if path == ":memory:" else DatabaseLock(path, owner="stuntset daemon")
     if lock is not None:
@@ -339,6 +357,7 @@ async def run_daemon(
                 handle_signals=handle_signals,
                 ready=ready,
                 console=console,
+                allowed_origins=origins,
             )
         finally:
             store.close()
@@ -361,6 +380,7 @@ async def _serve(
     handle_signals: bool,
     ready: Callable[[DaemonInfo, Callable[[], None]], None] | None,
     console: ConsoleFactory | None = None,
+    allowed_origins: tuple[str, ...] = (),
 ) -> None:
     sock = _listen(host, port)
     address, bound = sock.getsockname()[:2]
@@ -402,6 +422,7 @@ async def _serve(
                 token=info.token,
                 on_shutdown=lambda: stop("shutdown: POST /shutdown"),
                 console=console,
+                allowed_origins=allowed_origins,
             )
             config = uvicorn.Config(
                 app,
@@ -454,11 +475,13 @@ def start_daemon(
     token_file: Path | None = None,
     timeout: float = 10.0,
     console: ConsoleFactory | None = None,
+    allowed_origins: Iterable[str] = (),
 ) -> DaemonHandle:
     """Start a daemon on a free port, on a thread; return once it listens.
 
-    It uses the clock and id seams in force in the caller (deterministic under the plugin).
+    ``allowed_origins``: browser origins let in besides its own (see ``run_daemon``). It uses the clock and id seams in force in the caller (deterministic under the plugin).
     """
+    origins = normalize_origins(allowed_origins)  # refused here, in the caller
     started = threading.Event()
     found: list[tuple[DaemonInfo, Callable[[], None]]] = []
     failure: list[BaseException] = []
@@ -477,6 +500,7 @@ def start_daemon(
                     token_file=token_file,
                     ready=ready,
                     console=console,
+                    allowed_origins=origins,
                 )
             )
         except BaseException as error:  # reported to the caller if it never started
