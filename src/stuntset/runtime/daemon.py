@@ -55,7 +55,10 @@ from stuntset.runtime.service import ProviderFactory, SessionService
 from stuntset.runtime.store import SessionStore
 
 if TYPE_CHECKING:
-    from stuntset.runtime.client import DaemonClient
+    from stuntset.runtime.client import DaemonClient, InProcess, Transport
+
+#: Called with the app and the loop it serves on, once the daemon listens (in-memory clients).
+AppReady = Callable[[ASGIApp, asyncio.AbstractEventLoop], None]
 
 __all__ = [
     "ConsoleFactory",
@@ -324,6 +327,7 @@ async def run_daemon(
     ready: Callable[[DaemonInfo, Callable[[], None]], None] | None = None,
     console: ConsoleFactory | None = None,
     allowed_origins: Iterable[str] = (),
+    app_ready: AppReady | None = None,
 ) -> None:
     """Serve the daemon on loopback until ``POST /shutdown``, the stop callback, or (with
     ``handle_signals``, in the main thread) SIGINT or SIGTERM.
@@ -336,6 +340,7 @@ async def run_daemon(
     ends with ``run.killed`` giving the reason. ``allowed_origins`` are browser origins let
     in besides the daemon's own (``http://127.0.0.1:5173`` for a dev UI; the token is still
     required and the Host check stays); a malformed one is a ``UsageError``.
+    ``app_ready(app, loop)`` gets the guarded ASGI app and its loop (in-memory clients).
     """
     origins = normalize_origins(allowed_origins)
     path = os.fspath(db)
@@ -358,6 +363,7 @@ async def run_daemon(
                 ready=ready,
                 console=console,
                 allowed_origins=origins,
+                app_ready=app_ready,
             )
         finally:
             store.close()
@@ -381,6 +387,7 @@ async def _serve(
     ready: Callable[[DaemonInfo, Callable[[], None]], None] | None,
     console: ConsoleFactory | None = None,
     allowed_origins: tuple[str, ...] = (),
+    app_ready: AppReady | None = None,
 ) -> None:
     sock = _listen(host, port)
     address, bound = sock.getsockname()[:2]
@@ -434,6 +441,8 @@ async def _serve(
                 ws_max_size=p.MAX_MESSAGE,
             )
             server = _Server(config)
+            if app_ready is not None:
+                app_ready(app, loop)
             if ready is not None:
                 loop.call_soon(ready, info, stop)
             await server.serve(sockets=[sock])
@@ -446,17 +455,32 @@ async def _serve(
 
 
 class DaemonHandle:
-    """A daemon running on a thread of this process: ``info``, then ``stop()``."""
+    """A daemon running on a thread of this process: ``info``, then ``stop()``;
+    ``in_process`` is its app and loop, for in-memory clients."""
 
-    def __init__(self, info: DaemonInfo, stop: Callable[[], None], thread: threading.Thread):
+    def __init__(
+        self,
+        info: DaemonInfo,
+        stop: Callable[[], None],
+        thread: threading.Thread,
+        in_process: InProcess | None = None,
+    ):
         self.info = info
         self._stop = stop
         self._thread = thread
+        self.in_process = in_process
 
-    def client(self, **options: Any) -> DaemonClient:
-        """A ``DaemonClient`` connected to this daemon (close it, or use ``with``)."""
+    def client(self, transport: Transport = "websocket", **options: Any) -> DaemonClient:
+        """A ``DaemonClient`` connected to this daemon (close it, or use ``with``):
+        ``transport="websocket"`` over its port, ``"memory"`` in process (no socket)."""
         from stuntset.runtime.client import DaemonClient
 
+        if transport == "memory":
+            if self.in_process is None:
+                raise UsageError("this daemon handle has no in-process app")
+            return DaemonClient(self.info, in_process=self.in_process, **options)
+        if transport != "websocket":
+            raise UsageError(f"transport {transport!r}: 'websocket' or 'memory'")
         return DaemonClient(self.info, **options)
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -485,6 +509,7 @@ def start_daemon(
     started = threading.Event()
     found: list[tuple[DaemonInfo, Callable[[], None]]] = []
     failure: list[BaseException] = []
+    served: list[tuple[ASGIApp, asyncio.AbstractEventLoop]] = []
 
     def ready(info: DaemonInfo, stop: Callable[[], None]) -> None:
         found.append((info, stop))
@@ -501,6 +526,7 @@ def start_daemon(
                     ready=ready,
                     console=console,
                     allowed_origins=origins,
+                    app_ready=lambda app, loop: served.append((app, loop)),
                 )
             )
         except BaseException as error:  # reported to the caller if it never started
@@ -512,5 +538,8 @@ def start_daemon(
     thread.start()
     if not started.wait(timeout) or not found:
         raise RuntimeError(f"the daemon did not start: {failure[0] if failure else 'timeout'}")
+    from stuntset.runtime.client import InProcess
+
     info, stop = found[0]
-    return DaemonHandle(info, stop, thread)
+    [(app, loop)] = served
+    return DaemonHandle(info, stop, thread, InProcess(app, loop, info.port))
