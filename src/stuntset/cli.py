@@ -622,15 +622,36 @@ def cli_verify(program: str, directory: str, allow_unused_turns: bool) -> None:
     help="Where to write url, port, pid and token (mode 0600); default: the per-user runtime dir.",
 )
 @click.option("--console", "with_console", is_flag=True, help="Serve the web console at /console.")
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="URL",
+    help="A browser origin let in besides the daemon's own, e.g. a dev UI on "
+    "http://127.0.0.1:5173 (repeatable; the token is still required).",
+)
 def daemon(
-    db: str | None, host: str, port: int, token_file: str | None, with_console: bool
+    db: str | None,
+    host: str,
+    port: int,
+    token_file: str | None,
+    with_console: bool,
+    allow_origins: tuple[str, ...],
 ) -> None:
     """Serve the session host on loopback: WebSocket API at /ws (token required), GET /health,
     POST /shutdown. SIGINT and SIGTERM shut it down gracefully (running runs end as
     run.killed). Providers: the catalog scenarios by name, and `stuck`."""
     from stuntset.commands.daemon import run_daemon_command
 
-    run_daemon_command(db, port, token_file, click.echo, host=host, console=with_console)
+    run_daemon_command(
+        db,
+        port,
+        token_file,
+        click.echo,
+        host=host,
+        console=with_console,
+        allowed_origins=allow_origins,
+    )
 
 
 @main.command("eval")

@@ -341,23 +341,66 @@ def fake_runner(_stuntset_seams: Any) -> Any:
     return ProviderRegistry(scenario_registry())
 
 
-@pytest.fixture
-def session_service(event_log: Any) -> Iterator[Any]:
-    """An unstarted ``stuntset.runtime.SessionService`` over ``event_log`` whose providers are
-    the catalog scenarios (by name) and ``"stuck"``: ``async with session_service as host:``."""
-    from stuntset.runtime._pytest import open_session_service
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_host(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "session_service(*, providers=None): the session_service fixture's providers (a "
+        "registry: name -> provider factory, or one factory, named 'default'; default: the "
+        "catalog scenarios and 'stuck')",
+    )
+    config.addinivalue_line(
+        "markers",
+        "daemon(*, providers=None, allowed_origins=()): the daemon fixture's providers (as "
+        "for session_service) and browser origins let in besides its own",
+    )
 
-    with open_session_service(event_log) as service:
+
+@pytest.fixture
+def session_service(request: pytest.FixtureRequest, event_log: Any) -> Iterator[Any]:
+    """An unstarted ``stuntset.runtime.SessionService`` over ``event_log`` whose providers are
+    the ``session_service`` marker's ``providers=`` (a registry or one factory, named
+    ``"default"``), else the catalog scenarios (by name) and ``"stuck"``:
+    ``async with session_service as host:``."""
+    from stuntset.runtime._pytest import marker_options, open_session_service, providers_from
+
+    marker = request.node.get_closest_marker("session_service")
+    where = f"{request.node.nodeid}: @pytest.mark.session_service"
+    options = marker_options(
+        marker.kwargs if marker else {},
+        ["providers"],
+        where=where,
+        args=marker.args if marker else (),
+    )
+    providers = providers_from(options.get("providers"), where=where)
+    with open_session_service(event_log, providers) as service:
         yield service
 
 
 @pytest.fixture
-def daemon(tmp_path: Any, _stuntset_seams: Any) -> Iterator[Any]:
-    """A real daemon on a free 127.0.0.1 port in this process, providers as in
-    ``session_service``; ``daemon.client()`` connects, ``daemon.info`` has url and token."""
-    from stuntset.runtime._pytest import running_daemon
+def daemon(
+    request: pytest.FixtureRequest, tmp_path: Any, event_log: Any, _stuntset_seams: Any
+) -> Iterator[Any]:
+    """A real daemon on a free 127.0.0.1 port in this process, over ``event_log``'s file
+    (what ``log_seam`` seeds, it serves); providers and ``allowed_origins`` from the
+    ``daemon`` marker (providers as in ``session_service``); ``daemon.client()`` connects
+    (``transport="memory"``: no socket), ``daemon.info`` has url and token."""
+    from stuntset.runtime._pytest import marker_options, providers_from, running_daemon
+    from stuntset.runtime.security import normalize_origins
 
-    with running_daemon(tmp_path) as handle:
+    marker = request.node.get_closest_marker("daemon")
+    where = f"{request.node.nodeid}: @pytest.mark.daemon"
+    options = marker_options(
+        marker.kwargs if marker else {},
+        ["providers", "allowed_origins"],
+        where=where,
+        args=marker.args if marker else (),
+    )
+    providers = providers_from(options.get("providers"), where=where)
+    origins = normalize_origins(
+        options.get("allowed_origins", ()), option=f"{where}: allowed_origins"
+    )
+    with running_daemon(event_log.path, tmp_path, providers, origins) as handle:
         yield handle
 
 

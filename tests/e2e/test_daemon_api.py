@@ -239,7 +239,7 @@ def test_a_client_away_across_a_rollback_and_reappend_is_told_on_resume(
     daemon: DaemonHandle, tmp_path: Path
 ) -> None:
     # The daemon's own file, opened beside it: the rollback happens out of band.
-    with SqliteEventLog(tmp_path / "stuntset-host.db") as log:
+    with SqliteEventLog(tmp_path / "stuntset-events.db") as log:
         with daemon.client() as first:
             session_id = new_session(first, tmp_path, "happy_path")
             log.append(session_id, [build_event("message.delta", text=f"old{i}") for i in range(5)])
@@ -279,7 +279,7 @@ def test_a_client_away_across_a_rollback_and_reappend_is_told_on_resume(
 def test_a_rollback_below_a_live_subscribers_cursor_sends_a_stale_frame(
     daemon: DaemonHandle, tmp_path: Path
 ) -> None:
-    with SqliteEventLog(tmp_path / "stuntset-host.db") as log, daemon.client() as client:
+    with SqliteEventLog(tmp_path / "stuntset-events.db") as log, daemon.client() as client:
         session_id = new_session(client, tmp_path, "happy_path")
         log.append(session_id, [build_event("message.delta") for _ in range(4)])
         client.call("subscribe", session_id=session_id)
@@ -355,7 +355,7 @@ def test_events_of_10_mb_reach_a_subscriber_written_by_another_connection(
     with DaemonClient(daemon.info, timeout=60) as client:
         session_id = new_session(client, tmp_path, "tool_use")
         client.call("subscribe", session_id=session_id)
-        with SqliteEventLog(tmp_path / "stuntset-host.db") as writer:
+        with SqliteEventLog(tmp_path / "stuntset-events.db") as writer:
             writer.append(session_id, [build_event("run.started", session_id=session_id)])
             for index in range(3):
                 writer.append(
@@ -375,7 +375,7 @@ def test_a_row_that_does_not_decode_ends_the_subscription_with_an_error_frame(
 
     with DaemonClient(daemon.info) as client:
         session_id = new_session(client, tmp_path, "tool_use")
-        raw = sqlite3.connect(tmp_path / "stuntset-host.db")
+        raw = sqlite3.connect(tmp_path / "stuntset-events.db")
         raw.execute(
             "INSERT INTO events (session_id, seq, run_id, type, data) VALUES (?, 1, 'r', "
             "'message.delta', ?)",

@@ -99,3 +99,40 @@ def test_the_daemon_command_in_process_and_its_default_token_file(
             urllib.request.urlopen(shutdown, timeout=5).close()
         server.join(15)
     assert not server.is_alive()
+
+
+def test_the_daemon_command_lets_an_allowed_origin_in(tmp_path: Path) -> None:
+    from stuntset.runtime.client import DaemonClient
+    from stuntset.runtime.protocol import DaemonInfo
+
+    lines: list[str] = []
+    announced = threading.Event()
+
+    def echo(line: str) -> None:
+        lines.append(line)
+        if line.startswith("also allowed origins"):
+            announced.set()
+
+    token_file = tmp_path / "rt" / "daemon.json"
+    server = threading.Thread(
+        target=run_daemon_command,
+        args=(str(tmp_path / "host.db"), 0, str(token_file), echo),
+        kwargs={"allowed_origins": ("HTTP://127.0.0.1:5173/",)},
+    )
+    server.start()
+    try:
+        assert announced.wait(10), f"the daemon never announced its origins: {lines}"
+        info = DaemonInfo(**json.loads(token_file.read_text()))
+        with DaemonClient(info, origin="http://127.0.0.1:5173") as client:
+            assert client.call("create_task", workdir=str(tmp_path))["workdir"] == str(tmp_path)
+    finally:
+        if announced.is_set():
+            shutdown = urllib.request.Request(
+                info.url + "/shutdown",
+                method="POST",
+                headers={"Authorization": f"Bearer {info.token}"},
+            )
+            urllib.request.urlopen(shutdown, timeout=5).close()
+        server.join(15)
+    assert not server.is_alive()
+    assert lines[1] == "also allowed origins: http://127.0.0.1:5173"

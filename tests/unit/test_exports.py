@@ -92,8 +92,8 @@ KINDS: dict[str, dict[str, str]] = {
         "load_cassette loads_cassette scan_for_secrets verify_tree write_cassette",
     },
     "stuntset.checks": {
-        "constant": "CACHE_FIELDS CONFORMANCE_INVARIANTS DEFAULT_SETTINGS HOST_TIMEOUT_INVARIANTS "
-        "INVARIANTS RESILIENCE_RULES",
+        "constant": "CACHE_FIELDS CONFORMANCE_INVARIANTS CONTINUATION_INVARIANTS DEFAULT_SETTINGS "
+        "HOST_TIMEOUT_INVARIANTS INVARIANTS RESILIENCE_RULES",
         "exception": "ConformanceFailure InstalledPackageError InvariantViolation LeftoverPaths "
         "PrefixUnstable ResilienceFailure ResourceLeak ToolMismatch TrajectoryMismatch "
         "WorkspaceMismatch",
@@ -102,7 +102,8 @@ KINDS: dict[str, dict[str, str]] = {
         "PrefixDivergence "
         "PrefixReport ReceivedCall ResilienceJudge SettleGate TempTracker ToolCalls ToolStep "
         "TrajectoryResult Verdict WorkspaceChanges WorkspaceSnapshot",
-        "function": "acheck_host_timeouts acheck_provider_conformance assert_prefix_stable "
+        "function": "acheck_continuation check_continuation acheck_host_timeouts "
+        "acheck_provider_conformance assert_prefix_stable "
         "assert_tool assert_trajectory check_event_log check_host_timeouts check_no_leaks "
         "check_provider_conformance check_resilience conformance_cases "
         "conformance_test declared_tools find_prefix_divergence first_user_message install_package "
@@ -730,6 +731,20 @@ def make_host(providers):
 check_host_timeouts(make_host, timeout=5)
 anyio.run(lambda: acheck_host_timeouts(make_host, timeout=5))
 assert "timeout-ends-run" in HOST_TIMEOUT_INVARIANTS
+import tempfile
+from stuntset.checks import CONTINUATION_INVARIANTS, acheck_continuation, check_continuation
+from stuntset.log import SqliteEventLog
+class Owning(SessionService):
+    def __init__(self, providers, directory):
+        db = directory / "host.db"
+        super().__init__(log=SqliteEventLog(db), store=SessionStore(db), providers=providers)
+    def close(self):
+        self.store.close()
+        self.log.close()
+check_continuation(Owning)
+with tempfile.TemporaryDirectory() as folder:
+    anyio.run(lambda: acheck_continuation(Owning, directory=__import__("pathlib").Path(folder)))
+assert "thread-kept" in CONTINUATION_INVARIANTS
 """,
     "evals": """
 import anyio

@@ -10,6 +10,9 @@
 - ``check_host_timeouts(make_host, timeout=)``: a session host ends a stuck run (interrupt
   works, is ignored, or blocks) with ``run.killed``/``run.crashed`` within its timeout and
   then stops; ``ConformanceFailure``.
+- ``check_continuation(make_host)``: across runs a session host keeps the thread and gives a
+  new run id; a crashed, killed or abandoned run never overwrites the last committed
+  checkpoint; a restarted host reads it back; ``ConformanceFailure``.
 
 Checks for your own agent app:
 
@@ -44,6 +47,11 @@ Checks for your own agent app:
 
 from typing import TYPE_CHECKING
 
+from stuntset.checks.continuation import (
+    CONTINUATION_INVARIANTS,
+    acheck_continuation,
+    check_continuation,
+)
 from stuntset.checks.host_timeouts import (
     HOST_TIMEOUT_INVARIANTS,
     acheck_host_timeouts,
@@ -127,6 +135,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "CACHE_FIELDS",
     "CONFORMANCE_INVARIANTS",
+    "CONTINUATION_INVARIANTS",
     "DEFAULT_SETTINGS",
     "HOST_TIMEOUT_INVARIANTS",
     "INVARIANTS",
@@ -160,11 +169,13 @@ __all__ = [
     "WorkspaceChanges",
     "WorkspaceMismatch",
     "WorkspaceSnapshot",
+    "acheck_continuation",
     "acheck_host_timeouts",
     "acheck_provider_conformance",
     "assert_prefix_stable",
     "assert_tool",
     "assert_trajectory",
+    "check_continuation",
     "check_event_log",
     "check_host_timeouts",
     "check_no_leaks",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from stuntset.runtime.daemon import ConsoleFactory, DaemonInfo, run_daemon
+from stuntset.runtime.security import normalize_origins
 from stuntset.runtime.testing import scenario_registry
 
 __all__ = ["default_db", "default_token_file", "run_daemon_command"]
@@ -42,9 +43,11 @@ def run_daemon_command(
     echo: Callable[[str], None] = print,
     host: str = "127.0.0.1",
     console: bool = False,
+    allowed_origins: tuple[str, ...] = (),
 ) -> None:
     """Serve the daemon (providers: the catalog scenarios by name, and ``stuck``) until
     ``POST /shutdown``, SIGINT or SIGTERM."""
+    origins = normalize_origins(allowed_origins, option="--allow-origin")
     path = Path(token_file).absolute() if token_file else default_token_file()
     if db is None:
         database = default_db()
@@ -57,6 +60,8 @@ def run_daemon_command(
             f"stuntset daemon on {info.url} (WebSocket {info.ws_url}); db {database}; "
             f"token in {path} (0600); pid {info.pid}"
         )
+        if origins:
+            echo(f"also allowed origins: {', '.join(origins)}")
         if console:
             echo(f"console: {info.url}/console/?token=<the token in {path}>")
 
@@ -71,6 +76,7 @@ def run_daemon_command(
             handle_signals=True,
             ready=ready,
             console=_console() if console else None,
+            allowed_origins=origins,
         )
     )
 

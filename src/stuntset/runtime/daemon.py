@@ -23,7 +23,7 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,12 +44,21 @@ from stuntset.log.lock import DatabaseLock
 from stuntset.log.sqlite import SqliteEventLog
 from stuntset.runtime import protocol as p
 from stuntset.runtime.protocol import DaemonInfo
-from stuntset.runtime.security import Guard, new_token, remove_private_file, write_private_file
+from stuntset.runtime.security import (
+    Guard,
+    new_token,
+    normalize_origins,
+    remove_private_file,
+    write_private_file,
+)
 from stuntset.runtime.service import ProviderFactory, SessionService
 from stuntset.runtime.store import SessionStore
 
 if TYPE_CHECKING:
-    from stuntset.runtime.client import DaemonClient
+    from stuntset.runtime.client import DaemonClient, InProcess, Transport
+
+#: Called with the app and the loop it serves on, once the daemon listens (in-memory clients).
+AppReady = Callable[[ASGIApp, asyncio.AbstractEventLoop], None]
 
 __all__ = [
     "ConsoleFactory",
@@ -218,8 +227,10 @@ def build_app(
     token: str,
     on_shutdown: Callable[[], None],
     console: ConsoleFactory | None = None,
+    allowed_origins: Iterable[str] = (),
 ) -> Guard:
-    """The daemon's ASGI app (routes behind the guard; ``console`` mounted at ``/console``)."""
+    """The daemon's ASGI app (routes behind the guard; ``console`` mounted at ``/console``;
+    ``allowed_origins`` besides the daemon's own, see ``security.Guard``)."""
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
@@ -240,7 +251,13 @@ def build_app(
     if console is not None:
         routes.append(Mount("/console", console(service)))
     app = Starlette(routes=routes)
-    return Guard(app, port=port, token=token, open_paths=frozenset({"/health"}))
+    return Guard(
+        app,
+        port=port,
+        token=token,
+        open_paths=frozenset({"/health"}),
+        allowed_origins=allowed_origins,
+    )
 
 
 #: Where the daemon may listen: loopback only.
@@ -309,6 +326,8 @@ async def run_daemon(
     handle_signals: bool = False,
     ready: Callable[[DaemonInfo, Callable[[], None]], None] | None = None,
     console: ConsoleFactory | None = None,
+    allowed_origins: Iterable[str] = (),
+    app_ready: AppReady | None = None,
 ) -> None:
     """Serve the daemon on loopback until ``POST /shutdown``, the stop callback, or (with
     ``handle_signals``, in the main thread) SIGINT or SIGTERM.
@@ -318,8 +337,12 @@ async def run_daemon(
     defaults to a fresh random one; ``token_file`` receives ``DaemonInfo`` as JSON with mode
     0600 (its folder checked as a private runtime directory if ``private_runtime_dir``), and
     is removed when the daemon stops or fails to start. However it stops, every running run
-    ends with ``run.killed`` giving the reason.
+    ends with ``run.killed`` giving the reason. ``allowed_origins`` are browser origins let
+    in besides the daemon's own (``http://127.0.0.1:5173`` for a dev UI; the token is still
+    required and the Host check stays); a malformed one is a ``UsageError``.
+    ``app_ready(app, loop)`` gets the guarded ASGI app and its loop (in-memory clients).
     """
+    origins = normalize_origins(allowed_origins)
     path = os.fspath(db)
     lock = None if path == ":memory:" else DatabaseLock(path, owner="stuntset daemon")
     if lock is not None:
@@ -339,6 +362,8 @@ async def run_daemon(
                 handle_signals=handle_signals,
                 ready=ready,
                 console=console,
+                allowed_origins=origins,
+                app_ready=app_ready,
             )
         finally:
             store.close()
@@ -361,6 +386,8 @@ async def _serve(
     handle_signals: bool,
     ready: Callable[[DaemonInfo, Callable[[], None]], None] | None,
     console: ConsoleFactory | None = None,
+    allowed_origins: tuple[str, ...] = (),
+    app_ready: AppReady | None = None,
 ) -> None:
     sock = _listen(host, port)
     address, bound = sock.getsockname()[:2]
@@ -402,6 +429,7 @@ async def _serve(
                 token=info.token,
                 on_shutdown=lambda: stop("shutdown: POST /shutdown"),
                 console=console,
+                allowed_origins=allowed_origins,
             )
             config = uvicorn.Config(
                 app,
@@ -413,6 +441,8 @@ async def _serve(
                 ws_max_size=p.MAX_MESSAGE,
             )
             server = _Server(config)
+            if app_ready is not None:
+                app_ready(app, loop)
             if ready is not None:
                 loop.call_soon(ready, info, stop)
             await server.serve(sockets=[sock])
@@ -425,17 +455,32 @@ async def _serve(
 
 
 class DaemonHandle:
-    """A daemon running on a thread of this process: ``info``, then ``stop()``."""
+    """A daemon running on a thread of this process: ``info``, then ``stop()``;
+    ``in_process`` is its app and loop, for in-memory clients."""
 
-    def __init__(self, info: DaemonInfo, stop: Callable[[], None], thread: threading.Thread):
+    def __init__(
+        self,
+        info: DaemonInfo,
+        stop: Callable[[], None],
+        thread: threading.Thread,
+        in_process: InProcess | None = None,
+    ):
         self.info = info
         self._stop = stop
         self._thread = thread
+        self.in_process = in_process
 
-    def client(self, **options: Any) -> DaemonClient:
-        """A ``DaemonClient`` connected to this daemon (close it, or use ``with``)."""
+    def client(self, transport: Transport = "websocket", **options: Any) -> DaemonClient:
+        """A ``DaemonClient`` connected to this daemon (close it, or use ``with``):
+        ``transport="websocket"`` over its port, ``"memory"`` in process (no socket)."""
         from stuntset.runtime.client import DaemonClient
 
+        if transport == "memory":
+            if self.in_process is None:
+                raise UsageError("this daemon handle has no in-process app")
+            return DaemonClient(self.info, in_process=self.in_process, **options)
+        if transport != "websocket":
+            raise UsageError(f"transport {transport!r}: 'websocket' or 'memory'")
         return DaemonClient(self.info, **options)
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -454,14 +499,17 @@ def start_daemon(
     token_file: Path | None = None,
     timeout: float = 10.0,
     console: ConsoleFactory | None = None,
+    allowed_origins: Iterable[str] = (),
 ) -> DaemonHandle:
     """Start a daemon on a free port, on a thread; return once it listens.
 
-    It uses the clock and id seams in force in the caller (deterministic under the plugin).
+    ``allowed_origins``: browser origins let in besides its own (see ``run_daemon``). It uses the clock and id seams in force in the caller (deterministic under the plugin).
     """
+    origins = normalize_origins(allowed_origins)  # refused here, in the caller
     started = threading.Event()
     found: list[tuple[DaemonInfo, Callable[[], None]]] = []
     failure: list[BaseException] = []
+    served: list[tuple[ASGIApp, asyncio.AbstractEventLoop]] = []
 
     def ready(info: DaemonInfo, stop: Callable[[], None]) -> None:
         found.append((info, stop))
@@ -477,6 +525,8 @@ def start_daemon(
                     token_file=token_file,
                     ready=ready,
                     console=console,
+                    allowed_origins=origins,
+                    app_ready=lambda app, loop: served.append((app, loop)),
                 )
             )
         except BaseException as error:  # reported to the caller if it never started
@@ -488,5 +538,8 @@ def start_daemon(
     thread.start()
     if not started.wait(timeout) or not found:
         raise RuntimeError(f"the daemon did not start: {failure[0] if failure else 'timeout'}")
+    from stuntset.runtime.client import InProcess
+
     info, stop = found[0]
-    return DaemonHandle(info, stop, thread)
+    [(app, loop)] = served
+    return DaemonHandle(info, stop, thread, InProcess(app, loop, info.port))

@@ -5,8 +5,10 @@ Binding to 127.0.0.1 does not stop a browser: a DNS-rebound page talks to it as
 to WebSockets). So every request passes three checks, *before* a WebSocket is accepted:
 
 1. **Host** is one of ``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT`` (400 otherwise).
-2. **Origin**, when present (browsers), is the daemon's own origin (403 otherwise) — on
-   WebSockets and on state-changing HTTP requests.
+2. **Origin**, when present (browsers), is the daemon's own origin or one of the
+   ``allowed_origins`` it was started with (a dev UI on ``http://127.0.0.1:5173``; 403
+   otherwise) — on WebSockets and on state-changing HTTP requests. The Host check stays: an
+   allowed origin does not let a DNS-rebound name in.
 3. **Token**: ``Authorization: Bearer <token>`` (or ``?token=`` for a browser WebSocket or
    a page the browser opens, or the ``stuntset-token-PORT`` cookie the console sets:
    ``HttpOnly``, ``SameSite=Strict``), compared in constant time (401 otherwise). Only
@@ -25,9 +27,10 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -37,6 +40,7 @@ from stuntset.errors import UsageError
 __all__ = [
     "Guard",
     "new_token",
+    "normalize_origins",
     "private_dir",
     "remove_private_file",
     "token_cookie",
@@ -52,12 +56,21 @@ def new_token() -> str:
 class Guard:
     """ASGI middleware enforcing the Host, Origin and token checks above."""
 
-    def __init__(self, app: ASGIApp, *, port: int, token: str, open_paths: frozenset[str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        port: int,
+        token: str,
+        open_paths: frozenset[str],
+        allowed_origins: Iterable[str] = (),
+    ) -> None:
         self.app = app
         self.token = token
         self.open_paths = open_paths
         self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"})
-        self.origins = frozenset(f"http://{host}" for host in self.hosts)
+        own = frozenset(f"http://{host}" for host in self.hosts)
+        self.origins = own | frozenset(normalize_origins(allowed_origins))
         self.cookie = token_cookie(port)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -99,6 +112,57 @@ class Guard:
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             given = (query.get("token") or [""])[0] or _cookie(headers, self.cookie)
         return bool(given) and secrets.compare_digest(given.encode(), self.token.encode())
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize_origins(values: Iterable[str], *, option: str = "allowed_origins") -> tuple[str, ...]:
+    """Each origin as a browser sends it in ``Origin`` (``scheme://host[:port]``, lower case,
+    no default port); a ``UsageError`` naming ``option`` for anything that is not one."""
+    if isinstance(values, str):
+        raise UsageError(f"{option}: give a list of origins, not one string ({values!r})")
+    found: list[str] = []
+    for value in values:
+        found.append(_origin(value, option))
+    return tuple(found)
+
+
+def _origin(value: object, option: str) -> str:
+    if not isinstance(value, str):
+        raise UsageError(
+            f"{option}: an origin is a string like http://127.0.0.1:5173, got {value!r}"
+        )
+    if value.strip() in ("*", "null"):
+        raise UsageError(
+            f"{option} {value!r}: name each origin (scheme://host:port); a wildcard or the "
+            "opaque 'null' origin would let any page or sandboxed frame drive the daemon"
+        )
+    if value != value.strip() or any(ord(c) < 33 or ord(c) == 127 for c in value):
+        raise UsageError(f"{option} {value!r}: an origin has no spaces or control characters")
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as error:
+        raise UsageError(f"{option} {value!r}: not an origin ({error})") from None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        raise UsageError(
+            f"{option} {value!r}: an origin is http:// or https:// and a host, like "
+            "http://127.0.0.1:5173"
+        )
+    if parts.username is not None or parts.password is not None:
+        raise UsageError(f"{option} {value!r}: an origin has no user or password")
+    if parts.path not in ("", "/") or parts.query or parts.fragment or value.endswith("#"):
+        raise UsageError(
+            f"{option} {value!r}: an origin is scheme://host[:port] only, without a path, "
+            "query or fragment"
+        )
+    host = parts.hostname.lower()
+    shown = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS[scheme]:
+        shown = f"{shown}:{port}"
+    return f"{scheme}://{shown}"
 
 
 def token_cookie(port: int) -> str:
