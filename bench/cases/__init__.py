@@ -31,4 +31,5 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("cassette_write", cassettes.cassette_write),
     ("explain_overhead", explain.explain_overhead),
     ("project_scaling", scaling.project_scaling),
+    ("cassette_scaling", scaling.cassette_scaling),
 ]

@@ -5,7 +5,6 @@ most 1.5× the small one's (noise on a shared machine; a quadratic cost shows 10
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
 
@@ -65,5 +64,111 @@ def project_scaling() -> Case:
     )
 
 
-def _median(values: list[float]) -> float:
-    return statistics.median(values)
+def _stream_cassette(frames: int) -> object:
+    import json
+
+    from stuntset.cassettes import (
+        Cassette,
+        Frame,
+        Interaction,
+        RecordedRequest,
+        RecordedResponse,
+    )
+
+    chunk = {
+        "id": "chatcmpl-abc123",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": "gpt-4o",
+    }
+    data = [
+        Frame(
+            t=i * 0.01,
+            data=json.dumps(
+                {**chunk, "choices": [{"index": 0, "delta": {"content": f"word{i} "}}]}
+            ),
+        )
+        for i in range(frames)
+    ]
+    data.append(Frame(t=frames * 0.01, data="[DONE]"))
+    return Cassette(
+        interactions=[
+            Interaction(
+                id="i-1",
+                wire="openai-chat",
+                request=RecordedRequest(
+                    method="POST",
+                    path="/v1/chat/completions",
+                    body={"model": "m", "stream": True, "messages": [{"role": "user"}]},
+                ),
+                response=RecordedResponse(
+                    status=200, headers={"content-type": "text/event-stream"}, frames=data
+                ),
+            )
+        ]
+    )
+
+
+def cassette_scaling() -> Case:
+    """Per frame, on one streamed interaction of 1k, 10k and 100k frames: ``write_cassette``
+    (scrub, encode, scan, write), ``verify``, ``show --frames`` and ``to-script``."""
+    import tempfile
+    from pathlib import Path
+
+    from stuntset.cassettes import Cassette, Scrubber, load_cassette, write_cassette
+    from stuntset.cassettes.show import transcript
+    from stuntset.cassettes.to_script import dumps_script_toml, script_from_cassette
+    from stuntset.cassettes.verify import verify_tree
+
+    directory = Path(tempfile.mkdtemp(prefix="stuntset-bench-cassettes-"))
+    scrubber = Scrubber(env={})
+    sizes = [1_000, 10_000, 100_000]
+    cassettes: dict[int, Cassette] = {}
+    for size in sizes:
+        cassette = _stream_cassette(size)
+        assert isinstance(cassette, Cassette)
+        cassettes[size] = cassette
+        write_cassette(directory / f"{size}.cassette", cassette, scrubber=scrubber)
+
+    operations: dict[str, Callable[[int], Callable[[], object]]] = {
+        "write": lambda n: (
+            lambda: write_cassette(directory / f"w{n}.cassette", cassettes[n], scrubber=scrubber)
+        ),
+        "verify": lambda n: lambda: verify_tree(directory / f"{n}.cassette", scrubber=scrubber),
+        "show": lambda n: (
+            lambda: transcript(load_cassette(directory / f"{n}.cassette"), frames=True)
+        ),
+        "to-script": lambda n: (
+            lambda: dumps_script_toml(
+                script_from_cassette(load_cassette(directory / f"{n}.cassette"))
+            )
+        ),
+    }
+
+    def run() -> dict[str, Result]:
+        out: dict[str, Result] = {}
+        for name, make in operations.items():
+            for size, result in _per_unit(sizes, make, rounds=2).items():
+                out[f"{name} {size}"] = Result(f"{name} {size}", result.samples)
+        return out
+
+    def verdict(results: dict[str, Result]) -> tuple[bool, str]:
+        ok, parts = True, []
+        for name in operations:
+            small = results[f"{name} {sizes[0]:,}"].median
+            large = results[f"{name} {sizes[-1]:,}"].median
+            ok = ok and large / small <= FLAT
+            parts.append(f"{name} {small:.1f}→{large:.1f} µs ({large / small:.2f}×)")
+        write = results[f"write {sizes[-1]:,}"].median
+        ok = ok and write <= 10
+        return ok, "per frame, 1k→100k: " + ", ".join(parts) + " (write ≤ 10 µs a frame)"
+
+    return Case(
+        name="cassette_scaling",
+        title="write / verify / show / to-script of a 1k, 10k, 100k-frame stream, per frame",
+        variants=[],
+        budget=f"flat (≤ {FLAT}×) from 1k to 100k frames; write ≤ 10 µs a frame",
+        verdict=verdict,
+        unit="µs",
+        custom=run,
+    )

@@ -214,6 +214,40 @@ def test_secret_found_refuses_and_keeps_the_old_file(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["c.jsonl"]
 
 
+def test_write_scans_each_streamed_frame_even_though_it_joins_the_channels_once(
+    tmp_path: Path,
+) -> None:
+    """The scan at write time reads each frame alone (the scrub joined the channels): a
+    broken stream scrub that leaves a key in a frame still fails the write."""
+
+    class Leaky(Scrubber):
+        def stream(self, datas: list[str]) -> list[str]:  # a broken filter: scrubs nothing
+            return datas
+
+        def value(self, data: object, **_: object) -> object:
+            return data
+
+    key = "sk-" + "ant-" + "k" * 30
+    escaped = key.replace("a", "\\u0061")  # only a decoded reading of the frame shows it
+    frames = [
+        Frame(t=0.0, data='{"delta":{"text":"hi"}}'),
+        Frame(t=0.1, data=f'{{"delta":{{"text":"{escaped}"}}}}'),
+    ]
+    interaction = Interaction(
+        id="i-1",
+        wire="anthropic.messages",
+        request=RecordedRequest(method="POST", path="/v1/messages", body={"model": "m"}),
+        response=RecordedResponse(status=200, frames=frames),
+    )
+    with pytest.raises(
+        SecretFound, match=r"line 2, frame 1: looks like a anthropic-key \(sk-ant…\)"
+    ):
+        write_cassette(
+            tmp_path / "c.jsonl", Cassette(interactions=[interaction]), scrubber=Leaky(env={})
+        )
+    assert not (tmp_path / "c.jsonl").exists()
+
+
 def test_not_a_cassette(tmp_path: Path) -> None:
     other = tmp_path / "events.jsonl"
     other.write_text('{"type":"run.started"}\n')
