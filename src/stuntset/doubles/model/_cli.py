@@ -23,6 +23,7 @@ import uvicorn
 
 from stuntset import scenarios
 from stuntset._bind import check_bind, listening_socket
+from stuntset._uvicorn_server import PromptServer
 from stuntset.errors import UsageError
 from stuntset.script import load_script
 from stuntset.wires import API_PROVIDERS
@@ -135,7 +136,7 @@ def run_serve(
     gc.collect()
     gc.freeze()
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        PromptServer(config).run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: a normal stop
         pass
     finally:
