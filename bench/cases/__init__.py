@@ -32,4 +32,6 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("explain_overhead", explain.explain_overhead),
     ("project_scaling", scaling.project_scaling),
     ("cassette_scaling", scaling.cassette_scaling),
+    ("spawn_scaling", scaling.spawn_scaling),
+    ("server_teardown", scaling.server_teardown),
 ]

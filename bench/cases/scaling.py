@@ -16,17 +16,18 @@ FLAT = 1.5
 def _per_unit(
     sizes: list[int], make: Callable[[int], Callable[[], object]], rounds: int
 ) -> dict[str, Result]:
-    """Per-unit times (µs) of ``make(size)()`` for each size, the sizes taking turns."""
+    """Per-unit times (µs) of ``make(size)()`` for each size, the sizes taking turns, after
+    one warm-up call at the smallest size."""
     calls = {size: make(size) for size in sizes}
+    calls[sizes[0]]()
     samples: dict[int, list[float]] = {size: [] for size in sizes}
-    for index in range(rounds + 1):
+    for index in range(rounds):
         order = sizes[index % len(sizes) :] + sizes[: index % len(sizes)]
         for size in order:
             start = time.perf_counter()
             calls[size]()
             elapsed = time.perf_counter() - start
-            if index:  # the first round warms up
-                samples[size].append(elapsed / size * 1e6)
+            samples[size].append(elapsed / size * 1e6)
     return {f"{size:,}": Result(f"{size:,}", values) for size, values in samples.items()}
 
 
@@ -170,5 +171,138 @@ def cassette_scaling() -> Case:
         budget=f"flat (≤ {FLAT}×) from 1k to 100k frames; write ≤ 10 µs a frame",
         verdict=verdict,
         unit="µs",
+        custom=run,
+    )
+
+
+def spawn_scaling() -> Case:
+    """The fake ``claude``'s spawn to ``result`` of a 20-event turn, in a script of 10, 1,000
+    and 10,000 turns (was 8, 25, 164 ms: every spawn unmarshalled the whole plan and wrote
+    every turn's count back). Reported per spawn, as the child's CPU time (wall time on a
+    loaded machine is mostly waiting for a core) and as wall time."""
+    import resource
+    import tempfile
+    from pathlib import Path
+
+    from bench.cases._spawn import spawn
+    from bench.cases.cli_claude import ARGS, PROMPT, TEXT
+    from stuntset.doubles.cli import install_cli
+    from stuntset.script import Script, Text, Turn, Usage
+
+    directory = Path(tempfile.mkdtemp(prefix="stuntset-bench-spawn-"))
+    sizes = [10, 1_000, 10_000]
+    paths = {}
+    for size in sizes:
+        turns = [Turn(steps=(Text(TEXT), Usage(10, 12)), times=10**9) for _ in range(size)]
+        script = Script.of(*turns, name="bench")
+        paths[size] = str(install_cli("claude", script, bin_dir=directory / str(size)).path)
+
+    def children() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    def run() -> dict[str, Result]:
+        cpu: dict[int, list[float]] = {size: [] for size in sizes}
+        wall: dict[int, list[float]] = {size: [] for size in sizes}
+        spawn([paths[sizes[0]], *ARGS], PROMPT, b'"result"')
+        for index in range(15):
+            order = sizes[index % len(sizes) :] + sizes[: index % len(sizes)]
+            for size in order:
+                before, start = children(), time.perf_counter()
+                spawn([paths[size], *ARGS], PROMPT, b'"result"')
+                wall[size].append((time.perf_counter() - start) * 1000)
+                cpu[size].append((children() - before) * 1000)
+        out = {f"cpu {s:,} turns": Result(f"cpu {s:,} turns", cpu[s]) for s in sizes}
+        out |= {f"wall {s:,} turns": Result(f"wall {s:,} turns", wall[s]) for s in sizes}
+        return out
+
+    def verdict(results: dict[str, Result]) -> tuple[bool, str]:
+        small = results[f"cpu {sizes[0]:,} turns"].median
+        large = results[f"cpu {sizes[-1]:,} turns"].median
+        walls = [results[f"wall {s:,} turns"].median for s in sizes]
+        return large / small <= 1.1, (
+            f"CPU {large / small:.2f}× from 10 to 10,000 turns ({small:.1f} → {large:.1f} ms); "
+            f"wall {walls[-1] / walls[0]:.2f}×"
+        )
+
+    return Case(
+        name="spawn_scaling",
+        title="fake claude spawn → result in a script of 10 / 1,000 / 10,000 turns",
+        variants=[],
+        budget="≤ 1.1× from 10 to 10,000 turns",
+        verdict=verdict,
+        unit="ms",
+        custom=run,
+    )
+
+
+def server_teardown() -> Case:
+    """How long a stop takes (issue 37, item 5): the model double's loopback server, a
+    cassette server (``serving``: the recorder's and the replay server's) and the daemon,
+    each having served one request; only the stop is timed (was 0.16 s, 0.15 s, 0.21 s: they
+    waited on uvicorn's 0.1 s tick)."""
+    import tempfile
+    from contextlib import ExitStack
+    from pathlib import Path
+
+    import httpx2
+
+    from stuntset.cassettes._loopback import serving
+    from stuntset.doubles.model._loopback_server import LoopbackServer
+    from stuntset.runtime._pytest import scenario_registry
+    from stuntset.runtime.daemon import start_daemon
+
+    async def hello(scope: dict[str, object], receive: object, send: object) -> None:
+        assert callable(send)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    def loopback() -> float:
+        server = LoopbackServer()
+        httpx2.get(server.base_url + "/health")
+        start = time.perf_counter()
+        server.close()
+        return time.perf_counter() - start
+
+    def cassette_server() -> float:
+        with ExitStack() as stack:
+            url = stack.enter_context(serving(hello, name="bench"))
+            httpx2.get(url)
+            start = time.perf_counter()
+        return time.perf_counter() - start
+
+    def daemon() -> float:
+        directory = Path(tempfile.mkdtemp(prefix="stuntset-bench-daemon-"))
+        handle = start_daemon(
+            db=directory / "host.db",
+            providers=scenario_registry(),
+            token_file=directory / "daemon.json",
+        )
+        httpx2.get(handle.info.url + "/health")
+        start = time.perf_counter()
+        handle.stop()
+        return time.perf_counter() - start
+
+    stops = {"loopback stand-in": loopback, "cassette server": cassette_server, "daemon": daemon}
+
+    def run() -> dict[str, Result]:
+        samples: dict[str, list[float]] = {name: [] for name in stops}
+        for _ in range(10):
+            for name, stop in stops.items():
+                samples[name].append(stop() * 1000)
+        return {name: Result(name, values) for name, values in samples.items()}
+
+    def verdict(results: dict[str, Result]) -> tuple[bool, str]:
+        worst = max(r.median for r in results.values())
+        shown = ", ".join(f"{name} {r.median:.1f} ms" for name, r in results.items())
+        return worst <= 20, f"{shown} (≤ 20 ms each)"
+
+    return Case(
+        name="server_teardown",
+        title="a server's stop: loopback stand-in, cassette server, daemon",
+        variants=[],
+        budget="≤ 20 ms each",
+        verdict=verdict,
+        unit="ms",
         custom=run,
     )
