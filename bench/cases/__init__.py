@@ -34,4 +34,5 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("cassette_scaling", scaling.cassette_scaling),
     ("spawn_scaling", scaling.spawn_scaling),
     ("server_teardown", scaling.server_teardown),
+    ("leak_check", scaling.leak_check),
 ]

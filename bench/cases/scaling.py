@@ -306,3 +306,33 @@ def server_teardown() -> Case:
         unit="ms",
         custom=run,
     )
+
+
+def leak_check() -> Case:
+    """What the leak check adds to every test (issue 37, item 2): a snapshot taken and
+    checked with nothing left open, against one read of what it compares (the process's
+    children and descriptors from ``/proc``): it reads them twice, once per end."""
+    from bench.runner import Variant
+    from stuntset._leak_check import LeakSnapshot
+    from stuntset._resources import child_processes, open_fds
+
+    def ours() -> None:
+        LeakSnapshot.take().check()
+
+    def one_read() -> None:
+        child_processes()
+        open_fds()
+
+    def verdict(results: dict[str, Result]) -> tuple[bool, str]:
+        ratio = results["take + check"].median / results["one /proc read"].median
+        return ratio <= 2.5, f"{ratio:.2f}× one read of /proc (two are needed)"
+
+    return Case(
+        name="leak_check",
+        title="LeakSnapshot.take().check() with nothing left open",
+        variants=[Variant("take + check", ours), Variant("one /proc read", one_read)],
+        budget="≤ 2.5× one /proc read (it read it three times and resolved the temp dir)",
+        verdict=verdict,
+        unit="ms",
+        calls_per_round=200,
+    )
