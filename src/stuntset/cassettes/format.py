@@ -33,6 +33,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
+from stuntset.cassettes.decoded import collector_paused
 from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
 from stuntset.errors import CassetteError, SecretFound
 from stuntset.wires import WIRES, wire_of_path
@@ -464,10 +465,11 @@ def write_cassette(
     """Scrub, scan and write atomically. ``SecretFound`` (nothing written) if the bytes still
     hold anything that looks like a secret."""
     scrubber = scrubber or Scrubber()
-    data = dumps_cassette(scrub_cassette(cassette, scrubber))
+    with collector_paused():
+        data = dumps_cassette(scrub_cassette(cassette, scrubber))
+        # the scrub joined and redacted each stream's channels: the scan reads each frame alone
+        findings = scan_for_secrets(data, scrubber, join_streams=False)
     target = Path(path)
-    # the scrub joined and redacted each stream's channels: the scan reads each frame alone
-    findings = scan_for_secrets(data, scrubber, join_streams=False)
     if findings:
         listed = "; ".join(f.describe() for f in findings[:5])
         raise SecretFound(

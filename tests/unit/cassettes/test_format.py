@@ -20,6 +20,7 @@ from stuntset.cassettes import (
     loads_cassette,
     write_cassette,
 )
+from stuntset.cassettes import format as format_module
 from stuntset.cassettes.scrub import Scrubber
 
 SYSTEM = "You are a careful assistant. " * 50
@@ -255,3 +256,33 @@ def test_not_a_cassette(tmp_path: Path) -> None:
     assert not is_cassette(tmp_path / "missing.jsonl")
     with pytest.raises(CassetteError, match="no such cassette"):
         load_cassette(tmp_path / "missing.jsonl")
+
+
+def test_a_write_pauses_the_cyclic_collector_and_gives_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each collection walks every object alive: a long recording's write paid for it once
+    per few hundred frames (not flat in the frames); the collector is left as it was."""
+    import gc
+
+    from stuntset.cassettes import decoded
+
+    seen: list[bool] = []
+    scan = format_module.scan_for_secrets
+
+    def watching(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return scan(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(format_module, "scan_for_secrets", watching)
+    assert gc.isenabled()
+    write_cassette(tmp_path / "c.jsonl", Cassette(interactions=[chat(1, "hi")]))
+    assert seen == [False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with decoded.collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # paused by someone else: left paused
+    finally:
+        gc.enable()
