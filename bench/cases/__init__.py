@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from bench.runner import Case
 
-from . import cassettes, cli_claude, cli_codex, explain, log, model, serve_load, suite
+from . import cassettes, cli_claude, cli_codex, explain, log, model, scaling, serve_load, suite
 
 CASES: list[tuple[str, Callable[[], Case]]] = [
     ("openai_inprocess", model.openai_inprocess),
@@ -30,4 +30,9 @@ CASES: list[tuple[str, Callable[[], Case]]] = [
     ("secret_scan", cassettes.secret_scan),
     ("cassette_write", cassettes.cassette_write),
     ("explain_overhead", explain.explain_overhead),
+    ("project_scaling", scaling.project_scaling),
+    ("cassette_scaling", scaling.cassette_scaling),
+    ("spawn_scaling", scaling.spawn_scaling),
+    ("server_teardown", scaling.server_teardown),
+    ("leak_check", scaling.leak_check),
 ]

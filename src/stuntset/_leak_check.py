@@ -176,6 +176,13 @@ def _pipe_peers(inode: int, processes: Iterable[ProcessInfo]) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=64)
+def _real(path: str) -> str:
+    """``os.path.realpath``, once per path (a snapshot per test resolved the temporary
+    directory again: a third of the check's cost)."""
+    return os.path.realpath(path)
+
+
 @dataclass
 class LeakSnapshot:
     """What the process held when it was taken; ``check()`` reports what was opened since and
@@ -218,7 +225,7 @@ class LeakSnapshot:
         unknown = sorted((chosen | frozenset(ignore)) - frozenset(KINDS))
         if unknown:
             raise UsageError(f"unknown leak kind(s) {unknown}: the kinds are {list(KINDS)}")
-        root = os.path.realpath(temp_root if temp_root is not None else tempfile.gettempdir())
+        root = _real(os.fspath(temp_root) if temp_root is not None else tempfile.gettempdir())
         snapshot = cls(
             chosen,
             root,
@@ -412,15 +419,21 @@ class LeakSnapshot:
             found.append(((info.dev, info.ino), Leak(info.kind + "s", describe_fd(info), origin)))
         return found
 
-    def _still_open(self) -> bool:
-        processes, fds, streams = self._pending()
+    @staticmethod
+    def _open_in(pending: tuple[list[ProcessInfo], list[FdInfo], list[str]]) -> bool:
+        processes, fds, streams = pending
         return bool(processes or fds or any("still open" in s for s in streams))
+
+    def _still_open(self) -> bool:
+        return self._open_in(self._pending())
 
     def _leaks(self, settle: float) -> list[Leak]:
         still_open = self._still_open
         finalised: Finalised | None = None
         collected: list[Leak] = []
-        if still_open():
+        # read once: when nothing is left open (the common case) it is also the answer
+        pending = self._pending()
+        if self._open_in(pending):
             try:
                 wait_for(lambda: not still_open(), timeout=settle)
             except WaitTimeout:
@@ -434,7 +447,8 @@ class LeakSnapshot:
                         for key, leak in held
                         if key not in now
                     ]
-        processes, fds, streams = self._pending()
+            pending = self._pending()
+        processes, fds, streams = pending
         found: list[Leak] = []
         spawned = list(self._spawned)
         for process in processes:

@@ -110,16 +110,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def _stuntset_seams(request: pytest.FixtureRequest) -> Iterator[Seams]:
-    from stuntset.clock import SystemClock
-    from stuntset.ids import RandomIds
-    from stuntset.seams import deterministic, use_seams
+    # what seams.deterministic() / use_seams() do, without their context managers: this runs
+    # for every test of every project that installs stuntset
+    from stuntset import seams as _seams
+    from stuntset.clock import FakeClock, SystemClock
+    from stuntset.ids import RandomIds, SequentialIds
 
     if request.node.get_closest_marker("real_time") is not None:
-        with use_seams(clock=SystemClock(), ids=RandomIds()) as seams:
-            yield seams
-        return
-    with deterministic() as seams:
-        yield seams
+        chosen = _seams.Seams(SystemClock(), RandomIds())
+    else:
+        chosen = _seams.Seams(FakeClock(), SequentialIds())
+    token = _seams._current.set(chosen)
+    try:
+        yield chosen
+    finally:
+        _seams._current.reset(token)
 
 
 @pytest.fixture
@@ -696,14 +701,16 @@ def temp_tracker(
 #: own resources have not been measured under the check yet (a browser, an eval's agents).
 _LEAK_UNCHECKED = frozenset({"agent_eval", "page_snapshot", "stuntset_browser"})
 _LEAK_FIXTURES = frozenset(__all__) - _LEAK_UNCHECKED
-_LEAK_MARKERS = (
-    "stand_in",
-    "fake_claude",
-    "fake_codex",
-    "fake_gemini",
-    "scripted_provider",
-    "prefix_stable",
-    "resilience",
+_LEAK_MARKERS = frozenset(
+    {
+        "stand_in",
+        "fake_claude",
+        "fake_codex",
+        "fake_gemini",
+        "scripted_provider",
+        "prefix_stable",
+        "resilience",
+    }
 )
 _LEAK_MODES = ("stuntset", "all", "off")
 _LEAKS = pytest.StashKey[Any]()
@@ -744,7 +751,7 @@ def _stuntset_leaks(request: pytest.FixtureRequest) -> Iterator[Any]:
             mode == "stuntset"
             and (
                 not _LEAK_FIXTURES.isdisjoint(request.fixturenames)
-                or any(node.get_closest_marker(name) for name in _LEAK_MARKERS)
+                or any(m.name in _LEAK_MARKERS for m in node.iter_markers())
             )
         )
     if not on:

@@ -280,7 +280,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the leak check over them: the doubles record their streams in the first
     "_resources": frozenset(),
     "_leak_check": frozenset({"_resources", "errors", "waiting"}),
-    # uvicorn on a thread: the loopback servers of the model double and of the cassettes
+    # uvicorn on a thread, stopping without a poll tick: the loopback servers of the model
+    # double, the cassettes and the MCP double, and the daemon
     "_uvicorn_server": frozenset(),
     # the model wires: codecs, framing, read-back and request views, behind one registry
     "wires": frozenset({"errors", "ids", "script"}),
@@ -291,14 +292,14 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the doubles: script → wire (never the adapters, the log or each other)
     "doubles.model": FOUNDATION | {"_bind", "_resources", "_uvicorn_server", "wires"},
     "doubles.cli": FOUNDATION,
-    "doubles.mcp": FOUNDATION | {"_bind", "_resources"},
+    "doubles.mcp": FOUNDATION | {"_bind", "_resources", "_uvicorn_server"},
     # why a red test is red: the doubles' journals read into a timeline, traces, the
     # deadline, and the mismatch window the cassettes and checks show
     "explain": FOUNDATION | {"wires", "doubles.model", "doubles.cli"},
     # built on the doubles and the log
     "cassettes": FOUNDATION
     | {"wires", "_bind", "_uvicorn_server", "doubles.model", "doubles.cli", "log", "explain"},
-    "runtime": FOUNDATION | {"providers", "log"},
+    "runtime": FOUNDATION | {"providers", "log", "_uvicorn_server"},
     # the checks read everything below them
     "checks": FOUNDATION
     | {"wires", "providers", "log", "driver", "doubles.model", "doubles.cli", "cassettes"}

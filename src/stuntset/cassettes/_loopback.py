@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from stuntset._bind import listening_socket
 
@@ -26,8 +26,16 @@ async def read_body(receive: Any) -> bytes:
 
 
 @contextmanager
-def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str) -> Iterator[str]:
-    """Serve ``app`` until the block ends; yields ``http://host:port``."""
+def serving(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    name: str,
+    lifespan: Literal["on", "off"] = "off",
+) -> Iterator[str]:
+    """Serve ``app`` until the block ends; yields ``http://host:port``. With ``lifespan="on"``
+    the app gets the ASGI lifespan's start-up and shut-down (to close what it opened)."""
     import uvicorn
 
     from stuntset._uvicorn_server import ReadyServer
@@ -39,7 +47,7 @@ def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, name: str) -> I
         app,
         http="httptools",
         loop="asyncio",
-        lifespan="off",
+        lifespan=lifespan,
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=1,

@@ -35,6 +35,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
+from stuntset.cassettes.decoded import collector_paused
 from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
 from stuntset.errors import CassetteError, SecretFound
 from stuntset.wires import WIRES, map_json, wire_of_path
@@ -473,9 +474,11 @@ def write_cassette(
     """Scrub, scan and write atomically. ``SecretFound`` (nothing written) if the bytes still
     hold anything that looks like a secret."""
     scrubber = scrubber or Scrubber()
-    data = dumps_cassette(scrub_cassette(cassette, scrubber))
+    with collector_paused():
+        data = dumps_cassette(scrub_cassette(cassette, scrubber))
+        # the scrub joined and redacted each stream's channels: the scan reads each frame alone
+        findings = scan_for_secrets(data, scrubber, join_streams=False)
     target = Path(path)
-    findings = scan_for_secrets(data, scrubber)
     if findings:
         listed = "; ".join(f.describe() for f in findings[:5])
         raise SecretFound(

@@ -65,19 +65,47 @@ def _json_or_text(data: bytes) -> Any:
 
 
 class RecordingProxy:
-    """An ASGI app forwarding to ``upstream`` and recording each exchange."""
+    """An ASGI app forwarding to ``upstream`` and recording each exchange.
+
+    Every request goes through one pooled ``httpx2.AsyncClient`` (keep-alive to the upstream,
+    one TLS set-up per connection, not per request), made on the first request and closed
+    when the server's lifespan ends (``record`` runs it with ``lifespan="on"``) or by
+    ``aclose()``."""
 
     def __init__(self, upstream: str, *, timeout: float = 600.0) -> None:
         self.upstream = upstream.rstrip("/")
         self.timeout = timeout
         self.interactions: list[Interaction] = []
         self._lock = threading.Lock()
+        self._client: Any = None
+
+    async def aclose(self) -> None:
+        """Close the pooled client (a later request makes a new one)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
         if scope["type"] != "http":
             return
         import httpx2
 
+        if self._client is None:
+            self._client = httpx2.AsyncClient(timeout=self.timeout)
+        client = self._client
         body = await read_body(receive)
         path = scope["path"]
         query = scope.get("query_string", b"").decode()
@@ -90,10 +118,7 @@ class RecordingProxy:
         start = time.monotonic()
         frames: list[Frame] = []
         raw = b""
-        async with (
-            httpx2.AsyncClient(timeout=self.timeout) as client,
-            client.stream(scope["method"], url, content=body, headers=headers) as response,
-        ):
+        async with client.stream(scope["method"], url, content=body, headers=headers) as response:
             out_headers = [
                 (k.encode(), v.encode())
                 for k, v in response.headers.multi_items()
@@ -196,7 +221,7 @@ def record(
     """Run a recording proxy for ``upstream``; on a clean exit write the cassette to ``path``."""
     proxy = RecordingProxy(upstream)
     since = FileState.of(path) if path is not None else None
-    with serving(proxy, host=host, port=port, name="stuntset-recorder") as url:
+    with serving(proxy, host=host, port=port, name="stuntset-recorder", lifespan="on") as url:
         yield Recording(proxy, url)
     if path is not None and since is not None:
         # under the cassette's lock; merged with what another recorder wrote meanwhile

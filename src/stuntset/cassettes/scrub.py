@@ -386,21 +386,27 @@ class Scrubber:
         return list(self._values)
 
 
-def scan_for_secrets(data: bytes, scrubber: Scrubber | None = None) -> list[Finding]:
+def scan_for_secrets(
+    data: bytes, scrubber: Scrubber | None = None, *, join_streams: bool = True
+) -> list[Finding]:
     """Everything in ``data`` that looks like a secret (by shape, by an env var's value, or
     as the value of a credential field), read as decoded text: each JSON line's strings
     unescaped, and each recorded stream (response frames, CLI stdin and stderr lines) joined,
-    so a key split across frames is found. Linear in the size of ``data``."""
+    so a key split across frames is found. Linear in the size of ``data``.
+
+    ``join_streams=False`` reads each frame's strings alone: for bytes whose streams
+    ``Scrubber.stream`` has just redacted channel by channel (``write_cassette``), so the
+    channels are joined and searched once per write, not twice."""
     scrubber = scrubber or Scrubber()
     text = data.decode("utf-8", errors="replace")
     findings: list[Finding] = []
     for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
-            findings += _scan_line(number, line, scrubber)
+            findings += _scan_line(number, line, scrubber, join_streams)
     return findings
 
 
-def _scan_line(number: int, line: str, scrubber: Scrubber) -> list[Finding]:
+def _scan_line(number: int, line: str, scrubber: Scrubber, join_streams: bool) -> list[Finding]:
     seen: set[str] = set()
     found: list[Finding] = []
 
@@ -435,6 +441,24 @@ def _scan_line(number: int, line: str, scrubber: Scrubber) -> list[Finding]:
             and not _is_placeholder(value)
         ) or (_keyword_field(key) and secret_looking(value)):
             add(value, f"{key} field", f"field {_dotted((*path, key))}")
+    if not join_streams:
+        places: list[str] = []
+        texts = []
+        for name, stream, _ in streams:
+            for index, frame in enumerate(stream):
+                where = f"{name.removesuffix('s')} {index}"
+                if isinstance(frame, tuple):
+                    places.append(where)
+                    texts.append(frame[0])
+                    continue
+                for path, text, is_key in strings(frame):
+                    if path and not is_key:
+                        places.append(where)
+                        texts.append(text)
+        for where, text, hits in zip(places, texts, find_many(texts, scrubber.find), strict=True):
+            for hit in hits:
+                add(text[hit.start : hit.end], hit.kind, where)
+        return _ordered(found)
     grouped = [(name, f) for name, stream, _ in streams for f in channels(stream, singletons=True)]
     channel_texts = [joined(fragments) for _, fragments in grouped]
     for (name, fragments), text, hits in zip(

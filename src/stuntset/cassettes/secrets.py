@@ -493,6 +493,13 @@ def find_many(texts: list[str], find: Callable[[str], list[Hit]]) -> list[list[H
     newline, which no shape's body crosses (a hit is clipped to its own text all the same)."""
     if not texts:
         return []
+    # a stream repeats most of its strings frame after frame (an id, a model, an object
+    # type): each distinct text is searched once (``find`` is a pure function of its text)
+    distinct = dict.fromkeys(texts)
+    if len(distinct) < len(texts):
+        unique = list(distinct)
+        by_text = dict(zip(unique, find_many(unique, find), strict=True))
+        return [list(by_text[text]) for text in texts]
     starts: list[int] = []
     offset = 0
     for text in texts:

@@ -22,6 +22,7 @@ from typing import Literal
 
 import msgspec
 
+from stuntset.cassettes.decoded import collector_paused
 from stuntset.cassettes.format import (
     FORMAT,
     Cassette,
@@ -194,15 +195,23 @@ def verify_tree(
         if not cassette and path.suffix != ".jsonl":
             continue  # a .json file that is not a cassette: not ours to judge
         checked += 1
-        if cassette:
-            try:
-                _check_replayable(loads_cassette(data, source=str(path)))
-            except CassetteError as error:
-                problems.append(_invalid(path, error))
-        else:
-            broken = _jsonl_problem(path, data)
-            if broken is not None:
-                problems.append(broken)
-        for finding in scan_for_secrets(data, scrubber):
-            problems.append(Problem(str(path), finding.describe()))
+        with collector_paused():
+            problems += _verify_file(path, data, cassette, scrubber)
     return checked, problems
+
+
+def _verify_file(path: Path, data: bytes, cassette: bool, scrubber: Scrubber) -> list[Problem]:
+    """What is wrong with one file read: it does not parse, or it holds a secret."""
+    problems: list[Problem] = []
+    if cassette:
+        try:
+            _check_replayable(loads_cassette(data, source=str(path)))
+        except CassetteError as error:
+            problems.append(_invalid(path, error))
+    else:
+        broken = _jsonl_problem(path, data)
+        if broken is not None:
+            problems.append(broken)
+    for finding in scan_for_secrets(data, scrubber):
+        problems.append(Problem(str(path), finding.describe()))
+    return problems

@@ -73,6 +73,7 @@ def run_mcp_serve(
     sock = listening_socket(host, port)
     import uvicorn
 
+    from stuntset._uvicorn_server import PromptServer
     from stuntset.doubles.mcp.http import LOOPBACK_HOSTS, build_http_app
 
     if folder is not None:
@@ -95,7 +96,7 @@ def run_mcp_serve(
         timeout_graceful_shutdown=1,
     )
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        PromptServer(config).run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:

@@ -24,6 +24,7 @@ import uvicorn
 
 from stuntset import scenarios
 from stuntset._bind import check_bind, listening_socket
+from stuntset._uvicorn_server import PromptServer
 from stuntset.doubles.model._lane import lane_protocol
 from stuntset.doubles.model._server import (
     DroppingLogHandler,
@@ -146,7 +147,7 @@ def run_serve(
     gc.collect()
     gc.freeze()
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        PromptServer(config).run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: a normal stop
         pass
     finally:

@@ -129,6 +129,9 @@ class Projector:
         self._runs: dict[str, RunView] = {}
         self._messages: dict[tuple[str, str], MessageView] = {}
         self._reasoning: dict[tuple[str, str], MessageView] = {}
+        # An open item's deltas, joined only when a view is asked for (appending to the
+        # view's text on every delta copied it: quadratic in one message's deltas).
+        self._parts: dict[tuple[bool, str, str], list[str]] = {}
         self._tools: dict[tuple[str, str], ToolCallView] = {}
         self._approvals: dict[str, ApprovalView] = {}
         self._inputs: dict[str, InputView] = {}
@@ -153,18 +156,22 @@ class Projector:
                     self._runs[run_id], provider=event.provider, model=event.model
                 )
             case MessageDelta() | ReasoningDelta():
-                items = self._messages if isinstance(event, MessageDelta) else self._reasoning
+                message = isinstance(event, MessageDelta)
+                items = self._messages if message else self._reasoning
                 key = (run_id, event.item_id)
                 old = items.get(key)
                 if old is None:
                     items[key] = MessageView(run_id=run_id, item_id=event.item_id, text=event.text)
+                    self._parts[(message, run_id, event.item_id)] = [event.text]
                 elif not old.completed:
-                    items[key] = replace(old, text=old.text + event.text)
+                    self._parts[(message, run_id, event.item_id)].append(event.text)
             case MessageCompleted() | ReasoningCompleted():
-                items = self._messages if isinstance(event, MessageCompleted) else self._reasoning
+                message = isinstance(event, MessageCompleted)
+                items = self._messages if message else self._reasoning
                 items[(run_id, event.item_id)] = MessageView(
                     run_id=run_id, item_id=event.item_id, text=event.text, completed=True
                 )
+                self._parts.pop((message, run_id, event.item_id), None)
             case ToolStarted():
                 self._tools[(run_id, event.tool_call_id)] = ToolCallView(
                     run_id=run_id,
@@ -228,6 +235,13 @@ class Projector:
 
     def view(self) -> SessionView:
         """The projection of every event fed so far."""
+        for (message, run_id, item_id), parts in self._parts.items():
+            if len(parts) > 1:
+                text = "".join(parts)
+                parts[:] = [text]
+                items = self._messages if message else self._reasoning
+                key = (run_id, item_id)
+                items[key] = msgspec.structs.replace(items[key], text=text)
         status: SessionStatus = "new"
         if self._latest_run is not None:
             run_status = self._runs[self._latest_run].status

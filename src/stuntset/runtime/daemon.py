@@ -37,6 +37,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from stuntset._uvicorn_server import PromptServer
 from stuntset.errors import StaleCursor, StuntsetError, UsageError
 from stuntset.events import to_builtins
 from stuntset.log.base import Subscription
@@ -295,7 +296,7 @@ def write_token_file(path: Path, info: DaemonInfo, *, private_parent: bool = Fal
     write_private_file(path, msgspec.json.encode(info), private_parent=private_parent)
 
 
-class _Server(uvicorn.Server):
+class _Server(PromptServer):
     """uvicorn's server, minus its signal handling: uvicorn re-raises a SIGTERM once it has
     stopped serving, which kills the process before the host ends its runs; the daemon
     handles SIGINT and SIGTERM itself (``run_daemon(handle_signals=True)``)."""

@@ -20,6 +20,7 @@ from stuntset.cassettes import (
     loads_cassette,
     write_cassette,
 )
+from stuntset.cassettes import format as format_module
 from stuntset.cassettes.scrub import Scrubber
 
 SYSTEM = "You are a careful assistant. " * 50
@@ -214,6 +215,40 @@ def test_secret_found_refuses_and_keeps_the_old_file(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["c.jsonl"]
 
 
+def test_write_scans_each_streamed_frame_even_though_it_joins_the_channels_once(
+    tmp_path: Path,
+) -> None:
+    """The scan at write time reads each frame alone (the scrub joined the channels): a
+    broken stream scrub that leaves a key in a frame still fails the write."""
+
+    class Leaky(Scrubber):
+        def stream(self, datas: list[str]) -> list[str]:  # a broken filter: scrubs nothing
+            return datas
+
+        def value(self, data: object, **_: object) -> object:
+            return data
+
+    key = "sk-" + "ant-" + "k" * 30
+    escaped = key.replace("a", "\\u0061")  # only a decoded reading of the frame shows it
+    frames = [
+        Frame(t=0.0, data='{"delta":{"text":"hi"}}'),
+        Frame(t=0.1, data=f'{{"delta":{{"text":"{escaped}"}}}}'),
+    ]
+    interaction = Interaction(
+        id="i-1",
+        wire="anthropic.messages",
+        request=RecordedRequest(method="POST", path="/v1/messages", body={"model": "m"}),
+        response=RecordedResponse(status=200, frames=frames),
+    )
+    with pytest.raises(
+        SecretFound, match=r"line 2, frame 1: looks like a anthropic-key \(sk-ant…\)"
+    ):
+        write_cassette(
+            tmp_path / "c.jsonl", Cassette(interactions=[interaction]), scrubber=Leaky(env={})
+        )
+    assert not (tmp_path / "c.jsonl").exists()
+
+
 def test_not_a_cassette(tmp_path: Path) -> None:
     other = tmp_path / "events.jsonl"
     other.write_text('{"type":"run.started"}\n')
@@ -221,3 +256,33 @@ def test_not_a_cassette(tmp_path: Path) -> None:
     assert not is_cassette(tmp_path / "missing.jsonl")
     with pytest.raises(CassetteError, match="no such cassette"):
         load_cassette(tmp_path / "missing.jsonl")
+
+
+def test_a_write_pauses_the_cyclic_collector_and_gives_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each collection walks every object alive: a long recording's write paid for it once
+    per few hundred frames (not flat in the frames); the collector is left as it was."""
+    import gc
+
+    from stuntset.cassettes import decoded
+
+    seen: list[bool] = []
+    scan = format_module.scan_for_secrets
+
+    def watching(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return scan(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(format_module, "scan_for_secrets", watching)
+    assert gc.isenabled()
+    write_cassette(tmp_path / "c.jsonl", Cassette(interactions=[chat(1, "hi")]))
+    assert seen == [False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with decoded.collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # paused by someone else: left paused
+    finally:
+        gc.enable()

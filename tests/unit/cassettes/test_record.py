@@ -6,8 +6,10 @@ import json
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import anthropic
+import httpx2
 import openai
 import pytest
 
@@ -235,3 +237,36 @@ def test_keys_planted_in_real_traffic_never_reach_the_file(
         if f.data != "[DONE]"
     )
     assert replayed == "here: <scrubbed:anthropic-key> done"
+
+
+@pytest.mark.real_time
+def test_requests_share_one_pooled_upstream_connection_closed_with_the_recorder(
+    tmp_path: Path,
+) -> None:
+    """Recording opened a client per request (a TLS set-up each, no keep-alive)."""
+    from stuntset.cassettes._loopback import serving
+
+    peers: list[object] = []
+
+    async def upstream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        peers.append(scope["client"])
+        body = json.dumps({"id": "r", "object": "chat.completion", "choices": []}).encode()
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    with (
+        serving(upstream, name="test-upstream") as url,
+        record(url + "/v1", tmp_path / "c.jsonl") as recording,
+        httpx2.Client() as client,
+    ):
+        for _ in range(3):
+            client.post(recording.url + "/chat/completions", json={"model": "m"})
+        pooled = getattr(recording.proxy, "_client", None)
+    assert len(peers) == 3
+    assert len(set(map(tuple, peers))) == 1  # type: ignore[arg-type]
+    assert pooled is not None
+    assert pooled.is_closed
+    assert len(load_cassette(tmp_path / "c.jsonl").interactions) == 3

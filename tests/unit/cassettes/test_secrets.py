@@ -29,7 +29,7 @@ from stuntset.cassettes import (
     scan_for_secrets,
 )
 from stuntset.cassettes.format import scrub_cassette
-from stuntset.cassettes.secrets import SHAPES, env_secrets, find_many, find_secrets
+from stuntset.cassettes.secrets import SHAPES, Hit, env_secrets, find_many, find_secrets
 from stuntset.cassettes.sse import parse_sse
 
 ENV_TOKEN = "plain-but-secret-value-42"  # no shape: found because of its variable's name
@@ -552,6 +552,28 @@ def test_many_texts_are_searched_in_one_pass_each_hit_in_its_own_text() -> None:
         [],
         [(0, len(key), "openai-key")],
     ]
+
+
+def test_a_text_repeated_among_many_is_searched_once_and_answered_for_each() -> None:
+    key = SECRETS["openai-key"]
+    searched: list[str] = []
+
+    def find(text: str) -> list[Hit]:
+        searched.append(text)
+        return Scrubber(env={}).find(text)
+
+    texts = [f"a {key}", "gpt-4o", f"a {key}", "gpt-4o", "x"]
+    found = find_many(texts, find)
+    assert [[(h.start, h.kind) for h in hits] for hits in found] == [
+        [(2, "openai-key")],
+        [],
+        [(2, "openai-key")],
+        [],
+        [],
+    ]
+    assert found[0] is not found[2]  # each its own list: a caller may change one
+    assert len(searched) == 1
+    assert searched[0].count(key) == 1
 
 
 def test_overlapping_secrets_are_redacted_as_one_leaving_no_tail() -> None:

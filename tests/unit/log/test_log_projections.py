@@ -13,6 +13,7 @@ from stuntset.events import (
     InputRequested,
     MessageCompleted,
     MessageDelta,
+    ReasoningDelta,
     RunCrashed,
     RunStarted,
     ToolCompleted,
@@ -96,6 +97,22 @@ async def test_fed_one_at_a_time_equals_the_fold(name: str) -> None:
     for event in events:
         projector.feed(event)
     assert diff_views(project(events), projector.view()) == []
+
+
+def test_a_live_view_between_deltas_sees_the_text_so_far_and_keeps_joining() -> None:
+    projector = Projector()
+    projector.feed(RunStarted(run_id="r", ts=1.0, session_id="s", provider="p"))
+    seen = []
+    for text in ["a", "b", "c"]:
+        projector.feed(MessageDelta(run_id="r", ts=1.0, item_id="m", text=text))
+        projector.feed(ReasoningDelta(run_id="r", ts=1.0, item_id="t", text=text.upper()))
+        view = projector.view()
+        seen.append((view.messages[0].text, view.reasoning[0].text))
+    projector.feed(MessageCompleted(run_id="r", ts=1.0, item_id="m", text="final"))
+    projector.feed(MessageDelta(run_id="r", ts=1.0, item_id="m", text="late"))
+    assert seen == [("a", "A"), ("ab", "AB"), ("abc", "ABC")]
+    assert [(m.text, m.completed) for m in projector.view().messages] == [("final", True)]
+    assert projector.view().reasoning[0].text == "ABC"
 
 
 def test_diff_views_names_the_differing_fields() -> None:

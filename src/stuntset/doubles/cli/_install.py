@@ -245,7 +245,14 @@ class InstalledCli(InstalledExecutable):
 
     def unused_turns(self) -> list[tuple[int, Turn]]:
         """Scripted turns with uses left (a spawn failure counts as used once installed)."""
-        left = self._state().get("left") or [t.times for t in self.script.turns]
+        # the fake's take_turn keeps the counts of the turns at or past its cursor ("first");
+        # those before it are used up (see _runtime.turns_left)
+        state = self._state()
+        used, first = state.get("used") or {}, state.get("first", 0)
+        left = [
+            0 if index < first else turn.times - used.get(str(index), 0)
+            for index, turn in enumerate(self.script.turns)
+        ]
         return [
             (index, turn)
             for index, turn in enumerate(self.script.turns)
@@ -420,9 +427,25 @@ def prepare_state(
 
 def write_launcher(path: Path, state_dir: Path, module: str, plan: dict[str, Any]) -> None:
     """Write ``plan`` (with its ``state_dir``) and the executable at ``path`` that plays it
-    with the runtime module ``module``."""
+    with the runtime module ``module``.
+
+    A plan's ``turns`` are written apart, so that a spawn's time does not grow with the
+    script: the plan keeps their number (``turn_count``), and ``turns.marshal`` holds every
+    turn marshalled on its own, preceded by their offsets (8 bytes each, ``turn_count + 1``
+    of them): a spawn reads the turns it looks at (``Runtime.turn``), from the first with
+    uses left."""
+    head = {**plan, "state_dir": str(state_dir)}
+    turns = head.pop("turns", None)
+    if turns is not None:
+        blobs = [marshal.dumps(turn) for turn in turns]
+        offsets = [8 * (len(blobs) + 1)]
+        for blob in blobs:
+            offsets.append(offsets[-1] + len(blob))
+        index = b"".join(offset.to_bytes(8, "little") for offset in offsets)
+        _write_atomically(state_dir / "turns.marshal", index + b"".join(blobs), 0o644)
+        head["turn_count"] = len(turns)
     plan_path = state_dir / "plan.marshal"
-    _write_atomically(plan_path, marshal.dumps({**plan, "state_dir": str(state_dir)}), 0o644)
+    _write_atomically(plan_path, marshal.dumps(head), 0o644)
     _write_atomically(path, launcher(plan_path, module, path.name).encode(), 0o755)
 
 

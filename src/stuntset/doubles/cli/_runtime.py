@@ -278,6 +278,7 @@ class Runtime:
     def __init__(self, plan: dict[str, Any], argv: list[str]) -> None:
         self.plan = plan
         self.argv = argv
+        self._turns: dict[int, dict[str, Any]] = {}
         self.env = {
             key.decode("utf-8", "replace"): value.decode("utf-8", "replace")
             for key, value in posix.environ.items()
@@ -299,6 +300,23 @@ class Runtime:
         else:  # journaled, then the default action (so a client's SIGTERM shows in the journal)
             _signal.signal(_signal.SIGTERM, self._on_default_sigterm)
         self.lines = Lines(0, wake)
+
+    def turn(self, index: int) -> dict[str, Any]:
+        """Scripted turn ``index``, read from the plan's turns file alone (see
+        ``write_launcher``): a spawn reads the turn it plays, not the whole script."""
+        cached = self._turns.get(index)
+        if cached is not None:
+            return cached
+        fd = posix.open(self.plan["state_dir"] + "/turns.marshal", posix.O_RDONLY)
+        try:
+            bounds = posix.pread(fd, 16, 8 * index)
+            start = int.from_bytes(bounds[:8], "little")
+            end = int.from_bytes(bounds[8:], "little")
+            turn: dict[str, Any] = marshal.loads(posix.pread(fd, end - start, start))
+        finally:
+            posix.close(fd)
+        self._turns[index] = turn
+        return turn
 
     def ids(self, stream: str) -> Ids:
         """Seeded ids for ``stream`` (a session id, say): the same on every run."""
@@ -442,30 +460,66 @@ def take_turn(
     """The index of the first scripted turn with uses left that accepts the request (as
     ``ScriptPlayer`` chooses), counted in the double's shared state (and per session, given
     ``session_id``); or ``-1`` and an error text naming the miss (``no_turn_message``)."""
-    plan = rt.plan
-    turns: list[dict[str, Any]] = plan["turns"]
+    count: int = rt.plan["turn_count"]
 
     def take(state: dict[str, Any]) -> tuple[int, str | None]:
-        left: list[int] = state.setdefault("left", [t["times"] for t in turns])
         played = state.get("played", 0) + 1
         state["played"] = played
         if session_id is not None:
             sessions = state.setdefault("sessions", {})
             sessions[session_id] = sessions.get(session_id, 0) + 1
-        for index, turn in enumerate(turns):
-            if left[index] and accepts(turn["match"], prompt, model, has_results):
-                left[index] -= 1
+        used: dict[str, int] = state.setdefault("used", {})
+        for index in range(state.get("first", 0), count):
+            key = str(index)
+            uses = used.get(key, 0)
+            turn = rt.turn(index)
+            if uses < turn["times"] and accepts(turn["match"], prompt, model, has_results):
+                used[key] = uses + 1
+                _advance(state, rt)
                 return index, None
-        return -1, no_turn_message(state, plan, left, played, prompt, model, wire)
+        return -1, no_turn_message(state, rt, played, prompt, model, wire)
 
     result: tuple[int, str | None] = rt.state.update(take)
     return result
 
 
+def _advance(state: dict[str, Any], rt: Runtime) -> None:
+    """Move the cursor past the turns used up (their counts go: below the cursor, every turn
+    is used up), so that a conversation played in order finds its turn at once and the
+    state stays small, however long the script."""
+    used: dict[str, int] = state["used"]
+    first: int = state.get("first", 0)
+    count: int = rt.plan["turn_count"]
+    while first < count and used.get(str(first), 0) >= rt.turn(first)["times"]:
+        used.pop(str(first), None)
+        first += 1
+    state["first"] = first
+
+
+def turns_left(state: dict[str, Any], times: list[int]) -> list[int]:
+    """The uses left of every scripted turn, from the shared state (``take_turn`` keeps the
+    counts of the turns at or past its cursor, ``first``: those before it are used up)."""
+    used: dict[str, int] = state.get("used") or {}
+    first: int = state.get("first", 0)
+    return [
+        0 if index < first else times[index] - used.get(str(index), 0)
+        for index in range(len(times))
+    ]
+
+
+def give_back(state: dict[str, Any], rt: Runtime, index: int) -> None:
+    """Turn ``index`` was taken but not played: one use more."""
+    used: dict[str, int] = state.setdefault("used", {})
+    first: int = state.get("first", 0)
+    for earlier in range(index, first):  # below the cursor: used up, written out again
+        used[str(earlier)] = rt.turn(earlier)["times"]
+    state["first"] = min(first, index)
+    used[str(index)] = used.get(str(index), 0) - 1
+
+
 def no_turn_message(
     state: dict[str, Any],
-    plan: dict[str, Any],
-    left: list[int],
+    rt: Runtime,
     played: int,
     prompt: str,
     model: str,
@@ -473,8 +527,10 @@ def no_turn_message(
 ) -> str:
     """Why request ``played`` got no scripted turn (every turn used, or none left matches),
     worded as ``ScriptPlayer`` words it; kept in ``state["exhausted"]`` for the test's side."""
-    turns: list[dict[str, Any]] = plan["turns"]
-    remaining = [f"  turn {i}: {t['describe']}" for i, t in enumerate(turns) if left[i]]
+    plan = rt.plan
+    count: int = plan["turn_count"]
+    left = turns_left(state, [rt.turn(index)["times"] for index in range(count)])
+    remaining = [f"  turn {i}: {rt.turn(i)['describe']}" for i in range(count) if left[i]]
     shown = prompt if len(prompt) <= 80 else prompt[:77] + "..."
     head = (
         f"script {plan['script']!r} has no turn for request #{played} "
@@ -482,7 +538,7 @@ def no_turn_message(
     )
     if not remaining:
         message = (
-            f"{head}: all {len(turns)} turns were used. The code under test made more "
+            f"{head}: all {count} turns were used. The code under test made more "
             f"requests than scripted: add a turn, or use times=N for repeats."
         )
     else:
@@ -497,7 +553,7 @@ def load_plan(plan_path: str) -> dict[str, Any]:
     the file, and exit 2."""
     try:
         with open(plan_path, "rb") as file:
-            plan = marshal.load(file)
+            plan = marshal.loads(file.read())  # marshal.load(file) reads object by object
         problem = None if isinstance(plan, dict) and "state_dir" in plan else "not a plan"
     except FileNotFoundError:
         problem = "no such file (was the double's directory removed? install it again)"

@@ -348,6 +348,8 @@ class McpHttpServer:
     def __init__(self, dispatcher: Dispatcher, *, host: str = "127.0.0.1", port: int = 0) -> None:
         import uvicorn
 
+        from stuntset._uvicorn_server import ReadyServer
+
         self.app = build_http_app(dispatcher)
         self._sock = listening_socket(host, port)
         self.host, self.port = self._sock.getsockname()[:2]
@@ -360,17 +362,7 @@ class McpHttpServer:
             timeout_graceful_shutdown=1,
         )
         self._ready = threading.Event()
-        server = uvicorn.Server(config)
-        ready = self._ready
-        original = server.startup
-
-        async def startup(sockets: list[socket.socket] | None = None) -> None:
-            try:
-                await original(sockets)
-            finally:
-                ready.set()
-
-        server.startup = startup  # type: ignore[method-assign]
+        server = ReadyServer(config, self._ready)
         self._server = server
         self._thread = threading.Thread(
             target=server.run,

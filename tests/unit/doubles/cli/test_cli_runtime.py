@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -206,15 +207,88 @@ def test_a_partial_folder_keeps_the_data_away_until_it_is_whole(tmp_path: Path) 
 def test_a_request_without_a_turn_is_explained_either_way() -> None:
     from stuntset.doubles.cli._runtime import no_turn_message
 
-    plan = {"script": "s", "turns": [{"describe": "contains 'a'"}, {"describe": "any"}]}
-    state: dict[str, object] = {}
-    used_up = no_turn_message(state, plan, [0, 0], 3, "hi", "m", "claude")
+    class Plan:  # the Runtime's part it reads: the plan, and a turn read on demand
+        def __init__(self) -> None:
+            self.plan = {"script": "s", "turn_count": 2}
+
+        def turn(self, index: int) -> dict[str, Any]:
+            return [{"describe": "contains 'a'", "times": 1}, {"describe": "any", "times": 1}][
+                index
+            ]
+
+    rt: Any = Plan()
+    state: dict[str, Any] = {"first": 2, "used": {}}
+    used_up = no_turn_message(state, rt, 3, "hi", "m", "claude")
     assert used_up == (
         "script 's' has no turn for request #3 (input 'hi', model 'm', wire 'claude'): all 2 "
         "turns were used. The code under test made more requests than scripted: add a turn, or "
         "use times=N for repeats."
     )
-    unmatched = no_turn_message(state, plan, [1, 0], 4, "x" * 100, "m", "codex")
+    state.update(first=0, used={"1": 1})
+    unmatched = no_turn_message(state, rt, 4, "x" * 100, "m", "codex")
     assert unmatched.endswith("no remaining turn matches it. Remaining:\n  turn 0: contains 'a'")
     assert f"input '{'x' * 77}...'" in unmatched
     assert state["exhausted"] == [used_up, unmatched]
+
+
+def test_a_turn_is_found_from_the_cursor_without_looking_at_the_used_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fake's spawn must not grow with the script: the turns before the first with uses
+    left are neither looked at nor kept in the shared state."""
+    from stuntset.doubles.cli import _runtime
+
+    looked: list[object] = []
+    accepts = _runtime.accepts
+
+    def counting(match: Any, *args: Any) -> bool:
+        looked.append(match)
+        return accepts(match, *args)
+
+    monkeypatch.setattr(_runtime, "accepts", counting)
+
+    class Rt:
+        def __init__(self) -> None:
+            self.plan = {"script": "s", "turn_count": 200}
+            self.state = _runtime.SharedState(str(tmp_path))
+            self.read: list[int] = []
+
+        def turn(self, index: int) -> dict[str, Any]:
+            self.read.append(index)
+            return {"times": 1, "match": None, "describe": "any"}
+
+    rt: Any = Rt()
+    for expected in range(200):
+        assert _runtime.take_turn(rt, "hi", "m", "claude") == (expected, None)
+    assert len(looked) == 200  # one turn looked at per request
+    assert len(rt.read) <= 3 * 200  # and read a few times each (the Runtime caches them)
+    state = rt.state.update(lambda state: dict(state))
+    assert (state["first"], state["used"]) == (200, {})
+
+
+def test_turn_uses_left_and_given_back_across_the_cursor(tmp_path: Path) -> None:
+    from stuntset.doubles.cli import _runtime
+
+    times = [1, 2, 1]
+
+    matches = [None, {"contains": "b"}, None]
+
+    class Rt:
+        def __init__(self) -> None:
+            self.plan = {"script": "s", "turn_count": 3}
+            self.state = _runtime.SharedState(str(tmp_path))
+
+        def turn(self, index: int) -> dict[str, Any]:
+            return {"times": times[index], "match": matches[index], "describe": "-"}
+
+    rt: Any = Rt()
+    taken = [_runtime.take_turn(rt, prompt, "m", "claude")[0] for prompt in "aabb"]
+    assert taken == [0, 2, 1, 1]
+    state = rt.state.update(lambda state: dict(state))
+    assert (state["first"], state["used"]) == (3, {})
+    assert _runtime.turns_left(state, times) == [0, 0, 0]
+    rt.state.update(lambda state: _runtime.give_back(state, rt, 1))
+    state = rt.state.update(lambda state: dict(state))
+    assert _runtime.turns_left(state, times) == [0, 1, 0]
+    assert _runtime.take_turn(rt, "b", "m", "claude") == (1, None)
+    assert _runtime.take_turn(rt, "b", "m", "claude")[0] == -1

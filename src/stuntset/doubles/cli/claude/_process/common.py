@@ -55,4 +55,4 @@ def choose_turn(
         has_results=has_results,
         session_id=session.session_id,
     )
-    return index, (session.rt.plan["turns"][index] if index >= 0 else None), error
+    return index, (session.rt.turn(index) if index >= 0 else None), error

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+from stuntset.doubles.cli._runtime import give_back as give_turn_back
 from stuntset.doubles.cli.claude._process.common import choose_turn, usage
 
 TYPE_CHECKING = False
@@ -177,7 +178,7 @@ def finish_blocked(run: TurnState, informational: dict[str, Any]) -> None:
     if run.index >= 0:
 
         def give_back(state: dict[str, Any]) -> None:
-            state["left"][run.index] += 1
+            give_turn_back(state, s.rt, run.index)
 
         s.rt.state.update(give_back)
     run.emit(dict(informational))

@@ -221,11 +221,9 @@ class Session:
         """Pick the session: new, ``--session-id``, ``--resume`` or ``--continue``."""
         options = self.options
         resume = options.get("resume")
-        plan = self.rt.plan
 
         def choose(state: dict[str, Any]) -> tuple[str, str | None, int]:
             sessions: dict[str, int] = state.setdefault("sessions", {})
-            state.setdefault("left", [t["times"] for t in plan["turns"]])
             wanted: str | None = None
             if resume is True:
                 return "", "Error: --resume requires a valid session ID or session title", 0

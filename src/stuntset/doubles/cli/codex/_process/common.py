@@ -166,7 +166,6 @@ class Threads:
         rt = self.rt
 
         def change(state: dict[str, Any]) -> dict[str, Any]:
-            state.setdefault("left", [t["times"] for t in rt.plan["turns"]])
             created = state.get("created", 0) + 1
             state["created"] = created
             thread = {
@@ -221,7 +220,7 @@ def choose_turn(rt: Runtime, prompt: str, model: str) -> tuple[dict[str, Any] | 
     from stuntset.doubles.cli._runtime import take_turn
 
     index, error = take_turn(rt, prompt, model, "codex")
-    return (rt.plan["turns"][index] if index >= 0 else None), error
+    return (rt.turn(index) if index >= 0 else None), error
 
 
 #: The most text characters one user input may carry (codex-cli 0.163.0 refuses more).
