@@ -7,7 +7,8 @@ import threading
 import httpx2
 import uvicorn
 
-from stuntset._uvicorn_server import ReadyServer, nodelay_socket
+from stuntset._bind import listening_socket
+from stuntset._uvicorn_server import ReadyServer
 
 
 async def _hello(scope: dict[str, object], receive: object, send: object) -> None:
@@ -17,7 +18,7 @@ async def _hello(scope: dict[str, object], receive: object, send: object) -> Non
 
 
 def _serve(server_tick: float) -> tuple[ReadyServer, threading.Thread, str]:
-    sock = nodelay_socket("127.0.0.1", 0)
+    sock = listening_socket("127.0.0.1", 0)
     config = uvicorn.Config(_hello, http="httptools", lifespan="off", log_config=None)
     ready = threading.Event()
     server = ReadyServer(config, ready)

@@ -540,7 +540,7 @@ class Run:
                 {"error": {"code": 500, "message": f"stuntset: {head}", "status": "INTERNAL"}}
             )
             self.fail("_ApiError", body, f"[API Error: {body}]", 500, 500)
-        turn: dict[str, Any] = self.rt.plan["turns"][index]
+        turn: dict[str, Any] = self.rt.turn(index)
         return turn
 
     def request(self, has_results: bool, attempts: int, stream_attempts: int) -> None:
