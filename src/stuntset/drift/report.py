@@ -25,7 +25,7 @@ from stuntset.seams import deterministic
 from .allowlist import ALLOWLIST, Allowed, Race, load_allowlist
 from .compare import differences
 from .native import native_script, prepare
-from .normalize import describe, normalize
+from .normalize import describe, normalize, result_label, result_step
 from .runners import (
     CLIS,
     COLUMNS,
@@ -164,11 +164,16 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def outcome_of(events: list[Event], error: str | None = None) -> str:
+def outcome_of(
+    events: list[Event], error: str | None = None, result: dict[str, Any] | None = None
+) -> str:
     """How a run ended, as the matrix writes it: ``completed``, ``killed``, ``crashed:
-    <kind>`` (``(retryable)``); ``no terminal`` when none came."""
+    <kind>`` (``(retryable)``), then its final result's fields in brackets (``result_label``:
+    ``completed [success, usage]``); ``no terminal`` when none came."""
     if error is not None and not any(e.terminal for e in events):
         return "no terminal"
+    if result:
+        return f"{outcome_of(events)} [{result_label(result)}]"
     for event in events:
         if event.terminal:
             label = event.type.removeprefix("run.")
@@ -187,13 +192,14 @@ def _judge(
     """The cell of one pair, and the allowlist entries that matched it: a race's outcomes
     first (each side must show a known one; its span then compares equal), then every
     difference left must be covered by an ``[[allowed]]`` entry."""
-    real_steps, fake_steps = normalize(real.events, real.cwd), normalize(fake.events, fake.cwd)
+    real_steps = normalize(real.events, real.cwd) + result_step(real.result)
+    fake_steps = normalize(fake.events, fake.cwd) + result_step(fake.result)
     cell = DriftCell(
         scenario,
         cli,
         "same",
-        real=outcome_of(real.events, real.error),
-        fake=outcome_of(fake.events, fake.error),
+        real=outcome_of(real.events, real.error, real.result),
+        fake=outcome_of(fake.events, fake.error, fake.result),
         seconds={"real": round(real.seconds, 2), "fake": round(fake.seconds, 2)},
         requests=real.requests,
         real_steps=real_steps,
