@@ -574,8 +574,8 @@ def exec_ops(ops: Any) -> list[Any]:
             if position in asked:
                 continue
         elif kind == "result" and waiting:
-            named = [w for w in waiting if op[3] is not None and w[0] == op[3]]
-            call = (named or waiting)[0]
+            ids = [w for w in waiting if op[3] is not None and w[0] == op[3]]
+            call = (ids or waiting)[0]
             waiting.remove(call)
             if call[1]:
                 op = ("result", op[1], op[2], _UNSHOWN)
