@@ -131,15 +131,18 @@ class DriftReport:
 
 def readme_table(report: DriftReport, allowed: list[Allowed | Race] | None = None) -> str:
     """The README's table: per scenario and CLI, how the real binary's run ended, how the
-    fake's did, and the verdict — ``same``, or ``allowed (<kind of reason>)`` when the
-    allowlist has an entry for the pair (a racy pair stays ``allowed`` when it came out the
-    same), so the table changes only when an outcome or the allowlist does."""
+    fake's did (with its final result's fields in brackets: ``completed [success, usage]``,
+    except for a pair with a race, whose result the race may decide), and the verdict —
+    ``same``, or ``allowed (<kind of reason>)`` when the allowlist has an entry for the pair
+    (a racy pair stays ``allowed`` when it came out the same), so the table changes only when
+    an outcome or the allowlist does."""
     entries = load_allowlist() if allowed is None else allowed
     found: dict[tuple[str, str], set[str]] = {}
     for entry in entries:
         for column in entry.columns:
             found.setdefault((entry.scenario, column), set()).add(entry.kind)
     kinds = {pair: ", ".join(sorted(names)) for pair, names in found.items()}
+    raced = {(e.scenario, c) for e in entries if isinstance(e, Race) for c in e.columns}
     table = report.table()
     clis = list(dict.fromkeys(cell.cli for cell in report.cells))
     head = "".join(f" {c}: real | {c}: fake | {c} |" for c in clis)
@@ -155,25 +158,33 @@ def readme_table(report: DriftReport, allowed: list[Allowed | Race] | None = Non
                 verdict = cell.status
             else:
                 verdict = "same" if kind is None else f"allowed ({kind})"
-            parts.append(f" {cell.real or '—'} | {cell.fake or '—'} | {verdict} |")
+            shown = [
+                _with_result(outcome, steps, (scenario, cli) in raced)
+                for outcome, steps in ((cell.real, cell.real_steps), (cell.fake, cell.fake_steps))
+            ]
+            parts.append(f" {shown[0]} | {shown[1]} | {verdict} |")
         lines.append(f"| `{scenario}` |" + "".join(parts))
     return "\n".join(lines) + "\n"
+
+
+def _with_result(outcome: str, steps: list[dict[str, Any]], raced: bool) -> str:
+    """``outcome`` with the final result's fields (the last step, when it is one)."""
+    if not outcome:
+        return "—"
+    if raced or not steps or steps[-1]["type"] != "result":
+        return outcome
+    return f"{outcome} [{result_label({k: v for k, v in steps[-1].items() if k != 'type'})}]"
 
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def outcome_of(
-    events: list[Event], error: str | None = None, result: dict[str, Any] | None = None
-) -> str:
+def outcome_of(events: list[Event], error: str | None = None) -> str:
     """How a run ended, as the matrix writes it: ``completed``, ``killed``, ``crashed:
-    <kind>`` (``(retryable)``), then its final result's fields in brackets (``result_label``:
-    ``completed [success, usage]``); ``no terminal`` when none came."""
+    <kind>`` (``(retryable)``); ``no terminal`` when none came."""
     if error is not None and not any(e.terminal for e in events):
         return "no terminal"
-    if result:
-        return f"{outcome_of(events)} [{result_label(result)}]"
     for event in events:
         if event.terminal:
             label = event.type.removeprefix("run.")
@@ -198,8 +209,8 @@ def _judge(
         scenario,
         cli,
         "same",
-        real=outcome_of(real.events, real.error, real.result),
-        fake=outcome_of(fake.events, fake.error, fake.result),
+        real=outcome_of(real.events, real.error),
+        fake=outcome_of(fake.events, fake.error),
         seconds={"real": round(real.seconds, 2), "fake": round(fake.seconds, 2)},
         requests=real.requests,
         real_steps=real_steps,

@@ -196,7 +196,14 @@ def test_the_final_results_fields_are_compared(field: str, value: object, shown:
     fake_run.result = dict(_SUCCESS)
     same, _ = _judge("happy_path", "claude", real_run, fake_run, [])
     assert same.status == "same"
-    assert same.real == "completed [success, usage]"
+    assert same.real == "completed"
+    assert "| completed [success, usage] | completed [success, usage] | same |" in (
+        readme_table(DriftReport([same]), [])
+    )
+    raced = Race("claude", "happy_path", 1, (("run.completed",),), "race: why")
+    assert "| completed | completed | allowed (race) |" in readme_table(
+        DriftReport([same]), [raced]
+    )
 
 
 def test_a_final_result_only_one_side_has_differs() -> None:
@@ -205,7 +212,10 @@ def test_a_final_result_only_one_side_has_differs() -> None:
     cell, _ = _judge("crash_mid_turn", "codex", real_run, fake_run, [])
     assert cell.status == "differs"
     assert cell.difference.startswith("step 2: real result status='failed'")
-    assert cell.real == "completed [failed, internalServerError, usage]"
+    assert readme_table(DriftReport([cell]), []).splitlines()[2] == (
+        "| `crash_mid_turn` | completed [failed, internalServerError, usage] | completed | "
+        "**differs** |"
+    )
 
 
 def test_outcomes() -> None:
