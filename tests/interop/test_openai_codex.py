@@ -678,6 +678,9 @@ class ExecThread:
 EXEC_EXPECTED: dict[str, list[Any]] = {
     **EXPECTED,
     "long_stream": [" ".join(f"word{i}" for i in range(400))],
+    # exec never asks (request_user_input is unavailable in codex's default mode): the texts
+    # around the question are one message, as the real exec shows them over the model double
+    "input_request": ["Before I deploy, I need one detail.Thanks, deploying now."],
     # the TS SDK's final response starts empty: no message, no answer
     "out_of_order": [""],
     "crash_mid_turn": [(RuntimeError, "Codex Exec exited with code 1: Reading prompt")],

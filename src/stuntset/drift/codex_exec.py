@@ -176,6 +176,9 @@ class ExecRun:
         self._items = TurnItems(EXEC, self._emit, _OutOfOrder)
         self._known_items: set[str] = set()
         self._last_error = ""
+        #: The turn's end beyond the events: ``status`` (``completed``/``failed``, from the
+        #: event that ended it), ``usage`` (whether ``turn.completed`` carried one).
+        self.result_fields: dict[str, Any] = {}
 
     @property
     def run_id(self) -> str:
@@ -342,11 +345,13 @@ class ExecRun:
             except _OutOfOrder as out_of_order:
                 self._broken(str(out_of_order))
         elif kind == "turn.completed":
+            self.result_fields = {"status": "completed", "usage": bool(event.get("usage"))}
             self._items.add_usage(event.get("usage") or {})
             self._items.report_usage()
             self._hold(RunCompleted, stop_reason="end_turn")
         elif kind == "turn.failed":
             # not the app-server reader's: exec names a failure by its text alone
+            self.result_fields = {"status": "failed", "usage": False}
             error = event.get("error")
             message = str((error or {}).get("message") if isinstance(error, dict) else error)
             failure, retryable = failure_of(message or self._last_error)

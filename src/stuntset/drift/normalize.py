@@ -11,6 +11,12 @@ is written ``$CWD``. ``run.crashed``'s ``message`` is free text (request ids, pa
 compared is its *class* (``message_class``: ``api error 401``, ``status 429``, ``not
 found``…), which is what an app matching the message would see. Consecutive deltas of one
 kind are joined into one step: how a program chunks text is not behaviour.
+
+What an app reads beyond the events is the last step, ``result`` (``result_step``): the
+fields of the run's final result as its adapter read them (claude's ``ResultMessage``:
+``subtype``, ``is_error``, ``api_error_status``, ``usage`` present; codex's
+``turn/completed``: ``status``, ``error`` info, ``usage`` reported; exec's last event:
+``status``, ``usage``). A side whose run ended without one has no such step.
 """
 
 from __future__ import annotations
@@ -21,7 +27,16 @@ from typing import Any
 
 from stuntset.events import Event, to_builtins
 
-__all__ = ["Step", "describe", "message_class", "normalize", "short", "spell"]
+__all__ = [
+    "Step",
+    "describe",
+    "message_class",
+    "normalize",
+    "result_label",
+    "result_step",
+    "short",
+    "spell",
+]
 
 #: One normalized step: its ``type`` first, then the compared fields.
 Step = dict[str, Any]
@@ -123,3 +138,26 @@ def short(value: Any, limit: int = 60) -> str:
     """``repr(value)``, cut to ``limit`` characters."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def result_step(fields: dict[str, Any]) -> list[Step]:
+    """The ``result`` step of a run's final result ``fields`` (none when it had none)."""
+    return [{"type": "result", **fields}] if fields else []
+
+
+def result_label(fields: dict[str, Any]) -> str:
+    """A final result in a few words, for the table: ``success, usage``, ``error_during_execution,
+    is_error, api 500, no usage``, ``failed, responseStreamDisconnected 401, no usage``."""
+    words: list[str] = []
+    for name, value in fields.items():
+        if name == "usage":
+            words.append("usage" if value else "no usage")
+        elif name == "is_error":
+            if value:
+                words.append("is_error")
+        elif name == "api_error_status":
+            if value is not None:
+                words.append(f"api {value}")
+        elif value is not None:
+            words.append(str(value))
+    return ", ".join(words)

@@ -25,7 +25,7 @@ from stuntset.seams import deterministic
 from .allowlist import ALLOWLIST, Allowed, Race, load_allowlist
 from .compare import differences
 from .native import native_script, prepare
-from .normalize import describe, normalize
+from .normalize import describe, normalize, result_label, result_step
 from .runners import (
     CLIS,
     COLUMNS,
@@ -131,15 +131,18 @@ class DriftReport:
 
 def readme_table(report: DriftReport, allowed: list[Allowed | Race] | None = None) -> str:
     """The README's table: per scenario and CLI, how the real binary's run ended, how the
-    fake's did, and the verdict — ``same``, or ``allowed (<kind of reason>)`` when the
-    allowlist has an entry for the pair (a racy pair stays ``allowed`` when it came out the
-    same), so the table changes only when an outcome or the allowlist does."""
+    fake's did (with its final result's fields in brackets: ``completed [success, usage]``,
+    except for a pair with a race, whose result the race may decide), and the verdict —
+    ``same``, or ``allowed (<kind of reason>)`` when the allowlist has an entry for the pair
+    (a racy pair stays ``allowed`` when it came out the same), so the table changes only when
+    an outcome or the allowlist does."""
     entries = load_allowlist() if allowed is None else allowed
     found: dict[tuple[str, str], set[str]] = {}
     for entry in entries:
         for column in entry.columns:
             found.setdefault((entry.scenario, column), set()).add(entry.kind)
     kinds = {pair: ", ".join(sorted(names)) for pair, names in found.items()}
+    raced = {(e.scenario, c) for e in entries if isinstance(e, Race) for c in e.columns}
     table = report.table()
     clis = list(dict.fromkeys(cell.cli for cell in report.cells))
     head = "".join(f" {c}: real | {c}: fake | {c} |" for c in clis)
@@ -155,9 +158,22 @@ def readme_table(report: DriftReport, allowed: list[Allowed | Race] | None = Non
                 verdict = cell.status
             else:
                 verdict = "same" if kind is None else f"allowed ({kind})"
-            parts.append(f" {cell.real or '—'} | {cell.fake or '—'} | {verdict} |")
+            shown = [
+                _with_result(outcome, steps, (scenario, cli) in raced)
+                for outcome, steps in ((cell.real, cell.real_steps), (cell.fake, cell.fake_steps))
+            ]
+            parts.append(f" {shown[0]} | {shown[1]} | {verdict} |")
         lines.append(f"| `{scenario}` |" + "".join(parts))
     return "\n".join(lines) + "\n"
+
+
+def _with_result(outcome: str, steps: list[dict[str, Any]], raced: bool) -> str:
+    """``outcome`` with the final result's fields (the last step, when it is one)."""
+    if not outcome:
+        return "—"
+    if raced or not steps or steps[-1]["type"] != "result":
+        return outcome
+    return f"{outcome} [{result_label({k: v for k, v in steps[-1].items() if k != 'type'})}]"
 
 
 def _md(text: str) -> str:
@@ -187,7 +203,8 @@ def _judge(
     """The cell of one pair, and the allowlist entries that matched it: a race's outcomes
     first (each side must show a known one; its span then compares equal), then every
     difference left must be covered by an ``[[allowed]]`` entry."""
-    real_steps, fake_steps = normalize(real.events, real.cwd), normalize(fake.events, fake.cwd)
+    real_steps = normalize(real.events, real.cwd) + result_step(real.result)
+    fake_steps = normalize(fake.events, fake.cwd) + result_step(fake.result)
     cell = DriftCell(
         scenario,
         cli,

@@ -93,6 +93,11 @@ class Played:
     requests: int = 0  # requests the model double received (the real side)
     seconds: float = 0.0  # wall time of the run, start to close
     cwd: str = ""  # the program's working directory (``$CWD`` in the compared steps)
+    #: what the run's final result said beyond the events, as its adapter read it (the
+    #: run's ``result_fields``: claude's ``ResultMessage`` subtype, ``is_error``,
+    #: ``api_error_status`` and usage presence; codex's turn status, error info and usage
+    #: presence); empty when no result came (or the column has none: ``claude-session``)
+    result: dict[str, Any] = field(default_factory=dict)
 
 
 #: The variables naming the real binary to drift against (before the bundled one).
@@ -278,7 +283,8 @@ async def _play(
         error = f"iterating the run raised {played.error!r}"
     elif played.timed_out:
         error = f"no terminal event within {timeout:g} s"
-    return Played(played.events, error, seconds=time.monotonic() - began)
+    result = dict(getattr(run, "result_fields", None) or {})
+    return Played(played.events, error, seconds=time.monotonic() - began, result=result)
 
 
 async def play_side(

@@ -259,6 +259,9 @@ class ClaudeCodeRun(QueuedRun):
         self._open: dict[str, tuple[str, str]] = {}  # "text"/"thinking" → (item id, text so far)
         self._tools_open: set[str] = set()
         self._synthetic: str | None = None
+        #: What the CLI's final ``ResultMessage`` said beyond the events (empty until it
+        #: came): ``subtype``, ``is_error``, ``api_error_status``, ``usage`` (present or not).
+        self.result_fields: dict[str, Any] = {}
 
     # --- events out ---
 
@@ -472,6 +475,12 @@ class ClaudeCodeRun(QueuedRun):
         self._emit(completed, item_id=item_id, text=text)
 
     def _result(self, result: ResultMessage) -> None:
+        self.result_fields = {
+            "subtype": result.subtype,
+            "is_error": bool(result.is_error),
+            "api_error_status": result.api_error_status,
+            "usage": bool(result.usage),
+        }
         usage = result.usage or {}
         tokens_in = int(usage.get("input_tokens") or 0)
         tokens_out = int(usage.get("output_tokens") or 0)

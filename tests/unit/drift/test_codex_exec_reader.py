@@ -283,3 +283,13 @@ def test_failure_kinds_from_the_message() -> None:
     high_demand = "We\u2019re currently experiencing high demand, which may cause temporary errors."
     assert failure_of(high_demand) == ("http", True)  # codex's words for a 5xx
     assert failure_of("something else") == ("internal", False)
+
+
+async def test_the_turns_end_is_kept_beyond_the_events(tmp_path: Path) -> None:
+    provider = _fake(tmp_path, Script.of([Text("Hi."), Usage(input_tokens=3, output_tokens=2)]))
+    run = provider.start("hello")
+    try:
+        [event async for event in run]
+    finally:
+        await provider.aclose()
+    assert run.result_fields == {"status": "completed", "usage": True}

@@ -7,7 +7,14 @@ import json
 import pytest
 
 from stuntset.drift.allowlist import Allowed, Race
-from stuntset.drift.report import DriftCell, DriftReport, _judge, outcome_of, readme_table
+from stuntset.drift.report import (
+    DriftCell,
+    DriftReport,
+    _judge,
+    _unmatched,
+    outcome_of,
+    readme_table,
+)
 from stuntset.drift.runners import Played
 from stuntset.drift.table import _print_table
 from stuntset.events import (
@@ -132,6 +139,20 @@ def test_an_entry_that_matched_nothing_fails_the_report() -> None:
     assert DriftReport([cell], stale=[RACE]).failed
 
 
+def test_an_entry_is_unmatched_when_a_column_it_names_was_judged_without_it() -> None:
+    """Unmatched (the run fails): a judged cell of its column that did not use it. Not when
+    that column did not play the scenario, or could not play it (an error cell fails
+    anyway), or the entry matched there."""
+    judged = {("codex", "stream_cut"): DriftCell("stream_cut", "codex", "same")}
+    assert _unmatched(WHOLE, judged, [])
+    assert not _unmatched(WHOLE, judged, [(WHOLE, "codex")])
+    assert _unmatched(WHOLE, judged, [(WHOLE, "claude")])
+    for status in ("not played", "not installed", "error"):
+        cells = {("codex", "stream_cut"): DriftCell("stream_cut", "codex", status)}
+        assert not _unmatched(WHOLE, cells, [])
+    assert not _unmatched(WHOLE, {}, [])  # the column was not chosen this run
+
+
 def test_the_working_directory_is_normalized() -> None:
     started = ToolStarted(
         run_id="r", ts=1, tool_call_id="t", name="Read", input={"file_path": "/w/real/cwd/a"}
@@ -146,6 +167,55 @@ def test_the_working_directory_is_normalized() -> None:
     assert cell.real_steps[1]["input"] == {"file_path": "$CWD/a"}
     fake_run.cwd = ""  # not normalized: the paths differ
     assert _judge("tool_use", "claude", real_run, fake_run, [])[0].status == "differs"
+
+
+_SUCCESS = {"subtype": "success", "is_error": False, "api_error_status": None, "usage": True}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "shown"),
+    [
+        (
+            "subtype",
+            "error_during_execution",
+            "subtype: real 'success', fake 'error_during_execution'",
+        ),
+        ("is_error", True, "is_error: real False, fake True"),
+        ("api_error_status", 529, "api_error_status: real None, fake 529"),
+        ("usage", False, "usage: real True, fake False"),
+    ],
+)
+def test_the_final_results_fields_are_compared(field: str, value: object, shown: str) -> None:
+    """The same events, a final result that says otherwise (what an app reading the
+    ResultMessage or turn/completed sees): a difference at the ``result`` step."""
+    real_run, fake_run = _run(DONE), _run(DONE)
+    real_run.result, fake_run.result = dict(_SUCCESS), {**_SUCCESS, field: value}
+    cell, _ = _judge("happy_path", "claude", real_run, fake_run, [])
+    assert cell.status == "differs"
+    assert cell.difference == f"step 2 (result) {shown}"
+    fake_run.result = dict(_SUCCESS)
+    same, _ = _judge("happy_path", "claude", real_run, fake_run, [])
+    assert same.status == "same"
+    assert same.real == "completed"
+    assert "| completed [success, usage] | completed [success, usage] | same |" in (
+        readme_table(DriftReport([same]), [])
+    )
+    raced = Race("claude", "happy_path", 1, (("run.completed",),), "race: why")
+    assert "| completed | completed | allowed (race) |" in readme_table(
+        DriftReport([same]), [raced]
+    )
+
+
+def test_a_final_result_only_one_side_has_differs() -> None:
+    real_run, fake_run = _run(DONE), _run(DONE)
+    real_run.result = {"status": "failed", "error": "internalServerError", "usage": True}
+    cell, _ = _judge("crash_mid_turn", "codex", real_run, fake_run, [])
+    assert cell.status == "differs"
+    assert cell.difference.startswith("step 2: real result status='failed'")
+    assert readme_table(DriftReport([cell]), []).splitlines()[2] == (
+        "| `crash_mid_turn` | completed [failed, internalServerError, usage] | completed | "
+        "**differs** |"
+    )
 
 
 def test_outcomes() -> None:

@@ -339,3 +339,16 @@ async def test_an_approval_takes_allow_or_deny_and_an_interrupt_ends_the_wait(
     await provider.aclose()
     (invocation,) = clis.cli(script).invocations
     assert invocation.exit_code is not None  # the CLI did not outlive the run
+
+
+async def test_the_result_messages_fields_are_kept_beyond_the_events(clis: Clis) -> None:
+    provider = clis(scenarios.build("happy_path"))
+    run = provider.start("hi")
+    events = await drive(run, timeout=30)
+    assert isinstance(events[-1], RunCompleted)
+    assert run.result_fields == {  # type: ignore[attr-defined]
+        "subtype": "success",
+        "is_error": False,
+        "api_error_status": None,
+        "usage": True,
+    }

@@ -45,6 +45,11 @@ class Translator:
         self._emit = emit
         self._killed = killed
         self._items = TurnItems(APP_SERVER, emit, OutOfOrder)
+        self._usage_reports = 0
+        #: What ``turn/completed`` said beyond the events (empty until it came): ``status``,
+        #: ``error`` (``codexErrorInfo``: its name, or ``name httpStatusCode``), ``usage``
+        #: (whether any ``thread/tokenUsage/updated`` came).
+        self.result_fields: dict[str, Any] = {}
 
     def handle(self, method: str, params: dict[str, Any]) -> bool:
         """One notification; True once the turn is over (its terminal emitted)."""
@@ -69,6 +74,7 @@ class Translator:
         response's tokens, ``total`` the thread's running total — which counts earlier turns
         too, also those of a thread resumed from another process, where no total before the
         turn is known. So the turn's own usage is the sum of its ``last`` values."""
+        self._usage_reports += 1
         self._items.add_usage((params.get("tokenUsage") or {}).get("last") or {})
 
     def _delta(self, kind: str, params: dict[str, Any]) -> None:
@@ -80,6 +86,11 @@ class Translator:
         in ``status`` (an interrupt included) and names a failure with ``codexErrorInfo``;
         exec has no interrupted turn and only a failure's text."""
         status = turn.get("status")
+        self.result_fields = {
+            "status": status,
+            "error": error_info(turn.get("error")),
+            "usage": self._usage_reports > 0,
+        }
         self._items.report_usage()
         if status == "completed":
             self._emit(RunCompleted, stop_reason="end_turn")
@@ -88,3 +99,16 @@ class Translator:
         else:
             kind, message, retryable = turn_crash(turn.get("error"))
             self._emit(RunCrashed, kind=kind, message=message, retryable=retryable)
+
+
+def error_info(error: Any) -> str | None:
+    """A failed turn's ``codexErrorInfo`` in a few words: ``usageLimitExceeded``,
+    ``responseStreamDisconnected 401`` (with its ``httpStatusCode``); ``None`` without one."""
+    info = error.get("codexErrorInfo") if isinstance(error, dict) else None
+    if isinstance(info, str):
+        return info
+    if isinstance(info, dict) and info:
+        name, detail = next(iter(info.items()))
+        status = detail.get("httpStatusCode") if isinstance(detail, dict) else None
+        return str(name) if status is None else f"{name} {status}"
+    return None

@@ -116,6 +116,11 @@ class CodexRun(QueuedRun):
         # driver-thread state: the turn's notifications, read as events
         self._items = Translator(self._emit, lambda: self._killed)
 
+    @property
+    def result_fields(self) -> dict[str, Any]:
+        """What ``turn/completed`` said beyond the events (``Translator.result_fields``)."""
+        return self._items.result_fields
+
     # --- events out (built and queued on the event loop) ---
 
     def _emit(self, cls: type[Any], **fields: Any) -> None:

@@ -15,7 +15,9 @@ import pytest
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
 from stuntset.script import (
+    ApprovalRequest,
     HttpError,
+    InputRequest,
     Overloaded,
     Script,
     Stall,
@@ -545,3 +547,40 @@ def test_a_config_toml_that_does_not_parse_is_refused(tmp_path: Path) -> None:
         f"Error loading config.toml:\n{home}/config.toml:2:9: unclosed array, expected `]`\n"
         "  |\n2 | oops = [\n  |         ^\n"
     )
+
+
+def test_exec_shows_no_item_for_a_call_the_script_asks_about(tmp_path: Path) -> None:
+    """Observed (codex-cli 0.163 exec over the model double): exec asks nobody, and a command
+    codex's safety check would ask about (``rm -rf``) shows no item at all; the model's
+    answer follows."""
+    script = Script.of(
+        [
+            Text("Cleaning."),
+            ToolCall("exec_command", {"cmd": "ls"}),
+            ToolResult("a.txt"),
+            ToolCall("exec_command", {"cmd": "rm -rf build/"}),
+            ApprovalRequest(),
+            ToolResult(""),
+            Text("Done."),
+        ]
+    )
+    done = run(install(tmp_path, script), *EXEC)
+    assert done.returncode == 0, done.stderr
+    items = [e["item"] for e in events(done) if e["type"] == "item.completed"]
+    assert [(i["type"], i.get("command", i.get("text"))) for i in items] == [
+        ("agent_message", "Cleaning."),
+        ("command_execution", "/bin/bash -lc ls"),
+        ("agent_message", "Done."),
+    ]
+
+
+def test_exec_asks_no_question_and_the_texts_around_it_are_one_message(tmp_path: Path) -> None:
+    """Observed: request_user_input is unavailable in codex's default mode, so over the model
+    double the real exec never asks, and the texts around the question are one message."""
+    script = Script.of([Text("One detail."), InputRequest("Which branch?"), Text(" Deploying.")])
+    done = run(install(tmp_path, script), *EXEC)
+    assert done.returncode == 0, done.stderr
+    items = [e["item"] for e in events(done) if e["type"] == "item.completed"]
+    assert [(i["type"], i.get("text")) for i in items] == [
+        ("agent_message", "One detail. Deploying.")
+    ]

@@ -27,9 +27,12 @@ approval_request  app-server: ``item/commandExecution/requestApproval`` (a file 
                   answered by the client; ``decline`` skips the scripted result (status
                   ``declined``), ``cancel`` also interrupts the turn. Policy ``never``:
                   declined unasked; reviewer ``auto_review`` (the SDK's default): approved by
-                  the automatic reviewer. exec never asks: the tool runs
+                  the automatic reviewer. exec asks nobody: a call the script asks about
+                  shows no item (as the real exec shows none for a command its safety check
+                  would ask about), its result only ends the model response
 input_request     app-server: ``item/tool/requestUserInput``, answered by the client; exec:
-                  an ``error`` item (nobody can answer a non-interactive run)
+                  nothing, and the texts around it are one message (the real exec never
+                  asks: ``request_user_input`` is unavailable in codex's default mode)
 usage             ``turn.completed.usage`` — the thread's running total, as the real CLI
                   reports it / ``thread/tokenUsage/updated`` after each model response:
                   ``last`` that response's tokens, ``total`` the thread's

@@ -236,7 +236,7 @@ class ExecRun:
         self.retry = turn.get("retry")
         before = list(self.thread["usage"])
         try:
-            for op in turn["ops"]:
+            for op in exec_ops(turn["ops"]):
                 self.op(op)
         except _Retry:
             self.thread["usage"] = before  # the failed response reported nothing
@@ -286,17 +286,12 @@ class ExecRun:
             target = call_id or (self.waiting[0] if self.waiting else None)
             if target is not None and target in self.open:
                 self.finish_tool(target, output, bool(is_error))
-        elif kind == "ask":
-            message = f"request_user_input is not available in exec mode: {op[1]}"
-            self.emit({"type": "item.completed", "item": self.new_item("error", message=message)})
         elif kind == "usage":
             usage = self.thread["usage"]
             usage[0] += op[1]
             usage[2] += op[2]
         elif kind == "delay":
             self.pause(op[1])
-        elif kind == "approval":
-            return  # exec's approval policy is `never`: nobody is asked, the tool runs
         else:
             self.fault(op)
         rt.check_sigterm()
@@ -547,3 +542,50 @@ def run_exec(rt: Runtime, top: dict[str, Any], argv: list[str]) -> None:
         thread = threads.create(cwd, run.model, bool(options.get("ephemeral")))
     run.thread = thread
     run.play(prompt.strip())
+
+
+#: The call id an unshown call's result goes under: no item has it, so the result only ends
+#: the model response (``exec_ops``).
+_UNSHOWN = "stuntset-unshown-call"
+
+
+def exec_ops(ops: Any) -> list[Any]:
+    """A turn's ops as ``codex exec`` plays them (observed, codex-cli 0.163 over the model
+    double). Exec asks nobody (approval policy ``never``): a call the script asks approval
+    for is one codex's safety check would ask about, and exec shows no item for it; its
+    result only ends the model response. Exec cannot ask a question either
+    (``request_user_input`` is unavailable in its default mode): nothing is shown, and the
+    texts around the question are one message."""
+    ops = list(ops)
+    asked: set[int] = set()  # positions of the tool ops an approval is for
+    for position, op in enumerate(ops):
+        if op[0] != "approval":
+            continue
+        tools = [i for i in range(position) if ops[i][0] == "tool"]
+        named = [i for i in tools if op[3] is not None and ops[i][1] == op[3]]
+        if named or tools:
+            asked.add((named or tools)[-1])
+    played: list[Any] = []
+    waiting: list[tuple[Any, bool]] = []  # (call id, unshown) of calls awaiting results
+    joined = False  # the last text op kept was before a question: the next text joins it
+    for position, op in enumerate(ops):
+        kind = op[0]
+        if kind == "tool":
+            waiting.append((op[1], position in asked))
+            if position in asked:
+                continue
+        elif kind == "result" and waiting:
+            ids = [w for w in waiting if op[3] is not None and w[0] == op[3]]
+            call = (ids or waiting)[0]
+            waiting.remove(call)
+            if call[1]:
+                op = ("result", op[1], op[2], _UNSHOWN)
+        elif kind in ("approval", "ask"):
+            joined = kind == "ask" and bool(played) and played[-1][0] == "text"
+            continue
+        elif kind == "text" and joined and played and played[-1][0] == "text":
+            _, text, deltas, interval = played.pop()
+            op = ("text", text + op[1], [*deltas, *op[2]], interval)
+        joined = False
+        played.append(op)
+    return played
