@@ -555,14 +555,24 @@ _CALL_FAILED = pytest.StashKey[bool]()
 def cassette(request: pytest.FixtureRequest) -> Iterator[Any]:
     """This test's cassette: ``OpenAI(api_key=..., **cassette.client_options())``. Replays by
     default; fails at teardown on recorded interactions never requested."""
-    from stuntset.cassettes.session import CassetteSession, cassette_path, mode_from
+    from stuntset.cassettes.session import (
+        CassetteSession,
+        cassette_path,
+        marker_cassette_path,
+        mode_from,
+    )
 
     marker = request.node.get_closest_marker("cassette")
     kwargs = dict(marker.kwargs) if marker else {}
-    path = (marker.args[0] if marker and marker.args else None) or cassette_path(
-        request.node.path,
-        request.node.name,
-        migrate=request.config.getoption("--stuntset-migrate-paths"),
+    named = marker.args[0] if marker and marker.args else None
+    path = (
+        marker_cassette_path(named, request.node.path.parent)
+        if named
+        else cassette_path(
+            request.node.path,
+            request.node.name,
+            migrate=request.config.getoption("--stuntset-migrate-paths"),
+        )
     )
     session = CassetteSession(
         path, mode=mode_from(request.config.getoption("--stuntset-mode")), **kwargs

@@ -69,6 +69,21 @@ def default_path(test_file: str | os.PathLike[str], test_name: str) -> Path:
     return module.parent / "cassettes" / module.stem / f"{safe}.jsonl"
 
 
+def marker_cassette_path(spec: str | os.PathLike[str], base: Path) -> Path:
+    """Where ``@pytest.mark.cassette("path")`` points: an absolute path as given; a relative
+    one against ``base`` (the test file's folder), as every other marker path is. A cassette
+    that exists only against the current directory (where earlier versions resolved it) is
+    still found there, so existing suites keep their recordings."""
+    path = Path(spec)
+    if path.is_absolute():
+        return path
+    beside = base / path
+    legacy = Path.cwd() / path
+    if not beside.exists() and legacy.exists():
+        return legacy
+    return beside
+
+
 def cassette_path(
     test_file: str | os.PathLike[str], test_name: str, *, migrate: bool = False
 ) -> Path:
