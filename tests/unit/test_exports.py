@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 import subprocess
 import sys
 import types
@@ -990,3 +991,16 @@ def test_the_declaration_check_names_a_name_that_resolves_to_the_module(
     assert breaks[3].startswith("lazypkg.tool: resolves to <module 'lazypkg.tool'")
     assert ", but its import promises <function tool at " in breaks[3]
     assert len(breaks) == 4
+
+
+def test_the_reference_page_of_stuntset_lists_every_name_it_exports() -> None:
+    """mkdocstrings renders a re-exported name only when the page names it: the page's
+    members are ``stuntset.__all__`` without its modules, no more, no fewer."""
+    page = (Path(__file__).parents[2] / "docs" / "reference" / "stuntset.md").read_text()
+    listed = re.findall(r"^ {8}- (\w+)$", page, flags=re.M)
+    exported = [
+        name
+        for name in stuntset.__all__
+        if not isinstance(getattr(stuntset, name), types.ModuleType)
+    ]
+    assert listed == exported
