@@ -38,6 +38,7 @@ FAULT_DISPATCHES = {
 CONTENT_DISPATCHES = {
     "doubles/cli/claude/__init__.py",
     "doubles/cli/codex/__init__.py",
+    "doubles/cli/gemini/__init__.py",
     "doubles/mcp/_plan.py",  # the MCP double's plan of a tool call
     "providers/scripted.py",  # the scripted provider's events
     "wires/_codec.py",

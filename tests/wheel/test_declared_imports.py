@@ -54,6 +54,9 @@ PROVIDED_BY_HOST = {
     # run only on a running trio loop (sniffio said so)
     "stuntset.log.subscription._trio_waker": {"trio"},
     "stuntset.log.subscription._trio_var": {"trio"},
+    # an optional probe: uv's Python package if the user happens to have it (find_uv looks in
+    # other places without it); a dependency on uv would be wrong
+    "stuntset.checks.installed._uv_package_binary": {"uv"},
 }
 
 

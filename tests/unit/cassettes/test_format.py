@@ -274,6 +274,7 @@ def test_a_write_pauses_the_cyclic_collector_and_gives_it_back(
         seen.append(gc.isenabled())
         return scan(*args, **kwargs)  # type: ignore[arg-type]
 
+    # lint-mocks: allow a spy: it calls the real scanner, only to see the collector's state
     monkeypatch.setattr(format_module, "scan_for_secrets", watching)
     assert gc.isenabled()
     write_cassette(tmp_path / "c.jsonl", Cassette(interactions=[chat(1, "hi")]))

@@ -67,6 +67,32 @@ def test_fake_claude_runs_as_an_executable(fake_claude):
     assert fake_claude.invocations[0].exit_code == 0
 
 
+@pytest.mark.fake_gemini("happy_path", time_scale=0)
+def test_fake_gemini_answers_a_headless_prompt(fake_gemini):
+    out = subprocess.run(  # headless, trusting the folder, with a key: as the real CLI needs
+        [str(fake_gemini.path), "-p", "hello", "--output-format", "json", "--skip-trust"],
+        env=fake_gemini.env() | {"GEMINI_API_KEY": "test-key"},
+        capture_output=True,
+        check=True,
+    )
+    assert '"response"' in out.stdout.decode()
+    assert fake_gemini.invocations[0].exit_code == 0
+
+
+@pytest.mark.stand_in("rate_limited")
+def test_resilience_judges_a_client_that_retries_after_a_429(stand_in, resilience, stuntset_clock):
+    with httpx2.Client(base_url=stand_in.url("openai")) as client:
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        first = client.post("/chat/completions", json=body)
+        wait = float(first.headers.get("retry-after-ms", "0")) / 1000 or float(
+            first.headers.get("retry-after", "1")
+        )
+        stuntset_clock.advance(wait)  # wait as the server asks, on the test's clock
+        statuses = [first.status_code, client.post("/chat/completions", json=body).status_code]
+    assert statuses == [429, 200]
+    resilience.outcome = "completed"
+
+
 @pytest.mark.fake_claude("happy_path", time_scale=0, allow_unused_turns=True)
 def test_claude_bin_is_the_double_outside_live(claude_bin, fake_claude):
     assert claude_bin == fake_claude.path
