@@ -499,6 +499,11 @@ def output_of(case: Case) -> str:
     return args[args.index("--output-format") + 1] if "--output-format" in args else "text"
 
 
+#: The suite's coverage settings (empty unless it measures): a fake started with a bare
+#: environment still measures itself, as the other fakes do (measurement only).
+MEASURING = {k: v for k, v in os.environ.items() if k.startswith("STUNTSET_COVERAGE")}
+
+
 def lay_out(where: Path, case: Case) -> tuple[Path, dict[str, str]]:
     """A working directory with the case's files and a CLI home with its settings: (cwd,
     environment without the base URL)."""
@@ -518,6 +523,7 @@ def lay_out(where: Path, case: Case) -> tuple[Path, dict[str, str]]:
         settings["general"]["maxAttempts"] = case.attempts
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
     env = {
+        **MEASURING,
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "GEMINI_API_KEY": "fake",

@@ -15,7 +15,7 @@ from stuntset.doubles.cli import install_cli
 from stuntset.errors import ScriptExhausted
 from stuntset.script import Exit, Garbage, MalformedJson, OutOfOrder, Script, Stall, StreamCut, Text
 
-from ._gemini_cli import CASES, HELLO, Case, lay_out, run
+from ._gemini_cli import CASES, HELLO, MEASURING, Case, lay_out, run
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -60,6 +60,7 @@ def test_a_base_url_without_an_auth_setting_is_the_gateway_method_this_version_r
     home = tmp_path / "empty-home"
     home.mkdir()
     env = {
+        **MEASURING,
         "PATH": "/usr/bin:/bin",
         "HOME": str(home),
         "GEMINI_API_KEY": "fake",

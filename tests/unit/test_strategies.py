@@ -195,3 +195,29 @@ def test_a_drawn_framing_applies_to_the_reused_double(framing: Any) -> None:
         sent = http.post("http://x/v1/chat/completions", json=body).content
     assert (b": keep-alive" in sent) == framing.keepalive
     assert (b"\r" in sent) == (framing.line_ending != "\n")
+
+
+def test_the_cli_wires_are_found_by_name() -> None:
+    from stuntset.doubles.cli.claude import CLAUDE_WIRE
+    from stuntset.doubles.cli.codex import CODEX_WIRE
+    from stuntset.strategies import _wire_of
+
+    assert _wire_of("claude") is CLAUDE_WIRE
+    assert _wire_of("codex") is CODEX_WIRE
+    assert _wire_of(CODEX_WIRE) is CODEX_WIRE
+
+
+@pytest.mark.parametrize("wire", ["openai-chat", "anthropic-messages"])
+def test_scripts_for_a_named_model_wire_draw_what_that_wire_plays(wire: str) -> None:
+    from hypothesis import find
+
+    # the first drawn script that has a fault: it loads back from its TOML
+    drawn = find(scripts(BASE, wire=wire), lambda s: len(s.turns) > 0, settings=CI)
+    assert loads_script(dumps_script_toml(drawn), format="toml").turns
+
+
+def test_a_position_it_does_not_know_is_named() -> None:
+    from stuntset.strategies import faults
+
+    with pytest.raises(UsageError, match="position='sideways'"):
+        faults("sideways")

@@ -16,6 +16,7 @@ from stuntset.events import Event, RunCrashed
 from stuntset.script import (
     AuthExpired,
     Exit,
+    Garbage,
     HttpError,
     MalformedJson,
     RateLimit,
@@ -130,3 +131,12 @@ async def test_interrupt_stops_a_stalled_run(tmp_path: Path) -> None:
     assert _kinds(events)[-1] == "run.killed"
     with pytest.raises(UsageError, match="never asks"):
         await run.respond("r1", "allow")
+
+
+@pytest.mark.parametrize("broken", [MalformedJson(cli=True), Garbage(cli=True)])
+async def test_the_cli_s_own_broken_stdout_is_a_protocol_crash(tmp_path: Path, broken: Any) -> None:
+    script = Script.of([Text("Hello"), broken])
+    events = await _events(make_fake(script, tmp_path, time_scale=0))
+    crash = events[-1]
+    assert isinstance(crash, RunCrashed)
+    assert crash.kind in ("protocol", "exited")

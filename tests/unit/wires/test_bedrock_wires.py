@@ -157,3 +157,24 @@ def test_map_json_reaches_the_event_inside_an_invoke_chunk() -> None:
     out = decode_frame(map_json(data.decode(), clean))
     event = json.loads(base64.b64decode(json.loads(out.payload)["bytes"]))
     assert event == {"type": "ping", "key": "<scrubbed>"}
+
+
+def test_an_unknown_event_type_in_the_framing_stress_is_its_own_message() -> None:
+    """``Framing(unknown_events=True)`` adds an event no client knows (botocore skips it)."""
+    import json as _json
+
+    from stuntset import Framing
+    from stuntset.doubles.model import ModelDouble
+    from stuntset.script import Script as _Script
+    from stuntset.script import Text as _Text
+    from stuntset.wires._eventstream import EventStreamParser
+
+    double = ModelDouble(_Script.of([_Text("hi")]), framing=Framing(unknown_events=True))
+    body = _json.dumps({"messages": [{"role": "user", "content": [{"text": "hi"}]}]}).encode()
+    reply = double.handle(
+        "POST", "/bedrock/model/anthropic.claude-x/converse-stream", "", {"host": "h"}, body
+    )
+    assert reply.status == 200
+    data = b"".join(a for a in reply.actions if isinstance(a, bytes))
+    names = [name for name, _ in EventStreamParser().feed(data)]
+    assert names[:2] == ["messageStart", "stuntsetUnknown"]
