@@ -344,7 +344,12 @@ if b"STUNTSET_COVERAGE_PROCESS_START" in posix.environ:
             config_file=_config, data_file=_partial + "/.coverage", data_suffix=True
         )
     _measure.start()
-    def _save(_measure=_measure, _partial=_partial):
+    def _save(_measure=_measure, _partial=_partial, _saved=[]):
+        # once: a SIGTERM handled while saving at exit kills the process through the
+        # wrapped posix.kill below, which would save a second time into a closed database
+        if _saved:
+            return
+        _saved.append(True)
         _measure.stop()
         _measure.save()
         if _partial is not None:
