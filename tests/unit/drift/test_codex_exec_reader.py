@@ -4,10 +4,12 @@ the fake never writes)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from stuntset import install_cli
@@ -56,6 +58,22 @@ async def _events(provider: ExecProvider, prompt: str = "hello") -> list[Event]:
 
 def _kinds(events: list[Event]) -> list[str]:
     return [e.type for e in events]
+
+
+def _state_of(run: Any, tmp_path: Path) -> str:
+    """A stalled fake's process state (signal masks, wait channel) and what it journaled."""
+    process = run._process
+    lines: list[str] = []
+    if process is not None:
+        proc = Path(f"/proc/{process.pid}")
+        with contextlib.suppress(OSError):
+            wanted = ("State", "SigQ", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt", "Threads")
+            status = (proc / "status").read_text().splitlines()
+            lines += [line for line in status if line.split(":")[0] in wanted]
+            lines.append("wchan: " + (proc / "wchan").read_text())
+    for journal in sorted((tmp_path / "bin").glob(".codex.stuntset/invocations/*.jsonl")):
+        lines += journal.read_text().splitlines()[-8:]
+    return "\n".join(lines)
 
 
 def _crash(events: list[Event]) -> RunCrashed:
@@ -139,12 +157,19 @@ async def test_interrupt_stops_a_stalled_turn(tmp_path: Path) -> None:
     provider = _fake(tmp_path, Script.of([Text("Thinking"), Stall()]))
     run = provider.start("hello")
     events: list[Event] = []
-    async for event in run:
-        events.append(event)
-        if event.type == "message.completed":
-            await run.interrupt("enough")
-            await run.interrupt("twice")  # a no-op
-    await provider.aclose()
+    try:
+        # This hung once under load (the fake alive after the SIGTERM, its cause not found):
+        # if it does again, it fails saying what the fake's signal state and journal were.
+        with anyio.fail_after(30):
+            async for event in run:
+                events.append(event)
+                if event.type == "message.completed":
+                    await run.interrupt("enough")
+                    await run.interrupt("twice")  # a no-op
+    except TimeoutError:
+        pytest.fail(f"the fake codex outlived its SIGTERM by 30 s\n{_state_of(run, tmp_path)}")
+    finally:
+        await provider.aclose()
     assert _kinds(events)[-1] == "run.killed"
     assert events[-1].reason == "enough"  # type: ignore[attr-defined]
 
