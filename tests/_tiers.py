@@ -4,7 +4,9 @@
 the interop tests with the real client *libraries*), deselecting the tests marked with one of
 ``TIERS``, which run in their own targets (see the Makefile). A marker is a claim about what a
 test runs; this plugin checks the claim where it can be seen: a Python audit hook sees every
-process a test starts (``subprocess.Popen``, ``os.posix_spawn``, ``os.exec*``), so a test
+process a test starts (``subprocess.Popen``, ``os.posix_spawn``, ``os.exec*``), and the
+same hook in every Python process below it (``_spawn_site/sitecustomize.py``, through
+``PYTHONPATH``: a pytester run whose inner test starts Chromium is seen too), so a test
 that starts a real ``claude`` or ``codex``, a ``node``, a Chromium (through Playwright's driver)
 or a package build (``uv``, ``pip``) without its tier's marker fails, naming the marker it
 needs. A marker cannot be forgotten as the suite grows, and the fast tier cannot quietly grow
@@ -16,9 +18,12 @@ off (the legacy environment has no drift module to find the real binaries with).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,9 +146,10 @@ class SpawnWatch:
         if not self.watching:
             return
         if event == "subprocess.Popen" or event in {"os.posix_spawn", "os.exec"}:
-            executable, argv = args[0], args[1]
-        else:
-            return
+            self.started(args[0], args[1])
+
+    def started(self, executable: Any, argv: Any) -> None:
+        """Note a process started with ``executable`` / ``argv`` if it belongs to a tier."""
         argv_list = [os.fsdecode(a) for a in argv] if isinstance(argv, list | tuple) else []
         if isinstance(argv, str | bytes):
             argv_list = [os.fsdecode(argv)]
@@ -154,6 +160,17 @@ class SpawnWatch:
         if tier is not None:
             with self._lock:
                 self.seen.append((tier, exe))
+
+    def read_descendants(self, log: Path) -> None:
+        """What the test's descendants started, as their hooks logged it (one JSON line each)."""
+        try:
+            lines = log.read_text().splitlines()
+        except FileNotFoundError:
+            return
+        for line in lines:
+            with contextlib.suppress(ValueError):  # a line a killed process left half-written
+                entry = json.loads(line)
+                self.started(entry["executable"], entry["argv"])
 
     def take(self) -> list[tuple[str, str]]:
         with self._lock:
@@ -226,9 +243,24 @@ def pytest_configure(config: pytest.Config) -> None:
     watch = SpawnWatch(_real_binaries())
     sys.addaudithook(watch.hook)
     config.stash[_WATCH] = watch
+    # the descendants' hook: every Python process below this one runs _spawn_site first, and
+    # logs what it starts into the file the running test names (STUNTSET_SPAWN_LOG)
+    site = str(SPAWN_SITE)
+    paths = os.environ.get("PYTHONPATH", "")
+    if site not in paths.split(os.pathsep):
+        os.environ["PYTHONPATH"] = site + (os.pathsep + paths if paths else "")
+    config.stash[_LOGS] = Path(tempfile.mkdtemp(prefix="stuntset-spawn-log-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    logs = config.stash.get(_LOGS, None)
+    if logs is not None:
+        shutil.rmtree(logs, ignore_errors=True)
 
 
 _WATCH = pytest.StashKey[SpawnWatch]()
+_LOGS = pytest.StashKey[Path]()
+SPAWN_SITE = Path(__file__).with_name("_spawn_site")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -237,11 +269,21 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if watch is None:
         return (yield)
     watch.take()
+    log = _spawn_log(item.config)
+    log.unlink(missing_ok=True)
+    os.environ["STUNTSET_SPAWN_LOG"] = str(log)
     watch.watching = True
     try:
         return (yield)
     finally:
         watch.watching = False
+        os.environ.pop("STUNTSET_SPAWN_LOG", None)
+        log.unlink(missing_ok=True)
+
+
+def _spawn_log(config: pytest.Config) -> Path:
+    """The file the running test's descendants log what they start into (one per worker)."""
+    return config.stash[_LOGS] / f"{os.getpid()}.jsonl"
 
 
 @pytest.hookimpl(wrapper=True)
@@ -250,6 +292,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     watch = item.config.stash.get(_WATCH, None)
     if watch is None or call.when != "teardown" or not report.passed:
         return report
+    watch.read_descendants(_spawn_log(item.config))
     problems = missing_markers(item, watch.take())
     if problems:
         report.outcome = "failed"

@@ -16,6 +16,7 @@ TOOLS = Path(__file__).parent
 # a test that starts an executable called ``uv`` (a package build, by the guard's rules)
 STARTS_UV = """
 import subprocess
+import sys
 import pytest
 
 def _uv(tmp_path):
@@ -33,6 +34,10 @@ def test_marked(tmp_path):
 
 def test_starts_nothing_of_a_tier(tmp_path):
     subprocess.run(["true"], check=True)
+
+def test_unmarked_grandchild(tmp_path):  # a Python child that starts it
+    code = f"import subprocess; subprocess.run([{_uv(tmp_path)!r}, '--version'], check=True)"
+    subprocess.run([sys.executable, "-c", code], check=True)
 """
 
 
@@ -44,9 +49,12 @@ def test_a_test_starting_a_tier_process_without_its_marker_fails(
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # only the guard, loaded below
     pytester.makepyfile(test_spawns=STARTS_UV)
     result = pytester.runpytest_subprocess("-p", "_tiers", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, errors=1)
+    result.assert_outcomes(passed=4, errors=2)
     result.stdout.fnmatch_lines(
         ["*test_unmarked started */uv (builds the package*) without @pytest.mark.wheel*"]
+    )
+    result.stdout.fnmatch_lines(  # seen by the hook _spawn_site puts in every Python below
+        ["*test_unmarked_grandchild started */uv (builds the package*) without *"]
     )
     assert "test_marked started" not in result.stdout.str()
 
@@ -60,7 +68,7 @@ def test_the_guard_can_be_turned_off(
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.setenv("STUNTSET_TIER_GUARD", "off")
     result = pytester.runpytest_subprocess("-p", "_tiers", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,7 @@ def test_unknown_marker_options_are_refused() -> None:
         snapshot_options({"selectr": "main"})
 
 
+@pytest.mark.browser  # its inner pytest runs start Chromium (through Playwright's driver)
 @pytest.mark.timeout(240)  # two pytest processes, each starting Playwright and Chromium
 def test_a_user_test_records_then_fails_on_change(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
