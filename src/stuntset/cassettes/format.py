@@ -330,9 +330,9 @@ def _lookup(
         if block in shared:
             return shared[block]
         which = (
-            "no earlier line defines"
+            "which no earlier line defines"
             if store is None or isinstance(store, Mapping)
-            else f"neither an earlier line nor {store} defines"
+            else f"which neither an earlier line nor {store} defines (is it committed?)"
         )
         raise CassetteError(f"{where}: field 'request.body': refers to block {block!r}, {which}")
 
