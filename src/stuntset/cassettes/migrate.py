@@ -117,7 +117,7 @@ _SKIP_DIRS = frozenset({".git", ".venv", ".tools", "node_modules", "__pycache__"
 
 def cassettes_under(root: str | os.PathLike[str]) -> list[Path]:
     """``root`` itself if it is no folder (the loader then says what is wrong with it), else
-    every cassette in the tree (by header), sorted."""
+    every cassette in the tree (by header), sorted; ``CassetteError`` if there is none."""
     from stuntset.cassettes.verify import SKIP_MARKER
 
     top = Path(root)
@@ -134,6 +134,8 @@ def cassettes_under(root: str | os.PathLike[str]) -> list[Path]:
             for name in sorted(files)
             if not (Path(folder) / name).is_symlink() and is_cassette(Path(folder) / name)
         ]
+    if not found:
+        raise CassetteError(f"{top}: no cassette in this folder (cassettes are found by header)")
     return found
 
 
