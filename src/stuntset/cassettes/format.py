@@ -37,6 +37,7 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from stuntset.cassettes.blocks import (
+    STORE_NAME,
     Block,
     add_blocks,
     extract,
@@ -496,6 +497,11 @@ def write_cassette(
     cassette's and its blocks' — still hold anything that looks like a secret. Blocks go to
     the folder's ``_blocks.jsonl`` (``shared_blocks=False``: into the cassette itself), added
     under the folder's lock, which is held until the cassette is in place."""
+    if Path(path).name == STORE_NAME:
+        raise CassetteError(
+            f"{path}: {STORE_NAME} is the name of the folder's block store; name the cassette "
+            "otherwise"
+        )
     scrubber = scrubber or Scrubber()
     with collector_paused():
         scrubbed = scrub_cassette(cassette, scrubber)

@@ -25,6 +25,7 @@ from stuntset.cassettes import (
     Interaction,
     RecordedRequest,
     RecordedResponse,
+    SecretFound,
     dumps_cassette,
     load_cassette,
     loads_cassette,
@@ -41,6 +42,7 @@ from stuntset.cassettes.blocks import (
 )
 from stuntset.cassettes.migrate import migrate_file
 from stuntset.cassettes.replay import Replayer
+from stuntset.cassettes.scrub import Scrubber
 from stuntset.cassettes.verify import verify_tree
 from stuntset.cli import main
 
@@ -328,6 +330,20 @@ def test_replay_show_and_to_script_read_resolved_requests(tmp_path: Path) -> Non
     assert "Summarise this: lorem ipsum" in shown.output
     script = CliRunner().invoke(main, ["cassettes", "to-script", str(path)])
     assert script.exit_code == 0, script.output
+
+
+def test_a_secret_left_in_a_shared_block_refuses_the_write(tmp_path: Path) -> None:
+    class Leaky(Scrubber):
+        def value(self, data: object, **_: object) -> object:  # a broken filter: scrubs nothing
+            return data
+
+    key = "sk-" + "ant-" + "k" * 30
+    leaked = recorded("anthropic", "t", prompt(1) + f" Use the key {key}.", "q")
+    with pytest.raises(SecretFound, match=r"anthropic-key"):
+        write_cassette(tmp_path / "c.jsonl", leaked, scrubber=Leaky(env={}))
+    assert list(tmp_path.iterdir()) == []  # neither the cassette nor the store
+    with pytest.raises(CassetteError, match=r"_blocks.jsonl is the name of the folder's block"):
+        write_cassette(tmp_path / STORE_NAME, recorded("anthropic", "t", prompt(1), "q"))
 
 
 def test_a_bad_store_is_named_by_file_and_line(tmp_path: Path) -> None:
