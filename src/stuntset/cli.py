@@ -209,7 +209,7 @@ def cassettes_migrate(paths: tuple[str, ...], check: bool, keep_unused: bool) ->
     for folder in sorted({Path(file).parent for file in files}):
         if not (folder / STORE_NAME).is_file():
             continue
-        # a check counts what a migration would leave unused only once it has run
+        # (with --check: the blocks no cassette refers to as the cassettes are now)
         unused = unused_blocks(folder, drop=not check)
         if unused:
             changed = True
