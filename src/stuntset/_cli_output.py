@@ -59,6 +59,7 @@ def print_verify(paths: tuple[str, ...]) -> int:
     import click
 
     from stuntset.cassettes import verify_tree
+    from stuntset.cassettes.verify import NOTES
 
     out = console()
     total = 0
@@ -71,9 +72,9 @@ def print_verify(paths: tuple[str, ...]) -> int:
         if problem.kind == "secret":
             out.print(problem.describe(), markup=False)
         else:
-            label = "note" if problem.kind == "skipped" else "error"
+            label = "note" if problem.kind in NOTES else "error"
             click.echo(f"{label}: {problem.describe()}", err=True)
-    counted = [p for p in problems if p.kind != "skipped"]
+    counted = [p for p in problems if p.kind not in NOTES]
     out.print(f"checked {total} cassette/JSONL file(s): {len(counted)} problem(s)")
     if any(p.kind == "invalid" for p in problems):
         return 2

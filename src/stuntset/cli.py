@@ -178,12 +178,44 @@ def cassettes_diff(old: str, new: str) -> None:
 
 @cassettes.command("migrate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-def cassettes_migrate(paths: tuple[str, ...]) -> None:
-    """Rewrite cassettes in place in the current format (canonical, scrubbed, scanned)."""
-    from stuntset.cassettes.migrate import migrate_file
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing: say what would change, exit 1 if anything would.",
+)
+@click.option(
+    "--keep-unused",
+    is_flag=True,
+    help="Keep the blocks of a folder's _blocks.jsonl that no cassette refers to.",
+)
+def cassettes_migrate(paths: tuple[str, ...], check: bool, keep_unused: bool) -> None:
+    """Rewrite cassettes in place in the current format (canonical, scrubbed, scanned), their
+    system prompts and tool schemas in their folder's _blocks.jsonl; a folder: every cassette
+    in it. Then drop the blocks no cassette of the folder refers to."""
+    from pathlib import Path
 
-    for path in paths:
-        click.echo(f"{path}: {'rewritten' if migrate_file(path) else 'already current'}")
+    from stuntset.cassettes.blocks import STORE_NAME
+    from stuntset.cassettes.migrate import cassettes_under, migrate_file, unused_blocks
+
+    files = [file for path in paths for file in cassettes_under(path)]
+    changed = False
+    for file in files:
+        done = migrate_file(file, write=not check)
+        changed |= done
+        state = ("would be rewritten" if check else "rewritten") if done else "already current"
+        click.echo(f"{file}: {state}")
+    if keep_unused:
+        sys.exit(1 if check and changed else 0)
+    for folder in sorted({Path(file).parent for file in files}):
+        if not (folder / STORE_NAME).is_file():
+            continue
+        # (with --check: the blocks no cassette refers to as the cassettes are now)
+        unused = unused_blocks(folder, drop=not check)
+        if unused:
+            changed = True
+            verb = "would drop" if check else "dropped"
+            click.echo(f"{folder / STORE_NAME}: {verb} {len(unused)} unused block(s)")
+    sys.exit(1 if check and changed else 0)
 
 
 @cassettes.command("to-script")

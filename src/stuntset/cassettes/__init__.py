@@ -2,7 +2,8 @@
 
 ``write_cassette`` scrubs (``Scrubber``: header allow-list, credential fields, key shapes,
 env values) and refuses to write bytes that still look like a secret;
-``load_cassette`` reads one back with errors naming file, line and field;
+``load_cassette`` reads one back with errors naming file, line and field, its system prompts
+and tool schemas resolved from the folder's ``_blocks.jsonl`` (``stuntset.cassettes.blocks``);
 ``verify`` scans a tree for cassettes and JSONL files holding secrets.
 ``install_cli_recorder`` tees a real agent CLI into a cassette; ``install_cli_replay`` installs
 a fake that plays it back.

@@ -1,17 +1,19 @@
 """The cassette format: canonical JSON Lines, reviewable and diff-friendly.
 
-Line 1 is a self-describing header; every other line is either a *block* (a large value
-stored once) or an *interaction* (one request and its response *as streamed*)::
+Line 1 is a self-describing header; every other line is an *interaction* (one request and
+its response *as streamed*)::
 
-    {"format":"stuntset-cassette","kind":"header","recorded_by":"stuntset 0.1.0","version":1,"wires":["openai-chat"]}
-    {"id":"b-3f2a…","kind":"block","value":"You are a helpful assistant. …"}
-    {"id":"i-1","kind":"interaction","request":{…,"body":{"system":{"$block":"b-3f2a…"},…}},"response":{"frames":[{"data":"…","event":null,"t":0.012},…],…},"session":null,"wire":"openai-chat"}
+    {"format":"stuntset-cassette","kind":"header","recorded_by":"stuntset 0.1.0","version":2,"wires":["openai-chat"]}
+    {"id":"i-1","kind":"interaction","request":{…,"body":{"messages":[{"content":{"$block":"b-3f2a…"},"role":"system"},…]}},"response":{"frames":[{"data":"…","event":null,"t":0.012},…],…},"session":null,"wire":"openai-chat"}
 
-JSON is canonical (sorted keys, compact), so one change perturbs one line. Request-body
-values under ``system``, ``tools`` and ``instructions``, and any string of 1 KiB or more,
-are stored once as blocks and referenced as ``{"$block": id}``: changing the system prompt
-changes one block line, not every interaction. A streamed response keeps each SSE event (or
-each CLI stdout line) as its own frame with ``t``, its offset in seconds from the request.
+JSON is canonical (sorted keys, compact), so one change perturbs one line. System prompts and
+tool declarations (and any string of 1 KiB or more) are *blocks*: stored once in the folder's
+``_blocks.jsonl``, shared by every cassette beside it, and referenced as ``{"$block": id}``
+(``stuntset.cassettes.blocks``). A cassette may also hold block lines of its own (``{"id":
+"b-…","kind":"block","value":…}``, before their first use): version 1 always did, and
+``dumps_cassette`` writes a self-contained cassette so. A streamed response keeps each SSE
+event (or each CLI stdout line) as its own frame with ``t``, its offset in seconds from the
+request.
 
 Cassettes are recognised by their header, not by where they live. Writing is atomic (a
 temporary file renamed on success) and refuses bytes that still look like a secret.
@@ -22,19 +24,28 @@ from __future__ import annotations
 import base64
 import codecs
 import functools
-import hashlib
 import json
 import os
 import re
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 import msgspec
 
+from stuntset.cassettes.blocks import (
+    STORE_NAME,
+    Block,
+    add_blocks,
+    extract,
+    load_store,
+    resolve,
+    store_locked,
+    store_of,
+)
 from stuntset.cassettes.decoded import collector_paused
 from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
 from stuntset.errors import CassetteError, SecretFound
@@ -55,6 +66,7 @@ __all__ = [
     "SecretFound",
     "check_target",
     "dumps_cassette",
+    "dumps_shared",
     "endpoint_of",
     "is_cassette",
     "load_cassette",
@@ -69,11 +81,10 @@ __all__ = [
 ]
 
 FORMAT = "stuntset-cassette"
-VERSION = 1
-#: Request-body keys whose (large) values are stored once as blocks.
-BLOCK_KEYS = frozenset({"system", "tools", "instructions"})
-#: Values whose canonical JSON is at least this long are stored as blocks.
-BLOCK_MIN_BYTES = 1024
+#: 2: blocks shared by the folder (``_blocks.jsonl``); 1: blocks in each cassette.
+VERSION = 2
+#: The oldest version read as it is (older ones go through ``stuntset cassettes migrate``).
+OLDEST_READ = 1
 
 
 #: API endpoints (base-URL prefixes such as ``/v1`` stripped) → the wire they belong to: the
@@ -154,11 +165,6 @@ class Interaction(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", t
     session: str | None = None
 
 
-class Block(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="block"):
-    id: str
-    value: Any
-
-
 _Line: TypeAlias = Header | Block | Interaction
 
 
@@ -205,67 +211,44 @@ _encoder = msgspec.json.Encoder(order="sorted")
 _line_decoder = msgspec.json.Decoder(_Line)
 
 
-def _block_id(value: Any) -> str:
-    return "b-" + hashlib.sha256(_encoder.encode(value)).hexdigest()[:16]
-
-
-def _extract(value: Any, key: str | None, blocks: dict[str, Any]) -> Any:
-    # sizes are measured only where a block may start, not for every nested value
-    if isinstance(value, str):
-        large = len(value.encode()) >= BLOCK_MIN_BYTES or (key in BLOCK_KEYS and len(value) >= 64)
-    else:
-        large = key in BLOCK_KEYS and len(_encoder.encode(value)) >= 64
-    if large:
-        block = _block_id(value)
-        blocks.setdefault(block, value)
-        return {"$block": block}
-    if isinstance(value, dict):
-        return {k: _extract(v, k, blocks) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_extract(v, None, blocks) for v in value]
-    return value
-
-
-def _resolve(value: Any, blocks: dict[str, Any], where: str) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"$block"}:
-            block = value["$block"]
-            if block not in blocks:
-                raise CassetteError(
-                    f"{where}: refers to block {block!r}, which no earlier line defines"
-                )
-            return blocks[block]
-        return {k: _resolve(v, blocks, where) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_resolve(v, blocks, where) for v in value]
-    return value
-
-
-def dumps_cassette(cassette: Cassette) -> bytes:
-    """The cassette as canonical JSON Lines (blocks before their first use)."""
-    lines = [
-        _encoder.encode(
-            Header(
-                format=FORMAT,
-                version=VERSION,
-                recorded_by=cassette.recorded_by,
-                wires=cassette.wires,
-            )
-        )
-    ]
-    written: set[str] = set()
+def _encoded(cassette: Cassette) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """Each line of a cassette without block lines (the header first), with the blocks it
+    refers to that no earlier line did."""
+    header = Header(
+        format=FORMAT, version=VERSION, recorded_by=cassette.recorded_by, wires=cassette.wires
+    )
+    yield _encoder.encode(header), {}
+    seen: set[str] = set()
     for interaction in cassette.interactions:
         blocks: dict[str, Any] = {}
-        body = _extract(interaction.request.body, None, blocks)
-        for block, value in blocks.items():
-            if block not in written:
-                written.add(block)
-                lines.append(_encoder.encode(Block(id=block, value=value)))
+        body = extract(interaction.request.body, None, blocks)
         stored = msgspec.structs.replace(
             interaction, request=msgspec.structs.replace(interaction.request, body=body)
         )
-        lines.append(_encoder.encode(stored))
+        yield _encoder.encode(stored), {k: v for k, v in blocks.items() if k not in seen}
+        seen |= blocks.keys()
+
+
+def dumps_cassette(cassette: Cassette) -> bytes:
+    """The cassette as canonical JSON Lines, self-contained: each block on a line of its own
+    before its first use (``write_cassette`` shares them with the folder instead)."""
+    lines: list[bytes] = []
+    for line, blocks in _encoded(cassette):
+        lines += [_encoder.encode(Block(id=k, value=v)) for k, v in blocks.items()]
+        lines.append(line)
     return b"\n".join(lines) + b"\n"
+
+
+def dumps_shared(cassette: Cassette) -> tuple[bytes, dict[str, Any]]:
+    """The cassette as canonical JSON Lines that refer to blocks it does not hold, and those
+    blocks (id → value): what ``write_cassette`` writes to the file and to the folder's
+    ``_blocks.jsonl``."""
+    lines: list[bytes] = []
+    shared: dict[str, Any] = {}
+    for line, blocks in _encoded(cassette):
+        lines.append(line)
+        shared |= blocks
+    return b"\n".join(lines) + b"\n", shared
 
 
 def numbered_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
@@ -275,10 +258,16 @@ def numbered_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
-def loads_cassette(data: bytes, *, source: str = "<bytes>") -> Cassette:
+def loads_cassette(
+    data: bytes,
+    *,
+    source: str = "<bytes>",
+    store: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+) -> Cassette:
     """Parse a cassette; ``CassetteError`` names the file, line and field of any problem —
     whatever the bytes (binary, a BOM, nesting too deep for any parser, a status no server
-    sends), never another exception."""
+    sends), never another exception. A block no line of ``data`` defines is looked up in
+    ``store``: a folder's ``_blocks.jsonl`` (read only when needed) or blocks by id."""
     if data.startswith(codecs.BOM_UTF8):
         raise CassetteError(
             f"{source}:1: starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM"
@@ -312,7 +301,7 @@ def loads_cassette(data: bytes, *, source: str = "<bytes>") -> Cassette:
         _check_status(line, where)
         _check_frames(line, where)
         try:
-            body = _resolve(line.request.body, blocks, f"{where}: field 'request.body'")
+            body = resolve(line.request.body, _lookup(blocks, store, where))
         except RecursionError:
             raise CassetteError(f"{where}: field 'request.body': nested too deep") from None
         cassette.interactions.append(
@@ -321,6 +310,34 @@ def loads_cassette(data: bytes, *, source: str = "<bytes>") -> Cassette:
     if not header_seen:
         raise CassetteError(f"{source}: empty file, not a cassette")
     return cassette
+
+
+def _lookup(
+    blocks: dict[str, Any],
+    store: str | os.PathLike[str] | Mapping[str, Any] | None,
+    where: str,
+) -> Callable[[Any], Any]:
+    """id → value: the cassette's own block lines first, then the folder's store."""
+
+    def lookup(block: Any) -> Any:
+        if not isinstance(block, str):
+            raise CassetteError(
+                f"{where}: field 'request.body': refers to block {short_json(block)}, "
+                "which is not a block id"
+            )
+        if block in blocks:
+            return blocks[block]
+        shared = {} if store is None else store if isinstance(store, Mapping) else load_store(store)
+        if block in shared:
+            return shared[block]
+        which = (
+            "which no earlier line defines"
+            if store is None or isinstance(store, Mapping)
+            else f"which neither an earlier line nor {store} defines (is it committed?)"
+        )
+        raise CassetteError(f"{where}: field 'request.body': refers to block {block!r}, {which}")
+
+    return lookup
 
 
 def _decode_line(raw: bytes, where: str, last_and_cut: bool) -> _Line:
@@ -393,9 +410,9 @@ def _check_header(header: Header, where: str) -> None:
             f"{where}: field 'version': version {header.version} was written by a newer stuntset "
             f"(this one reads up to {VERSION}); upgrade stuntset"
         )
-    if header.version < VERSION:
+    if header.version < OLDEST_READ:
         raise CassetteError(
-            f"{where}: field 'version': version {header.version} is older than {VERSION}; "
+            f"{where}: field 'version': version {header.version} is older than {OLDEST_READ}; "
             f"run `stuntset cassettes migrate {where.rsplit(':', 1)[0]}`"
         )
 
@@ -449,7 +466,8 @@ def check_target(path: str | os.PathLike[str]) -> Path:
 
 
 def load_cassette(path: str | os.PathLike[str]) -> Cassette:
-    return loads_cassette(read_regular(path), source=str(Path(path)))
+    """The cassette at ``path``, its blocks resolved (its own, then its folder's)."""
+    return loads_cassette(read_regular(path), source=str(Path(path)), store=store_of(path))
 
 
 def is_cassette(path: str | os.PathLike[str]) -> bool:
@@ -469,15 +487,33 @@ def is_cassette(path: str | os.PathLike[str]) -> bool:
 
 
 def write_cassette(
-    path: str | os.PathLike[str], cassette: Cassette, *, scrubber: Scrubber | None = None
+    path: str | os.PathLike[str],
+    cassette: Cassette,
+    *,
+    scrubber: Scrubber | None = None,
+    shared_blocks: bool = True,
 ) -> Path:
-    """Scrub, scan and write atomically. ``SecretFound`` (nothing written) if the bytes still
-    hold anything that looks like a secret."""
+    """Scrub, scan and write atomically. ``SecretFound`` (nothing written) if the bytes — the
+    cassette's and its blocks' — still hold anything that looks like a secret. Blocks go to
+    the folder's ``_blocks.jsonl`` (``shared_blocks=False``: into the cassette itself), added
+    under the folder's lock, which is held until the cassette is in place."""
+    if Path(path).name == STORE_NAME:
+        raise CassetteError(
+            f"{path}: {STORE_NAME} is the name of the folder's block store; name the cassette "
+            "otherwise"
+        )
     scrubber = scrubber or Scrubber()
     with collector_paused():
-        data = dumps_cassette(scrub_cassette(cassette, scrubber))
+        scrubbed = scrub_cassette(cassette, scrubber)
+        if shared_blocks:
+            data, blocks = dumps_shared(scrubbed)
+        else:
+            data, blocks = dumps_cassette(scrubbed), {}
+        block_lines = b"".join(
+            _encoder.encode(Block(id=k, value=v)) + b"\n" for k, v in blocks.items()
+        )
         # the scrub joined and redacted each stream's channels: the scan reads each frame alone
-        findings = scan_for_secrets(data, scrubber, join_streams=False)
+        findings = scan_for_secrets(data + block_lines, scrubber, join_streams=False)
     target = Path(path)
     if findings:
         listed = "; ".join(f.describe() for f in findings[:5])
@@ -486,6 +522,16 @@ def write_cassette(
             f"after scrubbing ({listed}). Extend the Scrubber (extra_values / extra_patterns)."
         )
     target.parent.mkdir(parents=True, exist_ok=True)
+    if not blocks:
+        _replace(target, data)
+        return target
+    with store_locked(target.parent):
+        add_blocks(target.parent, blocks)
+        _replace(target, data)
+    return target
+
+
+def _replace(target: Path, data: bytes) -> None:
     # not mkstemp (always 0600): a new file whose mode the umask decides, like any other
     temp = str(target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp"))
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -496,7 +542,6 @@ def write_cassette(
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    return target
 
 
 def scrub_cassette(cassette: Cassette, scrubber: Scrubber) -> Cassette:

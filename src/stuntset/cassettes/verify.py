@@ -8,6 +8,10 @@ hold nothing that looks like a secret. It trusts nothing it reads:
   the cassette format — is validated as the loader reads it (a truncated header, a BOM, a
   version written as a string are errors naming file and line); any other ``*.jsonl`` file
   must be UTF-8 JSON on every line;
+* a folder's block store (``_blocks.jsonl``: the system prompts and tool schemas its
+  cassettes share) is validated — each block must hold what its id says, or a hand edit has
+  made it lie — and scanned like any file, also when only one of its cassettes is named; a
+  block no cassette refers to is a note (``stuntset cassettes migrate`` drops it);
 * every file read is scanned as decoded text (``scan_for_secrets``), in linear time.
 """
 
@@ -22,6 +26,14 @@ from typing import Literal
 
 import msgspec
 
+from stuntset.cassettes.blocks import (
+    STORE_FORMAT,
+    STORE_NAME,
+    block_id,
+    folder_references,
+    loads_store,
+    store_of,
+)
 from stuntset.cassettes.decoded import collector_paused
 from stuntset.cassettes.format import (
     FORMAT,
@@ -33,7 +45,7 @@ from stuntset.cassettes.format import (
 )
 from stuntset.cassettes.scrub import Scrubber, scan_for_secrets
 
-__all__ = ["SKIP_MARKER", "Problem", "verify_tree"]
+__all__ = ["NOTES", "SKIP_MARKER", "Problem", "verify_tree"]
 
 _SKIP_DIRS = frozenset(
     {
@@ -53,17 +65,21 @@ _SUFFIXES = (".jsonl", ".cassette", ".json")
 
 class Problem(msgspec.Struct, frozen=True):
     """What is wrong with a file: ``invalid`` (it does not parse: exit 2), ``secret`` (it holds
-    something that looks like one: exit 1) or ``skipped`` (not a regular file: a note)."""
+    something that looks like one: exit 1), ``skipped`` (not a regular file: a note) or
+    ``unused`` (a shared block no cassette refers to: a note)."""
 
     path: str
     message: str
-    kind: Literal["invalid", "secret", "skipped"] = "secret"
+    kind: Literal["invalid", "secret", "skipped", "unused"] = "secret"
     line: int | None = None
 
     def describe(self) -> str:
         place = self.path if self.line is None else f"{self.path}:{self.line}"
         return f"{place}: {self.message}"
 
+
+#: The kinds of problem that are notes, not failures.
+NOTES = frozenset({"skipped", "unused"})
 
 #: A folder holding a file of this name is not verified (e.g. a corpus of hostile inputs).
 SKIP_MARKER = ".stuntset-verify-skip"
@@ -181,6 +197,8 @@ def verify_tree(
     scrubber = scrubber or Scrubber()
     checked = 0
     problems: list[Problem] = []
+    stores: set[Path] = set()  # the stores of the cassettes met, the stores read
+    read: set[Path] = set()
     for path, named in _candidates(Path(root)):
         skipped = _skipped(path, named)
         if skipped is not None:
@@ -191,13 +209,78 @@ def verify_tree(
         except CassetteError as error:
             problems.append(_invalid(path, error))
             continue
+        if _looks_like_store(path, data):
+            read.add(path.resolve())
+            checked += 1
+            with collector_paused():
+                problems += _verify_store(path, data, scrubber)
+            continue
         cassette = _looks_like_cassette(path, data, named)
         if not cassette and path.suffix != ".jsonl":
             continue  # a .json file that is not a cassette: not ours to judge
         checked += 1
+        if cassette:
+            stores.add(store_of(path))
         with collector_paused():
             problems += _verify_file(path, data, cassette, scrubber)
+    for store in sorted(stores):
+        if store.resolve() in read or not store.is_file():
+            continue
+        checked += 1  # a cassette named alone: its blocks are part of it
+        try:
+            data = read_regular(store, "block store")
+        except CassetteError as error:
+            problems.append(_invalid(store, error))
+            continue
+        with collector_paused():
+            problems += _verify_store(store, data, scrubber)
     return checked, problems
+
+
+def _looks_like_store(path: Path, data: bytes) -> bool:
+    """Named ``_blocks.jsonl``, or mentioning the store format on its first line."""
+    first = next(numbered_lines(data), (0, b""))[1]
+    return path.name == STORE_NAME or (
+        STORE_FORMAT.encode() in first and FORMAT.encode() not in first
+    )
+
+
+def _verify_store(path: Path, data: bytes, scrubber: Scrubber) -> list[Problem]:
+    """What is wrong with a folder's block store: it does not parse, a block's id is not its
+    content's (edited by hand), it holds a secret; and the blocks nothing uses (notes)."""
+    problems: list[Problem] = []
+    try:
+        blocks = loads_store(data, source=str(path))
+    except CassetteError as error:
+        problems.append(_invalid(path, error))
+        blocks = {}
+    folder = path.parent
+    for block, (line, value) in blocks.items():
+        if block_id(value) != block:
+            problems.append(
+                Problem(
+                    str(path),
+                    f"block {block!r} does not hold what its id says (edited by hand?): "
+                    f"run `stuntset cassettes migrate {folder}` to store it under its own id",
+                    "invalid",
+                    line,
+                )
+            )
+    used = folder_references(folder) if blocks else set()
+    for block, (line, _) in blocks.items():
+        if block not in used:
+            problems.append(
+                Problem(
+                    str(path),
+                    f"block {block!r}: no cassette of {folder} refers to it "
+                    f"(`stuntset cassettes migrate {folder}` drops it)",
+                    "unused",
+                    line,
+                )
+            )
+    for finding in scan_for_secrets(data, scrubber):
+        problems.append(Problem(str(path), finding.describe()))
+    return problems
 
 
 def _verify_file(path: Path, data: bytes, cassette: bool, scrubber: Scrubber) -> list[Problem]:
@@ -205,7 +288,7 @@ def _verify_file(path: Path, data: bytes, cassette: bool, scrubber: Scrubber) ->
     problems: list[Problem] = []
     if cassette:
         try:
-            _check_replayable(loads_cassette(data, source=str(path)))
+            _check_replayable(loads_cassette(data, source=str(path), store=store_of(path)))
         except CassetteError as error:
             problems.append(_invalid(path, error))
     else:

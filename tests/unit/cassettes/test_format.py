@@ -174,7 +174,7 @@ def test_write_is_atomic_scrubbed_and_discoverable(tmp_path: Path) -> None:
     assert stored.request.body["api_key"] == "<scrubbed:api_key>"
     assert "<scrubbed:openai-key>" in stored.request.body["messages"][0]["content"]
     assert is_cassette(path)
-    assert [p.name for p in path.parent.iterdir()] == ["c.jsonl"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["_blocks.jsonl", "c.jsonl"]
     umask = os.umask(0o022)
     try:
         again = write_cassette(tmp_path / "deep" / "d.jsonl", Cassette(interactions=[interaction]))
