@@ -154,7 +154,7 @@ def dumps_store(blocks: Mapping[str, Any]) -> bytes:
 def loads_store(data: bytes, *, source: str) -> dict[str, tuple[int, Any]]:
     """id → (line, value) of a store's blocks; ``CassetteError`` naming file and line for
     anything else."""
-    from stuntset.cassettes.format import numbered_lines
+    from stuntset.cassettes._files import numbered_lines
 
     if data.startswith(b"\xef\xbb\xbf"):
         raise CassetteError(f"{source}:1: starts with a UTF-8 byte-order mark; save it without BOM")
@@ -204,7 +204,7 @@ _cache: dict[Path, tuple[bytes, dict[str, Any]]] = {}
 
 def load_store(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The blocks of store ``path`` (none when there is no such file)."""
-    from stuntset.cassettes.format import read_regular
+    from stuntset.cassettes._files import read_regular
 
     store = Path(path)
     if not store.exists() and not store.is_symlink():
@@ -267,23 +267,24 @@ def referenced(data: bytes) -> set[str]:
     return {match.decode() for match in _REFERENCE.findall(data)}
 
 
-def _cassettes_in(folder: Path) -> Iterator[Path]:
-    from stuntset.cassettes.format import is_cassette
-
+def _cassettes_in(folder: Path, is_cassette: Callable[[Path], bool]) -> Iterator[Path]:
     for entry in sorted(folder.iterdir()):
         if entry.name != STORE_NAME and not entry.is_symlink() and is_cassette(entry):
             yield entry
 
 
-def folder_references(folder: str | os.PathLike[str]) -> set[str]:
-    """Every block id a cassette of ``folder`` refers to."""
+def folder_references(
+    folder: str | os.PathLike[str], is_cassette: Callable[[Path], bool]
+) -> set[str]:
+    """Every block id a cassette of ``folder`` refers to (``is_cassette``: the format's test of
+    a file, passed in since the format imports this module)."""
     used: set[str] = set()
-    for cassette in _cassettes_in(Path(folder)):
+    for cassette in _cassettes_in(Path(folder), is_cassette):
         used |= referenced(cassette.read_bytes())
     return used
 
 
-def gc_store(folder: str | os.PathLike[str]) -> list[str]:
+def gc_store(folder: str | os.PathLike[str], is_cassette: Callable[[Path], bool]) -> list[str]:
     """Drop the blocks no cassette of ``folder`` refers to; the ids dropped (sorted). The
     store is removed when nothing is left in it."""
     store = Path(folder) / STORE_NAME
@@ -291,7 +292,7 @@ def gc_store(folder: str | os.PathLike[str]) -> list[str]:
         return []
     with store_locked(folder):
         held = load_store(store)
-        used = folder_references(folder)
+        used = folder_references(folder, is_cassette)
         unused = sorted(set(held) - used)
         if unused:
             kept = {k: v for k, v in held.items() if k in used}

@@ -36,6 +36,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
+from stuntset.cassettes._files import _file_kind, numbered_lines, read_regular
 from stuntset.cassettes.blocks import (
     STORE_NAME,
     Block,
@@ -251,13 +252,6 @@ def dumps_shared(cassette: Cassette) -> tuple[bytes, dict[str, Any]]:
     return b"\n".join(lines) + b"\n", shared
 
 
-def numbered_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """The non-blank lines of ``data`` with their 1-based numbers."""
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if line.strip():
-            yield number, line
-
-
 def loads_cassette(
     data: bytes,
     *,
@@ -415,36 +409,6 @@ def _check_header(header: Header, where: str) -> None:
             f"{where}: field 'version': version {header.version} is older than {OLDEST_READ}; "
             f"run `stuntset cassettes migrate {where.rsplit(':', 1)[0]}`"
         )
-
-
-def read_regular(path: str | os.PathLike[str], what: str = "cassette") -> bytes:
-    """The bytes of a regular file; ``CassetteError`` naming it for anything else (missing, a
-    dangling link, a folder, a FIFO — which would block a read forever —, unreadable)."""
-    file = Path(path)
-    try:
-        mode = file.stat().st_mode
-    except FileNotFoundError:
-        kind = "a dangling symbolic link" if file.is_symlink() else f"no such {what}"
-        raise CassetteError(f"{file}: {kind}") from None
-    except OSError as error:
-        raise CassetteError(f"{file}: cannot read it: {error.strerror or error}") from None
-    if not stat.S_ISREG(mode):
-        raise CassetteError(f"{file}: not a regular file ({_file_kind(mode)}), not a {what}")
-    try:
-        return file.read_bytes()
-    except OSError as error:
-        raise CassetteError(f"{file}: cannot read it: {error.strerror or error}") from None
-
-
-def _file_kind(mode: int) -> str:
-    kinds = [
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ]
-    return next((name for test, name in kinds if test(mode)), "not a plain file")
 
 
 def check_target(path: str | os.PathLike[str]) -> Path:

@@ -143,5 +143,7 @@ def unused_blocks(folder: str | os.PathLike[str], *, drop: bool = True) -> list[
     """The blocks of ``folder``'s store that none of its cassettes refers to, dropped from it
     (``drop=False``: only named)."""
     if drop:
-        return gc_store(folder)
-    return sorted(set(load_store(Path(folder) / STORE_NAME)) - folder_references(folder))
+        return gc_store(folder, is_cassette)
+    return sorted(
+        set(load_store(Path(folder) / STORE_NAME)) - folder_references(folder, is_cassette)
+    )

@@ -39,6 +39,7 @@ from stuntset.cassettes.format import (
     FORMAT,
     Cassette,
     CassetteError,
+    is_cassette,
     loads_cassette,
     numbered_lines,
     read_regular,
@@ -266,7 +267,7 @@ def _verify_store(path: Path, data: bytes, scrubber: Scrubber) -> list[Problem]:
                     line,
                 )
             )
-    used = folder_references(folder) if blocks else set()
+    used = folder_references(folder, is_cassette) if blocks else set()
     for block, (line, _) in blocks.items():
         if block not in used:
             problems.append(

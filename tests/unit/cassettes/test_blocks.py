@@ -40,6 +40,7 @@ from stuntset.cassettes.blocks import (
     loads_store,
     store_locked,
 )
+from stuntset.cassettes.format import is_cassette
 from stuntset.cassettes.migrate import migrate_file
 from stuntset.cassettes.replay import Replayer
 from stuntset.cassettes.scrub import Scrubber
@@ -170,7 +171,7 @@ def test_a_prompt_many_tests_share_is_one_line_and_changing_it_changes_that_line
     # every test's prompt changes and migrate drops the old block: one line out, one in
     for n in range(TESTS):
         write_cassette(tmp_path / f"test_{n}.jsonl", recorded(shape, f"t{n}", new, f"q{n}"))
-    assert gc_store(tmp_path) == [block_id(_stored_prompt(shape, old))]
+    assert gc_store(tmp_path, is_cassette) == [block_id(_stored_prompt(shape, old))]
     every = changes(before, files(tmp_path))
     assert sorted(line[0] for line in every[STORE_NAME]) == ["+", "-"]
     old_id, new_id = block_id(_stored_prompt(shape, old)), block_id(_stored_prompt(shape, new))
@@ -397,7 +398,7 @@ def _write_many(folder: str, worker: int, count: int, start: Any) -> None:
         cassette = Cassette(interactions=[*shared.interactions, last])
         write_cassette(Path(folder) / f"w{worker}-{n}.jsonl", cassette)
         if n % 3 == 2:
-            gc_store(folder)
+            gc_store(folder, is_cassette)
 
 
 @pytest.mark.slow
@@ -418,6 +419,6 @@ def test_two_processes_writing_cassettes_of_one_folder_lose_no_block(tmp_path: P
         for n in range(count):
             loaded = load_cassette(tmp_path / f"w{w}-{n}.jsonl")
             assert loaded.interactions[-1].request.body["instructions"] == prompt(100 * w + n)
-    assert gc_store(tmp_path) == []
+    assert gc_store(tmp_path, is_cassette) == []
     assert verify_tree(tmp_path)[1] == []
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
