@@ -123,6 +123,7 @@ async def test_another_prompt_fails_the_sdk_and_verify_says_why(tmp_path: Path) 
 
 
 @pytest.mark.slow
+@pytest.mark.real_cli  # the recording tee (a Python child) starts the real claude
 @pytest.mark.real_time
 @needs_bundled_claude
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
