@@ -1,17 +1,18 @@
-"""Reading a cassette folder's files: a regular file's bytes (an error naming it for anything
-else) and the non-blank lines of a file's bytes. Shared by the cassette format and the
-folder's block store (which the format imports)."""
+"""Reading and writing a cassette folder's files: a regular file's bytes (an error naming it
+for anything else), the non-blank lines of a file's bytes, and an atomic replace. Shared by
+the cassette format and the folder's block store (which the format imports)."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from stuntset.errors import CassetteError
 
-__all__ = ["numbered_lines", "read_regular"]
+__all__ = ["numbered_lines", "read_regular", "write_atomic"]
 
 
 def numbered_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
@@ -49,3 +50,18 @@ def _file_kind(mode: int) -> str:
         (stat.S_ISBLK, "a block device"),
     ]
     return next((name for test, name in kinds if test(mode)), "not a plain file")
+
+
+def write_atomic(target: Path, data: bytes) -> None:
+    """Replace ``target`` with ``data`` at once: a reader sees the old bytes or the new ones,
+    never a half; a failed write leaves ``target`` as it was and no temporary file behind."""
+    # not mkstemp (always 0600): a new file whose mode the umask decides, like any other
+    temp = str(target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp"))
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

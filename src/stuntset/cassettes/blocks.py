@@ -29,13 +29,13 @@ import fcntl
 import hashlib
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeAlias
 
 import msgspec
 
+from stuntset.cassettes._files import write_atomic
 from stuntset.errors import CassetteError
 
 __all__ = [
@@ -234,18 +234,6 @@ def store_locked(folder: str | os.PathLike[str]) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
-    temp = str(target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp"))
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def add_blocks(folder: str | os.PathLike[str], blocks: Mapping[str, Any]) -> None:
     """Add ``blocks`` to ``folder``'s store (the caller holds ``store_locked(folder)``). An
     entry whose value no longer hashes to its id (edited by hand) is put right."""
@@ -255,7 +243,7 @@ def add_blocks(folder: str | os.PathLike[str], blocks: Mapping[str, Any]) -> Non
     held = load_store(store)
     missing = {k: v for k, v in blocks.items() if k not in held or held[k] != v}
     if missing:
-        _write_atomic(store, dumps_store({**held, **missing}))
+        write_atomic(store, dumps_store({**held, **missing}))
 
 
 _REFERENCE = re.compile(rb'"\$block"\s*:\s*"([^"\\]{1,200})"')
@@ -297,7 +285,7 @@ def gc_store(folder: str | os.PathLike[str], is_cassette: Callable[[Path], bool]
         if unused:
             kept = {k: v for k, v in held.items() if k in used}
             if kept:
-                _write_atomic(store, dumps_store(kept))
+                write_atomic(store, dumps_store(kept))
             else:
                 store.unlink()
         return unused

@@ -27,7 +27,6 @@ import functools
 import json
 import os
 import re
-import secrets
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -36,7 +35,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from stuntset.cassettes._files import _file_kind, numbered_lines, read_regular
+from stuntset.cassettes._files import _file_kind, numbered_lines, read_regular, write_atomic
 from stuntset.cassettes.blocks import (
     STORE_NAME,
     Block,
@@ -487,25 +486,12 @@ def write_cassette(
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     if not blocks:
-        _replace(target, data)
+        write_atomic(target, data)
         return target
     with store_locked(target.parent):
         add_blocks(target.parent, blocks)
-        _replace(target, data)
+        write_atomic(target, data)
     return target
-
-
-def _replace(target: Path, data: bytes) -> None:
-    # not mkstemp (always 0600): a new file whose mode the umask decides, like any other
-    temp = str(target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp"))
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def scrub_cassette(cassette: Cassette, scrubber: Scrubber) -> Cassette:
