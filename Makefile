@@ -160,9 +160,12 @@ newest: | $(UV)
 	$(NEWEST)/bin/pytest -p no:cacheprovider -n auto -m "$(FAST)" \
 		--tier-durations=$(RESULTS)/newest.json
 
-# no cassette or JSONL file in the tree may hold a secret
+# no cassette or JSONL file in the tree may hold a secret, and every committed cassette is in
+# the current format (blocks in its folder's _blocks.jsonl): `stuntset cassettes migrate .`
+# rewrites the ones that are not
 cassettes: $(STAMP)
 	$(BIN)/stuntset cassettes verify .
+	$(BIN)/stuntset cassettes migrate --check .
 
 # fakes over mocks: no unittest.mock.patch of our own code (the baseline is empty)
 mocks: $(STAMP)
