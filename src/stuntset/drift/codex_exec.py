@@ -55,6 +55,8 @@ from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
 
+from ._ending import last_line, receive_line, stop
+
 __all__ = ["ExecProvider", "ExecRun", "failure_of"]
 
 CAPABILITIES = Capabilities(interrupt=True, reasoning=True, usage=True)
@@ -173,6 +175,8 @@ class ExecRun:
         self._eof = False
         self._stderr: IO[bytes] | None = None
         self._killed: str | None = None
+        self._killed_at: float | None = None  # when SIGTERM was sent (anyio.current_time())
+        self._escalated = ""  # how SIGTERM was not enough (see _ending.receive_line)
         self._items = TurnItems(EXEC, self._emit, _OutOfOrder)
         self._known_items: set[str] = set()
         self._last_error = ""
@@ -222,7 +226,7 @@ class ExecRun:
         """Queue the terminal event now; stop the process (nothing more is read)."""
         self._emit(cls, **fields)
         self._over = True
-        _stop(self._process)
+        stop(self._process)
 
     def _broken(self, message: str) -> None:
         self._end(RunCrashed, kind="protocol", message=message, retryable=False)
@@ -247,6 +251,8 @@ class ExecRun:
         except OSError as error:
             self._end(RunCrashed, kind="spawn_failed", message=str(error), retryable=False)
             return
+        if self._interrupted():  # while it was being started
+            self._sigterm()
         assert self._process.stdin is not None
         assert self._process.stdout is not None
         # it may have exited at once: what it said is on stdout
@@ -266,7 +272,14 @@ class ExecRun:
             await self._ended()
             return
         try:
-            line = await self._stdout.receive_until(b"\n", _LINE_LIMIT)
+            line = await receive_line(
+                self._stdout,
+                _LINE_LIMIT,
+                self._process,
+                self._killed_at,
+                self._provider.close_timeout,
+                self._escalate,
+            )
         except anyio.IncompleteRead:  # stdout ended, maybe in the middle of a line
             self._eof = True
             self._line(bytes(self._stdout.buffer))
@@ -290,10 +303,10 @@ class ExecRun:
             self._emit(cls, **fields)
             self._over = True
         elif self._killed is not None:
-            self._end(RunKilled, reason=self._killed)
+            self._end(RunKilled, reason=self._killed_reason())
         else:
             code = process.returncode
-            tail = _last_line(self._stderr)
+            tail = last_line(self._stderr)
             said = f": {tail}" if tail else ""
             self._end(
                 RunCrashed,
@@ -378,7 +391,22 @@ class ExecRun:
         if self.finished or self._over or self._held is not None or self._killed is not None:
             return
         self._killed = reason
-        _stop(self._process)
+        self._sigterm()
+
+    def _sigterm(self) -> None:
+        if self._process is not None:
+            self._killed_at = anyio.current_time()
+            stop(self._process)
+
+    def _interrupted(self) -> bool:
+        return self._killed is not None
+
+    def _escalate(self, what: str) -> None:
+        self._escalated = what
+
+    def _killed_reason(self) -> str:
+        reason = self._killed or "interrupted"
+        return f"{reason} ({self._escalated})" if self._escalated else reason
 
     async def aclose(self) -> None:
         """Stop the process for good and reap it."""
@@ -387,12 +415,12 @@ class ExecRun:
             if process.returncode is None:
                 if self._killed is None and not self._over and self._held is None:
                     self._killed = "closed"
-                _stop(process)
+                stop(process)
             with anyio.CancelScope(shield=True):
                 with anyio.move_on_after(self._provider.close_timeout):
                     await process.wait()
                 if process.returncode is None:
-                    _stop(process, signal.SIGKILL)
+                    stop(process, signal.SIGKILL)
                     await process.wait()
                 await process.aclose()
         if self._stderr is not None:
@@ -401,21 +429,3 @@ class ExecRun:
 
 class _OutOfOrder(Exception):
     """An item completed that never started: the turn is broken (``protocol``)."""
-
-
-def _stop(process: Process | None, how: int = signal.SIGTERM) -> None:
-    """Signal ``process`` unless it is known to be gone. Not ``terminate()``: on asyncio that
-    polls first, which reaps an exited child behind the event loop's back (the loop then
-    warns "Unknown child process" and reports exit code 255)."""
-    if process is not None and process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(process.pid, how)
-
-
-def _last_line(stderr: IO[bytes] | None) -> str:
-    """The last line the process wrote on stderr (a file: it has exited)."""
-    if stderr is None:
-        return ""
-    stderr.seek(0)
-    lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
-    return lines[-1][:500] if lines else ""

@@ -28,7 +28,6 @@ cannot be started is ``spawn_failed``. ``interrupt()`` sends SIGTERM: ``run.kill
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -58,6 +57,8 @@ from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers.base import Capabilities
 from stuntset.script import Script
 from stuntset.seams import current_clock, current_ids
+
+from ._ending import last_line, receive_line, stop
 
 __all__ = [
     "MODEL",
@@ -198,6 +199,8 @@ class GeminiCliRun:
         self._began = False
         self._over = False
         self._killed: str | None = None
+        self._killed_at: float | None = None  # when SIGTERM was sent (anyio.current_time())
+        self._escalated = ""  # how SIGTERM was not enough (see _ending.receive_line)
         self._text: list[str] = []
         self._messages = 0
 
@@ -254,7 +257,7 @@ class GeminiCliRun:
     def _end(self, cls: type[Any], **fields: Any) -> None:
         self._emit(cls, **fields)
         self._over = True
-        _stop(self._process)
+        stop(self._process)
 
     async def _spawn(self) -> None:
         self._spawned = True
@@ -274,6 +277,8 @@ class GeminiCliRun:
         except OSError as error:
             self._end(RunCrashed, kind="spawn_failed", message=str(error), retryable=False)
             return
+        if self._interrupted():  # while it was being started
+            self._sigterm()
         assert self._process.stdout is not None
         if self._process.stdin is not None:
             await self._process.stdin.aclose()  # no piped prompt: stdin at EOF
@@ -287,7 +292,14 @@ class GeminiCliRun:
             raise StopAsyncIteration
         assert self._stdout is not None
         try:
-            line = await self._stdout.receive_until(b"\n", _LINE_LIMIT)
+            line = await receive_line(
+                self._stdout,
+                _LINE_LIMIT,
+                self._process,
+                self._killed_at,
+                self._provider.close_timeout,
+                self._escalate,
+            )
         except anyio.IncompleteRead:
             tail = bytes(self._stdout.buffer)
             if tail.strip():
@@ -311,9 +323,9 @@ class GeminiCliRun:
         with anyio.move_on_after(self._provider.close_timeout):
             await process.wait()
         if self._killed is not None:
-            self._end(RunKilled, reason=self._killed)
+            self._end(RunKilled, reason=self._killed_reason())
             return
-        tail = _last_line(self._stderr)
+        tail = last_line(self._stderr)
         said = f": {tail}" if tail else ""
         self._end(
             RunCrashed,
@@ -393,7 +405,22 @@ class GeminiCliRun:
         if self.finished or self._over or self._killed is not None:
             return
         self._killed = reason
-        _stop(self._process)
+        self._sigterm()
+
+    def _sigterm(self) -> None:
+        if self._process is not None:
+            self._killed_at = anyio.current_time()
+            stop(self._process)
+
+    def _interrupted(self) -> bool:
+        return self._killed is not None
+
+    def _escalate(self, what: str) -> None:
+        self._escalated = what
+
+    def _killed_reason(self) -> str:
+        reason = self._killed or "interrupted"
+        return f"{reason} ({self._escalated})" if self._escalated else reason
 
     async def aclose(self) -> None:
         process = self._process
@@ -401,27 +428,13 @@ class GeminiCliRun:
             if process.returncode is None:
                 if self._killed is None and not self._over:
                     self._killed = "closed"
-                _stop(process)
+                stop(process)
             with anyio.CancelScope(shield=True):
                 with anyio.move_on_after(self._provider.close_timeout):
                     await process.wait()
                 if process.returncode is None:
-                    _stop(process, signal.SIGKILL)
+                    stop(process, signal.SIGKILL)
                     await process.wait()
                 await process.aclose()
         if self._stderr is not None:
             self._stderr.close()
-
-
-def _stop(process: Process | None, how: int = signal.SIGTERM) -> None:
-    if process is not None and process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(process.pid, how)
-
-
-def _last_line(stderr: IO[bytes] | None) -> str:
-    if stderr is None:
-        return ""
-    stderr.seek(0)
-    lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
-    return lines[-1][:500] if lines else ""

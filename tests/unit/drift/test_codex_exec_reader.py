@@ -318,3 +318,59 @@ async def test_the_turns_end_is_kept_beyond_the_events(tmp_path: Path) -> None:
     finally:
         await provider.aclose()
     assert run.result_fields == {"status": "completed", "usage": True}
+
+
+async def test_a_process_that_outlives_its_sigterm_is_killed_and_says_so(tmp_path: Path) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    script = Script.of([Text("Thinking"), Stall()])
+    cli = install_cli("codex", script, bin_dir=tmp_path / "bin", ignore_sigterm=600.0)
+    env = {"CODEX_HOME": str(tmp_path / "home")}
+    provider = ExecProvider(str(cli.path), cwd=str(cwd), env=env, close_timeout=0.5)
+    run = provider.start("hello")
+    events: list[Event] = []
+    try:
+        with anyio.fail_after(30):  # not the fake's 600 s: the reader's 0.5 s, then SIGKILL
+            async for event in run:
+                events.append(event)
+                if event.type == "message.completed":
+                    await run.interrupt("enough")
+    finally:
+        await provider.aclose()
+    assert _kinds(events)[-1] == "run.killed"
+    reason = events[-1].reason  # type: ignore[attr-defined]
+    assert reason.startswith("enough (SIGKILL: still running 0.5 s after SIGTERM (State ")
+    assert "SigCgt" in reason  # the kernel's view: it had a handler for the signal
+
+
+async def test_interrupted_while_it_is_being_started_it_is_stopped_once_it_runs(
+    tmp_path: Path,
+) -> None:
+    # the interrupt lands while the consumer is inside the spawn (before the process exists);
+    # the process is stopped as soon as it does, and the stalled turn ends instead of hanging
+    provider = _fake(tmp_path, Script.of([Text("Thinking"), Stall()]))
+    run = provider.start("hello")
+    events: list[Event] = []
+    spawning = anyio.Event()
+    spawn = run._spawn
+
+    async def spawn_then_tell() -> None:
+        spawning.set()
+        await spawn()
+
+    # lint-mocks: allow a spy on when the spawn begins (the race needs that moment)
+    run._spawn = spawn_then_tell  # type: ignore[method-assign]
+
+    async def consume() -> None:
+        events.extend([event async for event in run])
+
+    try:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(consume)
+                await spawning.wait()
+                await run.interrupt("early")
+    finally:
+        await provider.aclose()
+    assert _kinds(events)[-1] == "run.killed"
+    assert events[-1].reason == "early"  # type: ignore[attr-defined]

@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from stuntset.drift.gemini_cli import GeminiCliProvider, failure_of, make_fake
+from stuntset.doubles.cli import install_cli
+from stuntset.drift.gemini_cli import GeminiCliProvider, failure_of, gemini_env, make_fake
 from stuntset.drift.normalize import normalize
 from stuntset.errors import UsageError
 from stuntset.events import Event, RunCrashed
@@ -140,3 +142,54 @@ async def test_the_cli_s_own_broken_stdout_is_a_protocol_crash(tmp_path: Path, b
     crash = events[-1]
     assert isinstance(crash, RunCrashed)
     assert crash.kind in ("protocol", "exited")
+
+
+async def test_a_process_that_outlives_its_sigterm_is_killed_and_says_so(tmp_path: Path) -> None:
+    script = Script.of([Text("Thinking"), Stall()])
+    cli = install_cli("gemini", script, bin_dir=tmp_path / "bin", ignore_sigterm=600.0)
+    env = gemini_env(tmp_path / "home", "http://127.0.0.1:9/gemini")
+    provider = GeminiCliProvider(str(cli.path), cwd=str(tmp_path), env=env, close_timeout=0.5)
+    run = provider.start("hello")
+    events: list[Event] = []
+    try:
+        with anyio.fail_after(30):  # not the fake's 600 s: the reader's 0.5 s, then SIGKILL
+            async for event in run:
+                events.append(event)
+                if event.type == "message.delta":
+                    await run.interrupt("enough")
+    finally:
+        await provider.aclose()
+    assert _kinds(events)[-1] == "run.killed"
+    reason = events[-1].reason  # type: ignore[attr-defined]
+    assert reason.startswith("enough (SIGKILL: still running 0.5 s after SIGTERM (State ")
+
+
+async def test_interrupted_while_it_is_being_started_it_is_stopped_once_it_runs(
+    tmp_path: Path,
+) -> None:
+    provider = make_fake(Script.of([Text("Thinking"), Stall()]), tmp_path, time_scale=0)
+    run = provider.start("hello")
+    events: list[Event] = []
+    spawning = anyio.Event()
+    spawn = run._spawn
+
+    async def spawn_then_tell() -> None:
+        spawning.set()
+        await spawn()
+
+    # lint-mocks: allow a spy on when the spawn begins (the race needs that moment)
+    run._spawn = spawn_then_tell  # type: ignore[method-assign]
+
+    async def consume() -> None:
+        events.extend([event async for event in run])
+
+    try:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(consume)
+                await spawning.wait()
+                await run.interrupt("early")
+    finally:
+        await provider.aclose()
+    assert _kinds(events)[-1] == "run.killed"
+    assert events[-1].reason == "early"  # type: ignore[attr-defined]
