@@ -11,14 +11,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Callable
 from typing import IO
 
 import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-__all__ = ["last_line", "receive_line", "signal_state", "stop"]
+__all__ = ["Sigterms", "last_line", "signal_state", "stop"]
 
 
 def stop(process: Process | None, how: int = signal.SIGTERM) -> None:
@@ -41,26 +40,39 @@ def signal_state(pid: int) -> str:
     return ", ".join(f"{key} {fields[key].strip()}" for key in keys if key in fields)
 
 
-async def receive_line(
-    stdout: BufferedByteReceiveStream,
-    limit: int,
-    process: Process | None,
-    killed_at: float | None,
-    grace: float,
-    escalated: Callable[[str], None],
-) -> bytes:
-    """The next stdout line. Once an interrupted process (SIGTERM at ``killed_at``, in
-    ``anyio.current_time()``) keeps stdout open past ``grace`` s: SIGKILL, ``escalated``
-    told what was seen of it, and the line read from what is left (stdout ends). Raises
-    what ``receive_until`` raises."""
-    if killed_at is None or process is None:
+class Sigterms:
+    """The SIGTERM a reader's ``interrupt()`` sent its process: when, and, if that was not
+    enough, what the SIGKILL after it found (kept from the first escalation on)."""
+
+    def __init__(self) -> None:
+        self.sent_at: float | None = None  # anyio.current_time()
+        self.escalated = ""
+
+    def send(self, process: Process | None) -> None:
+        """SIGTERM to ``process``, if it has been started (else nothing to signal yet)."""
+        if process is not None:
+            self.sent_at = anyio.current_time()
+            stop(process)
+
+    async def receive_line(
+        self, stdout: BufferedByteReceiveStream, limit: int, process: Process | None, grace: float
+    ) -> bytes:
+        """The next stdout line. Once the signalled process keeps stdout open past ``grace``
+        s: SIGKILL, what was seen of it kept, and the line read from what is left (stdout
+        ends). Raises what ``receive_until`` raises."""
+        if self.sent_at is None or self.escalated or process is None:
+            return await stdout.receive_until(b"\n", limit)
+        with anyio.move_on_after(self.sent_at + grace - anyio.current_time()):
+            return await stdout.receive_until(b"\n", limit)
+        seen = signal_state(process.pid)
+        stop(process, signal.SIGKILL)
+        self.escalated = f"SIGKILL: still running {grace:g} s after SIGTERM ({seen})"
         return await stdout.receive_until(b"\n", limit)
-    with anyio.move_on_after(killed_at + grace - anyio.current_time()):
-        return await stdout.receive_until(b"\n", limit)
-    seen = signal_state(process.pid)
-    stop(process, signal.SIGKILL)
-    escalated(f"SIGKILL: still running {grace:g} s after SIGTERM ({seen})")
-    return await stdout.receive_until(b"\n", limit)
+
+    def reason(self, killed: str | None) -> str:
+        """The ``run.killed`` reason: the interrupt's, and the escalation if there was one."""
+        reason = killed or "interrupted"
+        return f"{reason} ({self.escalated})" if self.escalated else reason
 
 
 def last_line(stderr: IO[bytes] | None) -> str:

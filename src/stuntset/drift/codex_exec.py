@@ -55,7 +55,7 @@ from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers.base import Capabilities
 from stuntset.seams import current_clock, current_ids
 
-from ._ending import last_line, receive_line, stop
+from ._ending import Sigterms, last_line, stop
 
 __all__ = ["ExecProvider", "ExecRun", "failure_of"]
 
@@ -175,8 +175,7 @@ class ExecRun:
         self._eof = False
         self._stderr: IO[bytes] | None = None
         self._killed: str | None = None
-        self._killed_at: float | None = None  # when SIGTERM was sent (anyio.current_time())
-        self._escalated = ""  # how SIGTERM was not enough (see _ending.receive_line)
+        self._sigterms = Sigterms()
         self._items = TurnItems(EXEC, self._emit, _OutOfOrder)
         self._known_items: set[str] = set()
         self._last_error = ""
@@ -252,7 +251,7 @@ class ExecRun:
             self._end(RunCrashed, kind="spawn_failed", message=str(error), retryable=False)
             return
         if self._interrupted():  # while it was being started
-            self._sigterm()
+            self._sigterms.send(self._process)
         assert self._process.stdin is not None
         assert self._process.stdout is not None
         # it may have exited at once: what it said is on stdout
@@ -272,13 +271,8 @@ class ExecRun:
             await self._ended()
             return
         try:
-            line = await receive_line(
-                self._stdout,
-                _LINE_LIMIT,
-                self._process,
-                self._killed_at,
-                self._provider.close_timeout,
-                self._escalate,
+            line = await self._sigterms.receive_line(
+                self._stdout, _LINE_LIMIT, self._process, self._provider.close_timeout
             )
         except anyio.IncompleteRead:  # stdout ended, maybe in the middle of a line
             self._eof = True
@@ -303,7 +297,7 @@ class ExecRun:
             self._emit(cls, **fields)
             self._over = True
         elif self._killed is not None:
-            self._end(RunKilled, reason=self._killed_reason())
+            self._end(RunKilled, reason=self._sigterms.reason(self._killed))
         else:
             code = process.returncode
             tail = last_line(self._stderr)
@@ -391,22 +385,10 @@ class ExecRun:
         if self.finished or self._over or self._held is not None or self._killed is not None:
             return
         self._killed = reason
-        self._sigterm()
-
-    def _sigterm(self) -> None:
-        if self._process is not None:
-            self._killed_at = anyio.current_time()
-            stop(self._process)
+        self._sigterms.send(self._process)
 
     def _interrupted(self) -> bool:
         return self._killed is not None
-
-    def _escalate(self, what: str) -> None:
-        self._escalated = what
-
-    def _killed_reason(self) -> str:
-        reason = self._killed or "interrupted"
-        return f"{reason} ({self._escalated})" if self._escalated else reason
 
     async def aclose(self) -> None:
         """Stop the process for good and reap it."""

@@ -58,7 +58,7 @@ from stuntset.providers.base import Capabilities
 from stuntset.script import Script
 from stuntset.seams import current_clock, current_ids
 
-from ._ending import last_line, receive_line, stop
+from ._ending import Sigterms, last_line, stop
 
 __all__ = [
     "MODEL",
@@ -199,8 +199,7 @@ class GeminiCliRun:
         self._began = False
         self._over = False
         self._killed: str | None = None
-        self._killed_at: float | None = None  # when SIGTERM was sent (anyio.current_time())
-        self._escalated = ""  # how SIGTERM was not enough (see _ending.receive_line)
+        self._sigterms = Sigterms()
         self._text: list[str] = []
         self._messages = 0
 
@@ -278,7 +277,7 @@ class GeminiCliRun:
             self._end(RunCrashed, kind="spawn_failed", message=str(error), retryable=False)
             return
         if self._interrupted():  # while it was being started
-            self._sigterm()
+            self._sigterms.send(self._process)
         assert self._process.stdout is not None
         if self._process.stdin is not None:
             await self._process.stdin.aclose()  # no piped prompt: stdin at EOF
@@ -292,13 +291,8 @@ class GeminiCliRun:
             raise StopAsyncIteration
         assert self._stdout is not None
         try:
-            line = await receive_line(
-                self._stdout,
-                _LINE_LIMIT,
-                self._process,
-                self._killed_at,
-                self._provider.close_timeout,
-                self._escalate,
+            line = await self._sigterms.receive_line(
+                self._stdout, _LINE_LIMIT, self._process, self._provider.close_timeout
             )
         except anyio.IncompleteRead:
             tail = bytes(self._stdout.buffer)
@@ -323,7 +317,7 @@ class GeminiCliRun:
         with anyio.move_on_after(self._provider.close_timeout):
             await process.wait()
         if self._killed is not None:
-            self._end(RunKilled, reason=self._killed_reason())
+            self._end(RunKilled, reason=self._sigterms.reason(self._killed))
             return
         tail = last_line(self._stderr)
         said = f": {tail}" if tail else ""
@@ -405,22 +399,10 @@ class GeminiCliRun:
         if self.finished or self._over or self._killed is not None:
             return
         self._killed = reason
-        self._sigterm()
-
-    def _sigterm(self) -> None:
-        if self._process is not None:
-            self._killed_at = anyio.current_time()
-            stop(self._process)
+        self._sigterms.send(self._process)
 
     def _interrupted(self) -> bool:
         return self._killed is not None
-
-    def _escalate(self, what: str) -> None:
-        self._escalated = what
-
-    def _killed_reason(self) -> str:
-        reason = self._killed or "interrupted"
-        return f"{reason} ({self._escalated})" if self._escalated else reason
 
     async def aclose(self) -> None:
         process = self._process
