@@ -27,7 +27,7 @@ import stat
 import sys
 import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -300,11 +300,20 @@ class Finalised:
     def unclosed(self) -> bool:
         return any("unclosed" in m or "Event loop is closed" in m for m in self.messages())
 
-    def replay(self) -> None:
+    def replay(
+        self,
+        warn: Callable[[Warning | str, type[Warning], str, int], object] = warnings.warn_explicit,
+        raised: Callable[[Any], object] | None = None,
+    ) -> None:
+        """Say again what ``collect`` held back: each warning through ``warn`` (the process's
+        warning machinery by default, so pytest's capture of the test records it) with its
+        original place, each unraisable exception through ``raised`` (``sys.unraisablehook``
+        as it is now by default)."""
+        hook = sys.unraisablehook if raised is None else raised
         for w in self.warnings:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            warn(w.message, w.category, w.filename, w.lineno)
         for u in self.unraisable:
-            sys.unraisablehook(u)
+            hook(u)
 
 
 # --- the ledgers -----------------------------------------------------------------------------

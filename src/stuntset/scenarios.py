@@ -369,18 +369,21 @@ def out_of_order(cli: bool = False) -> Script:
 
 
 @_scenario(fault=True)
-def crash_mid_turn(exit_code: int = 1) -> Script:
-    """The runtime dies mid-turn: the process exits (or the connection drops) after some output.
+def crash_mid_turn(exit_code: int = 1, cli: bool = False) -> Script:
+    """The runtime dies mid-turn, after some output: the model API's connection drops.
 
-    A correct client reports the run as crashed with the exit code, keeps the partial output
-    for the user, and does not report the turn as completed."""
+    A correct client reports the run as crashed, keeps the partial output for the user, and
+    does not report the turn as completed. On a model double the connection is dropped
+    mid-response; a CLI double shows what the real CLI does then (it retries, and the model
+    double's 500 ends the turn). With ``cli=True`` (CLI doubles only) the CLI process itself
+    dies with ``exit_code``, and its client reports the exit code."""
     return _named(
         "crash_mid_turn",
         [
             Text("Working on it"),
             ToolCall("bash", {"command": "make"}),
             ToolResult("building..."),
-            Exit(code=exit_code, stderr="fatal: unexpected error"),
+            Exit(code=exit_code, stderr="fatal: unexpected error", cli=cli),
         ],
     )
 

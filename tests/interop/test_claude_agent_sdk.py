@@ -669,7 +669,7 @@ async def test_out_of_order_is_not_detected_by_the_sdk(tmp_path: Path) -> None:
 
 
 async def test_crash_mid_turn_raises_process_error_with_the_exit_code(tmp_path: Path) -> None:
-    cli = install(tmp_path, "crash_mid_turn", exit_code=3)
+    cli = install(tmp_path, "crash_mid_turn", exit_code=3, cli=True)
     stderr: list[str] = []
     seen, error = await collect_until_error("hi", options(cli, stderr=stderr.append))
     assert isinstance(error, ProcessError)
@@ -731,7 +731,7 @@ EXPECTED: dict[str, Any] = {
     "malformed_json": ["error:api_error"],
     "garbage_bytes": ["error:api_error"],
     "out_of_order": ["error:api_error"],
-    "crash_mid_turn": ProcessError,
+    "crash_mid_turn": ["api_retry", "error:api_error"],  # the connection drops, retried
     "stuck": ["error:aborted_streaming"],
     "slow": ["success"],
 }
@@ -812,11 +812,13 @@ ASKS_AGAIN = {
     "malformed_json",
     "garbage_bytes",
     "out_of_order",
+    "crash_mid_turn",
 }
 
 #: What the SDK does when the CLI itself breaks (``cli=True``): it raises, or (out of order:
 #: a result came before the bad content) the turn ends; the fake has exited either way.
 CLI_BREAKS: dict[str, Any] = {
+    "crash_mid_turn": ProcessError,
     "stream_cut": ProcessError,
     "malformed_json": CLIJSONDecodeError,
     "garbage_bytes": UnicodeDecodeError,

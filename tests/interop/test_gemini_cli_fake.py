@@ -170,7 +170,7 @@ def test_no_turn_left_is_the_doubles_500_and_the_miss_on_stderr(tmp_path: Path) 
         (StreamCut(clean=True, cli=True), 0, None),
         (MalformedJson("{not json", cli=True), 1, "{not json"),
         (OutOfOrder(cli=True), 1, "after"),
-        (Exit(3, "boom"), 3, None),
+        (Exit(3, "boom", cli=True), 3, None),
     ],
 )
 def test_the_cli_itself_breaking(tmp_path: Path, step: object, code: int, last: str | None) -> None:
@@ -245,7 +245,7 @@ CATALOG = {
     # retried silently; no turn answers the retry: the double's 500, which the CLI gives up on
     "garbage_bytes": (244, "error"),
     "out_of_order": (0, "success"),
-    "crash_mid_turn": (1, None),
+    "crash_mid_turn": (1, "error"),  # the model connection drops: as stream_cut
     "slow": (0, "success"),
 }
 

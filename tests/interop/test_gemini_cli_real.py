@@ -84,11 +84,9 @@ def test_the_real_clis_run_is_recorded_in_a_cli_cassette_and_replayed(tmp_path: 
 #: Catalog scenarios whose normalized events differ between the real CLI and the fake (drift's
 #: comparison, through the drift ``gemini`` adapter), and why; every other scenario but
 #: ``stuck`` and ``spawn_missing`` must be the same.
-KNOWN_DIFFERENCES: dict[str, str] = {
-    # ``Exit`` is the CLI process itself dying: the fake exits (``exited``); over the double
-    # the real CLI meets a dropped connection instead (``[API Error: terminated]``)
-    "crash_mid_turn": "the fake exits; the real CLI sees the double's connection drop",
-}
+#: (None now: ``crash_mid_turn`` is the model connection dropping on both sides, and the CLI
+#: process itself dying is ``crash_mid_turn(cli=True)``, which the model API cannot cause.)
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

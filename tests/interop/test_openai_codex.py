@@ -484,17 +484,24 @@ EXPECTED: dict[str, list[Any]] = {
     "stream_cut": [(RuntimeError, "experiencing high demand")],
     "malformed_json": [(RuntimeError, "experiencing high demand")],
     "garbage_bytes": [(RuntimeError, "experiencing high demand")],
-    "crash_mid_turn": [(TransportClosedError, "Codex process closed stdout")],
+    "crash_mid_turn": [(RuntimeError, "experiencing high demand")],  # the connection drops
 }
 
 #: The scenarios whose one scripted turn ends in a request codex makes again by itself (the
 #: request no turn answers: ``ScriptExhausted`` at ``assert_all_used``).
-ASKS_AGAIN = {"auth_expired_mid_run", "stream_cut", "malformed_json", "garbage_bytes"}
+ASKS_AGAIN = {
+    "auth_expired_mid_run",
+    "stream_cut",
+    "malformed_json",
+    "garbage_bytes",
+    "crash_mid_turn",
+}
 
 #: The CLI itself breaks (``cli=True``): what the SDK does with the fake's bad output, after
 #: which the fake has exited. Faults never hang: the SDK's reader thread fails every waiter
 #: when the transport breaks.
 CLI_BREAKS: dict[str, list[Any]] = {
+    "crash_mid_turn": [(TransportClosedError, "Codex process closed stdout")],
     "stream_cut": [(CodexError, "Invalid JSON-RPC line")],
     "malformed_json": [(CodexError, "Invalid JSON-RPC line")],
     # invalid UTF-8 kills the SDK's text-mode reader thread: not even a CodexError
@@ -687,10 +694,11 @@ EXEC_EXPECTED: dict[str, list[Any]] = {
     "input_request": ["Before I deploy, I need one detail.Thanks, deploying now."],
     # the TS SDK's final response starts empty: no message, no answer
     "out_of_order": [""],
-    "crash_mid_turn": [(RuntimeError, "Codex Exec exited with code 1: Reading prompt")],
+    "crash_mid_turn": [(RuntimeError, "experiencing high demand")],  # the connection drops
 }
 #: The CLI itself breaks (``cli=True``), read as ``@openai/codex-sdk`` reads it.
 EXEC_CLI_BREAKS: dict[str, list[Any]] = {
+    "crash_mid_turn": [(RuntimeError, "Codex Exec exited with code 1: Reading prompt")],
     # the TS SDK keeps reading after turn.completed, then sees the fake exit 1
     "out_of_order": [(RuntimeError, "Codex Exec exited with code 1")],
     "stream_cut": [(RuntimeError, "Failed to parse item")],

@@ -255,7 +255,25 @@ class _RaisesWhenCollected:
         raise RuntimeError("a finaliser failed")
 
 
-@pytest.mark.slow
+def test_what_finalisers_said_is_said_again_with_its_place() -> None:
+    _WarnsWhenCollected()
+    _RaisesWhenCollected()
+    finalised = Finalised()
+    finalised.collect()
+    warned: list[tuple[object, ...]] = []
+    raised: list[Any] = []
+    # through the seams: nothing here reads or writes the process's warning state, which
+    # another thread or a coroutine closed mid-``catch_warnings`` may change at any moment
+    finalised.replay(warn=lambda *said: warned.append(said), raised=raised.append)
+    ((message, category, filename, lineno),) = warned
+    assert (str(message), category) == ("unclosed <thing>", ResourceWarning)
+    assert (filename, lineno) == (__file__, _WarnsWhenCollected.__del__.__code__.co_firstlineno + 1)
+    assert [str(u.exc_value) for u in raised] == ["a finaliser failed"]
+    finalised.replay(warn=lambda *said: warned.append(said), raised=raised.append)
+    assert (len(warned), len(raised)) == (2, 2)  # replaying again says it again
+
+
+@pytest.mark.slow  # the process's own warning machinery: see the comment inside
 def test_what_finalisers_said_is_held_back_then_let_through(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -342,13 +342,18 @@ class Stall(_Fault, frozen=True, tag="stall"):
 
 
 class Exit(_Fault, frozen=True, tag="exit"):
-    """The process serving the turn dies with exit ``code`` (``stderr`` printed first). On
-    HTTP wires the connection is dropped mid-response: closed, or with ``reset`` reset (a TCP
-    RST, which clients see as a read error rather than an early end)."""
+    """The process serving the turn dies mid-turn. On HTTP wires the model API's connection is
+    dropped mid-response: closed, or with ``reset`` reset (a TCP RST, which clients see as a
+    read error rather than an early end); a CLI double shows what the real CLI does when its
+    model API drops so (it retries, and with no turn left the model double's 500 ends the
+    turn). With ``cli=True`` (CLI doubles and the scripted provider) the CLI process itself
+    dies: ``stderr`` printed first, then exit ``code``."""
 
     code: int = 1
     stderr: str = ""
     reset: bool = False
+    #: The CLI process itself dies, not its model API's connection.
+    cli: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.code <= 255:

@@ -47,7 +47,8 @@ class Wire(msgspec.Struct, frozen=True, kw_only=True):
             kind = kind_of(step)
             if getattr(step, "cli", False) and not self.cli_faults:
                 raise ScriptError(
-                    f"{kind} with cli=True is the CLI process breaking its own stdout, which "
+                    f"{kind} with cli=True is the CLI process itself breaking (its own stdout, or "
+                    f"its exit), which "
                     f"only the CLI doubles (fake claude, fake codex) and the scripted provider "
                     f"render; on this wire use {kind} without cli=True (the stream breaks "
                     f"here)",

@@ -130,7 +130,7 @@ async def test_a_turn_with_a_tool_call(tmp_path: Path) -> None:
         (StreamCut(), "http", "experiencing high demand"),
         (MalformedJson(), "http", "experiencing high demand"),
         (RateLimit(), "rate_limited", "exceeded retry limit, last status: 429"),
-        (Exit(code=3, stderr="fatal: boom"), "exited", "exited with code 3"),
+        (Exit(code=3, stderr="fatal: boom", cli=True), "exited", "exited with code 3"),
     ],
 )
 async def test_faults(tmp_path: Path, fault: Any, kind: str, says: str) -> None:
@@ -142,7 +142,9 @@ async def test_faults(tmp_path: Path, fault: Any, kind: str, says: str) -> None:
 
 
 async def test_an_exit_names_the_last_stderr_line(tmp_path: Path) -> None:
-    events = await _events(_fake(tmp_path, Script.of([Exit(code=2, stderr="one\nfatal: two")])))
+    events = await _events(
+        _fake(tmp_path, Script.of([Exit(code=2, stderr="one\nfatal: two", cli=True)]))
+    )
     assert _crash(events).message.endswith("before the turn ended: fatal: two")
 
 

@@ -105,7 +105,7 @@ def test_failure_of_reads_the_status_the_message_quotes() -> None:
 
 async def test_an_exit_before_the_result_names_the_last_stderr_line(tmp_path: Path) -> None:
     events = await _events(
-        make_fake(Script.of([Text("hi"), Exit(3, "boom")]), tmp_path, time_scale=0)
+        make_fake(Script.of([Text("hi"), Exit(3, "boom", cli=True)]), tmp_path, time_scale=0)
     )
     last = events[-1]
     assert isinstance(last, RunCrashed)

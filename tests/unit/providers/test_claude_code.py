@@ -177,7 +177,8 @@ async def test_a_question_is_an_input_request_and_the_answer_reaches_the_cli(
         ("malformed_json", {"cli": True}, "protocol", False),
         ("garbage_bytes", {"cli": True}, "protocol", False),
         ("out_of_order", {"cli": True}, "protocol", False),
-        ("crash_mid_turn", {}, "exited", False),
+        ("crash_mid_turn", {"cli": True}, "exited", False),
+        ("crash_mid_turn", {}, "http", True),
     ],
 )
 async def test_cli_failures_become_classified_crashes(
@@ -262,7 +263,7 @@ def test_the_provider_keeps_the_conformance_invariants_over_the_catalog(clis: Cl
     assert outcomes["happy_path"] == ("run.completed", None)
     assert outcomes["stuck"] == ("run.killed", None)
     assert outcomes["spawn_missing"] == ("run.crashed", "spawn_failed")
-    assert outcomes["crash_mid_turn"] == ("run.crashed", "exited")
+    assert outcomes["crash_mid_turn"] == ("run.crashed", "http")
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from stuntset.doubles.model import ModelDouble
 from stuntset.errors import ScriptError
 from stuntset.script import (
     AGENT_WIRE,
+    Exit,
     Garbage,
     MalformedJson,
     OutOfOrder,
@@ -23,7 +24,7 @@ from stuntset.script import (
 )
 from stuntset.wires import WIRES
 
-FAULTS = [StreamCut, MalformedJson, Garbage, OutOfOrder]
+FAULTS = [StreamCut, MalformedJson, Garbage, OutOfOrder, Exit]
 MODEL_WIRES = [wire.declared for wire in WIRES]
 
 
@@ -31,7 +32,9 @@ MODEL_WIRES = [wire.declared for wire in WIRES]
 @pytest.mark.parametrize("wire", MODEL_WIRES, ids=lambda w: w.name)
 def test_a_model_wire_refuses_the_cli_breaking(wire: Wire, fault: type[Step]) -> None:
     script = Script.of([Text("partial"), fault(cli=True)])  # type: ignore[call-arg]
-    with pytest.raises(ScriptError, match="with cli=True is the CLI process breaking") as caught:
+    with pytest.raises(
+        ScriptError, match="with cli=True is the CLI process itself breaking"
+    ) as caught:
         wire.check(script)
     assert "step 1" in str(caught.value)
     assert wire.name in str(caught.value)

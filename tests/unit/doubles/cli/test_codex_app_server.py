@@ -1051,7 +1051,9 @@ def test_out_of_order_sends_an_orphan_delta_and_an_item_after_the_turn_ended(
 
 
 def test_an_exit_step_ends_the_server_with_its_code_and_stderr(tmp_path: Path) -> None:
-    lines, stderr, code = _raw_turn(tmp_path, Script.of([Text("x"), Exit(3, stderr="boom")]))
+    lines, stderr, code = _raw_turn(
+        tmp_path, Script.of([Text("x"), Exit(3, stderr="boom", cli=True)])
+    )
     assert (code, stderr) == (3, b"boom\n")
     last = json.loads(lines[-1])
     assert last["method"] == "item/completed"  # no turn/completed: the process is gone

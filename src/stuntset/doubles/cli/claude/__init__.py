@@ -243,8 +243,11 @@ def _in_responses(turn: Turn) -> list[tuple[Step, float | None, bool]]:
 
 
 def _model_stream_fault(step: Step) -> bool:
-    """A fault of the model API's stream (not the CLI's own stdout: ``cli=True``)."""
-    return isinstance(step, StreamCut | MalformedJson | Garbage | OutOfOrder) and not step.cli
+    """A fault of the model API's stream (not the CLI's own stdout or process: ``cli=True``):
+    a dropped connection (``Exit``) is a broken stream to the real CLI."""
+    return (
+        isinstance(step, StreamCut | MalformedJson | Garbage | OutOfOrder | Exit) and not step.cli
+    )
 
 
 def retried(turn: Turn) -> bool:

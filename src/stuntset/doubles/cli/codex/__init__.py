@@ -337,6 +337,8 @@ def _stream_broke(step: Step) -> str | None:
     for any other step, and for the CLI itself breaking: ``cli=True``)."""
     if isinstance(step, StreamCut) and not step.cli:
         return _UNFINISHED if step.clean else _CUT
+    if isinstance(step, Exit) and not step.cli:  # the model API's connection dropped
+        return _CUT
     if isinstance(step, MalformedJson) and not step.cli:
         return _UNFINISHED
     if isinstance(step, Garbage) and not step.cli:

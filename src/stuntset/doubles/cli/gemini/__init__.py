@@ -253,6 +253,8 @@ def _op(step: Step, content: bool) -> tuple[Any, ...] | None:
         return (*op, delay if retry else None)
     if isinstance(step, StreamCut) and not step.cli:
         return ("invalid_stream",) if step.clean else ("stream_error", "terminated")
+    if isinstance(step, Exit) and not step.cli:  # the model API's connection dropped
+        return ("stream_error", "terminated")
     if isinstance(step, MalformedJson) and not step.cli:
         return ("stream_error", v8_json_error(step.text))
     if isinstance(step, Garbage) and not step.cli:
