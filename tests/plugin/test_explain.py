@@ -141,7 +141,7 @@ def test_a_failed_fake_cli_test_shows_its_invocations(
         import subprocess
         import pytest
 
-        @pytest.mark.fake_{program}("crash_mid_turn")
+        @pytest.mark.fake_{program}("crash_mid_turn", cli=True)
         def test_crashes(fake_{program}):
             done = subprocess.run(
                 [str(fake_{program}.path), *{argv}], capture_output=True, text=True, timeout=30

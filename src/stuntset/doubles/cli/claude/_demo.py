@@ -27,7 +27,7 @@ EXPECTED = {
     "malformed_json": "error result (api_error)",
     "garbage_bytes": "error result (api_error)",
     "out_of_order": "error result (api_error)",
-    "crash_mid_turn": "exit 1",
+    "crash_mid_turn": "api_retry, then error result (api_error)",
     "stuck": "interrupted",
 }
 

@@ -28,7 +28,7 @@ EXPECTED = {
     "garbage_bytes": "turn.failed",
     # the model's out-of-order content is ignored
     "out_of_order": "completed",
-    "crash_mid_turn": "exit 1",
+    "crash_mid_turn": "turn.failed",
     "stuck": "killed by the client",
     "multi_turn": "completed, then completed, then completed",
 }
