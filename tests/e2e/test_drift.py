@@ -183,13 +183,20 @@ def test_the_report_names_the_binaries_and_their_versions(run: Run) -> None:
 def test_a_difference_outside_the_allowlist_fails_the_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    empty = tmp_path / "allowlist.toml"
-    empty.write_text("# nothing is allowed\n")
-    # codex refuses its question tool in its default mode; the fake app-server asks
-    code = print_drift(["codex"], ["input_request"], allowlist=empty, workdir=tmp_path / "w")
+    """A real codex that no longer retries a broken model stream (its ``stream_max_retries``
+    set to 0 on its command line, as a user's newer or configured binary might behave) ends
+    ``crash_mid_turn`` otherwise than the fake: the command says where, and fails."""
+    real = real_binary("codex")
+    assert real is not None
+    changed = tmp_path / "codex"
+    changed.write_text(
+        f'#!/bin/sh\nexec "{real}" -c model_providers.stuntset.stream_max_retries=0 "$@"\n'
+    )
+    changed.chmod(0o755)
+    code = print_drift(["codex"], ["crash_mid_turn"], codex_bin=changed, workdir=tmp_path / "w")
     out = capsys.readouterr().out
     assert code == 1
-    assert "DIFFERS step 1: real (nothing); fake message.delta text='Before I deploy" in out
+    assert "DIFFERS step 5 (run.crashed) kind: real 'internal', fake 'http'" in out
 
 
 def test_an_allowlist_entry_that_matches_nothing_fails_the_command(

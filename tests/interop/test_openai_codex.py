@@ -422,7 +422,15 @@ def test_approval_mode_deny_all_declines_without_asking(tmp_path: Path) -> None:
     assert not [m for m in cli.invocations[0].stdout if "id" in m and "method" in m]
 
 
-def test_input_request_is_a_server_request(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("mode", "questions"), [("plan", ["item/tool/requestUserInput"]), ("default", [])]
+)
+def test_a_question_is_a_server_request_in_plan_mode_only(
+    tmp_path: Path, mode: str, questions: list[str]
+) -> None:
+    """Codex asks (``item/tool/requestUserInput``) in its Plan collaboration mode; in Default
+    mode it refuses the model's call and the turn goes on unasked (both observed on the real
+    codex-cli 0.163), the texts around the question two messages."""
     cli = install(tmp_path, "input_request")
     asked: list[str] = []
 
@@ -431,13 +439,22 @@ def test_input_request_is_a_server_request(tmp_path: Path) -> None:
         assert params is not None
         return {"answers": {params["questions"][0]["id"]: {"answers": ["main"]}}}
 
+    collaboration = {"collaborationMode": {"mode": mode, "settings": {"model": "gpt-5"}}}
     with low_level(cli, tmp_path, handler) as client:
         client.initialize()
         thread = client.thread_start({})
-        started = client.turn_start(thread.thread.id, "deploy")
+        started = client.turn_start(thread.thread.id, "deploy", collaboration)
         completed = client.wait_for_turn_completed(started.turn.id)
-    assert asked == ["item/tool/requestUserInput"]
+        read = client.thread_read(thread.thread.id, include_turns=True)
+    assert asked == questions
     assert completed.turn.status == TurnStatus.completed
+    said = [
+        item.root.text
+        for turn in read.thread.turns
+        for item in turn.items
+        if getattr(item.root, "type", None) == "agentMessage"
+    ]
+    assert said == ["Before I deploy, I need one detail.", "Thanks, deploying now."]
 
 
 def test_unknown_and_unsimulated_methods(tmp_path: Path) -> None:
@@ -691,7 +708,7 @@ EXEC_EXPECTED: dict[str, list[Any]] = {
     "long_stream": [" ".join(f"word{i}" for i in range(400))],
     # exec never asks (request_user_input is unavailable in codex's default mode): the texts
     # around the question are one message, as the real exec shows them over the model double
-    "input_request": ["Before I deploy, I need one detail.Thanks, deploying now."],
+    "input_request": ["Thanks, deploying now."],
     # the TS SDK's final response starts empty: no message, no answer
     "out_of_order": [""],
     "crash_mid_turn": [(RuntimeError, "experiencing high demand")],  # the connection drops

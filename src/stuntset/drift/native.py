@@ -26,8 +26,10 @@ result is rewritten to what the real tool reports (claude's ``Read`` numbers the
 A scripted question (``InputRequest``) becomes, for ``claude``, the model calling its
 ``AskUserQuestion`` tool (two options, ``yes`` and ``no``: the real tool refuses fewer),
 asked through ``can_use_tool`` and answered ``yes`` by the drift run, and the result the real
-tool reports for that answer. Codex's ``request_user_input`` is unavailable in its default
-mode (the real codex answers the call so), so codex keeps the catalog's question.
+tool reports for that answer. For ``codex`` it becomes the model calling codex's own
+``request_user_input`` (one question, the same two options); codex runs in its Default mode,
+where it refuses the call ("request_user_input is unavailable in Default mode", observed on
+codex-cli 0.163), so neither side asks and the model's next response follows.
 
 Where the real binary asks permission for a call (claude's ``Bash`` for a command that is
 not read-only), the rewritten script asks too (an ``ApprovalRequest`` after the call), so
@@ -137,8 +139,22 @@ def _question(prompt: str) -> list[Step]:
     ]
 
 
+#: What codex answers its question tool with in Default mode (observed, codex-cli 0.163).
+CODEX_REFUSED_QUESTION = "request_user_input is unavailable in Default mode"
+
+
+def _codex_question(prompt: str) -> list[Step]:
+    """codex's ``request_user_input`` for ``prompt``, and codex's answer in Default mode."""
+    options = [{"label": "yes", "description": "Go ahead"}, {"label": "no", "description": "Stop"}]
+    question = {"id": "q_1", "header": "Question", "question": prompt, "options": options}
+    return [
+        ToolCall("request_user_input", {"questions": [question]}),
+        ToolResult(CODEX_REFUSED_QUESTION, is_error=True),
+    ]
+
+
 def _native_turn(turn: Turn, program: str, cwd: Path) -> Turn:
-    asks = program == "claude" and any(isinstance(s, InputRequest) for s in turn.steps)
+    asks = any(isinstance(s, InputRequest) for s in turn.steps)
     if not asks and not any(isinstance(s, ToolCall) and s.name in NATIVE_TOOLS for s in turn.steps):
         return turn
     steps: list[Step] = []
@@ -155,8 +171,10 @@ def _native_turn(turn: Turn, program: str, cwd: Path) -> Turn:
             continue  # the real binary does not ask for this call
         elif isinstance(step, ToolResult) and waiting:
             steps.append(_native_result(program, waiting.pop(0), step))
-        elif isinstance(step, InputRequest) and program == "claude":
-            steps.extend(_question(step.prompt))
+        elif isinstance(step, InputRequest):
+            steps.extend(
+                _question(step.prompt) if program == "claude" else _codex_question(step.prompt)
+            )
         else:
             steps.append(step)
     return msgspec.structs.replace(turn, steps=tuple(steps))

@@ -12,6 +12,12 @@ compared is its *class* (``message_class``: ``api error 401``, ``status 429``, `
 found``…), which is what an app matching the message would see. Consecutive deltas of one
 kind are joined into one step: how a program chunks text is not behaviour.
 
+Parallel tool calls are compared as a set (``_calls_as_a_set``): a run of consecutive
+``tool.started`` / ``tool.completed`` steps in which every call started also completed is
+written as its calls, each started then completed, in the order of their spelt-out steps.
+Which of two calls the model asked for at once starts or ends first is the runtime's timing,
+not behaviour an app can rely on; what each call was and what it returned is compared whole.
+
 What an app reads beyond the events is the last step, ``result`` (``result_step``): the
 fields of the run's final result as its adapter read them (claude's ``ResultMessage``:
 ``subtype``, ``is_error``, ``api_error_status``, ``usage`` present; codex's
@@ -65,6 +71,7 @@ def normalize(events: Iterable[Event], cwd: str = "") -> list[Step]:
     """The steps ``events`` compare by (see the module docs); ``cwd``, the program's working
     directory, is written ``$CWD`` wherever it appears."""
     steps: list[Step] = []
+    calls: list[str | None] = []
     for event in events:
         raw = _relative(to_builtins(event), cwd) if cwd else to_builtins(event)
         kind = str(raw["type"])
@@ -77,7 +84,44 @@ def normalize(events: Iterable[Event], cwd: str = "") -> list[Step]:
             steps[-1]["text"] += step["text"]
             continue
         steps.append(step)
-    return steps
+        calls.append(str(raw["tool_call_id"]) if kind in _TOOL_STEPS else None)
+    return _calls_as_a_set(steps, calls)
+
+
+_TOOL_STEPS = ("tool.started", "tool.completed")
+
+
+def _calls_as_a_set(steps: list[Step], calls: list[str | None]) -> list[Step]:
+    """``steps`` with each run of tool steps of two or more calls, every one of them both
+    started and completed in the run, rewritten as its calls (started, completed) in the
+    order of their spelt-out steps; ``calls[i]`` is step ``i``'s tool call id."""
+    out: list[Step] = []
+    i = 0
+    while i < len(steps):
+        end = i
+        while end < len(steps) and calls[end] is not None:
+            end += 1
+        if end == i:
+            out.append(steps[i])
+            i += 1
+            continue
+        out.extend(_as_a_set(steps[i:end], calls[i:end]))
+        i = end
+    return out
+
+
+def _as_a_set(run: list[Step], ids: list[str | None]) -> list[Step]:
+    started: dict[str | None, Step] = {}
+    completed: dict[str | None, Step] = {}
+    for step, call in zip(run, ids, strict=True):
+        side = started if step["type"] == "tool.started" else completed
+        if call in side:
+            return run
+        side[call] = step
+    if len(started) < 2 or started.keys() != completed.keys():
+        return run
+    pairs = sorted((spell(started[c]), spell(completed[c]), c) for c in started)
+    return [step for _, _, c in pairs for step in (started[c], completed[c])]
 
 
 #: A crash message's class: the first pattern it matches (``{0}``: the pattern's group).

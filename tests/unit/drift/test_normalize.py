@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from stuntset.drift.normalize import describe, message_class, normalize, short
 from stuntset.events import (
+    Event,
     MessageCompleted,
     MessageDelta,
     RunCrashed,
@@ -107,3 +110,63 @@ def test_describe_and_short() -> None:
     assert describe({"type": "run.killed"}) == "run.killed"
     assert describe({"type": "tool.started", "name": "Bash"}) == "tool.started name='Bash'"
     assert short("x" * 100, limit=10) == "'xxxxxxxx…"
+
+
+def _orders(calls: int) -> list[list[tuple[str, int]]]:
+    """Every order of ``calls`` parallel calls' steps in which each starts before it ends."""
+    steps = [(kind, n) for n in range(calls) for kind in ("started", "completed")]
+    return [
+        list(order)
+        for order in itertools.permutations(steps)
+        if all(order.index(("started", n)) < order.index(("completed", n)) for n in range(calls))
+    ]
+
+
+def _played(order: list[tuple[str, int]], outputs: dict[int, str]) -> list[Event]:
+    events: list[Event] = [MessageCompleted(run_id="r", ts=0, item_id="m", text="Reading")]
+    for kind, n in order:
+        if kind == "started":
+            events.append(
+                ToolStarted(run_id="r", ts=0, tool_call_id=f"c{n}", name="Read", input={"f": n})
+            )
+        else:
+            events.append(ToolCompleted(run_id="r", ts=0, tool_call_id=f"c{n}", output=outputs[n]))
+    events.append(MessageCompleted(run_id="r", ts=0, item_id="z", text="Done"))
+    return events
+
+
+@pytest.mark.parametrize("calls", [2, 3])
+def test_parallel_calls_compare_as_a_set_in_every_order(calls: int) -> None:
+    """Every interleaving of the same parallel calls is one normalized run (90 orders of
+    three calls), and it is each call started, then completed."""
+    outputs = {n: f"out{n}" for n in range(calls)}
+    orders = _orders(calls)
+    assert len(orders) == {2: 6, 3: 90}[calls]
+    seen = {repr(normalize(_played(order, outputs))) for order in orders}
+    assert len(seen) == 1
+    steps = normalize(_played(orders[0], outputs))
+    assert [s["type"] for s in steps[1:-1]] == ["tool.started", "tool.completed"] * calls
+
+
+@pytest.mark.parametrize("calls", [2, 3])
+def test_a_call_that_returned_something_else_still_differs_in_every_order(calls: int) -> None:
+    """The set is compared whole: one call's output changed differs, whatever the orders."""
+    outputs = {n: f"out{n}" for n in range(calls)}
+    changed = {**outputs, calls - 1: "another"}
+    orders = _orders(calls)
+    for one, other in itertools.product(orders[:: max(1, len(orders) // 7)], repeat=2):
+        assert normalize(_played(one, outputs)) != normalize(_played(other, changed))
+
+
+def test_calls_apart_or_unfinished_keep_their_order() -> None:
+    """Calls a message separates are sequential, and a run with a call that never completed
+    (killed mid-call) is kept as it came: neither is reordered."""
+    b_then_a = (
+        _played([("started", 1), ("completed", 1)], {1: "b"})
+        + _played([("started", 0), ("completed", 0)], {0: "a"})[1:]
+    )
+    names = [s.get("input") for s in normalize(b_then_a) if s["type"] == "tool.started"]
+    assert names == [{"f": 1}, {"f": 0}]
+    unfinished = _played([("started", 1), ("started", 0), ("completed", 1)], {1: "b"})
+    steps = normalize(unfinished)[1:-1]
+    assert [s.get("input", s.get("output")) for s in steps] == [{"f": 1}, {"f": 0}, "b"]

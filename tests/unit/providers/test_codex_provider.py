@@ -156,9 +156,14 @@ async def test_auto_review_declares_no_approvals_and_never_asks(tmp_path: Path) 
     assert isinstance(events[-1], RunCompleted)
 
 
-async def test_a_question_is_an_input_request_and_the_answer_reaches_codex(clis: Clis) -> None:
+async def test_in_plan_mode_a_question_is_an_input_request_and_the_answer_reaches_codex(
+    tmp_path: Path,
+) -> None:
+    clis = Clis(tmp_path, collaboration_mode="plan")
     script = scenarios.build("input_request")
-    events = await play(clis(script), answer="main")
+    provider = clis(script)
+    assert provider.capabilities.input_requests
+    events = await play(provider, answer="main")
     (asked,) = [e for e in events if isinstance(e, InputRequested)]
     assert asked.prompt == "Which branch should I deploy?"
     assert [e.text for e in texts_before(events, asked)] == ["Before I deploy, I need one detail."]
@@ -166,6 +171,22 @@ async def test_a_question_is_an_input_request_and_the_answer_reaches_codex(clis:
     assert texts(events)[-1] == "Thanks, deploying now."
     (invocation,) = clis.cli(script).invocations
     assert "main" in str(invocation.stdin)
+
+
+async def test_in_default_mode_codex_asks_nothing_and_declares_no_questions(clis: Clis) -> None:
+    """Codex's default: it refuses the model's request_user_input call (observed on the real
+    codex-cli 0.163): no input.requested, and the text after the question is a new message."""
+    provider = clis(scenarios.build("input_request"))
+    assert not provider.capabilities.input_requests
+    events = await play(provider, answer="main")
+    assert not [e for e in events if isinstance(e, InputRequested)]
+    assert texts(events) == ["Before I deploy, I need one detail.", "Thanks, deploying now."]
+    assert isinstance(events[-1], RunCompleted)
+
+
+def test_a_collaboration_mode_codex_lacks_is_refused() -> None:
+    with pytest.raises(UsageError, match="collaboration_mode must be 'default' or 'plan'"):
+        CodexProvider("codex", collaboration_mode="pair")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -280,11 +301,17 @@ def test_runs_need_asyncio(clis: Clis) -> None:
 
 
 @pytest.mark.slow
-def test_the_provider_keeps_the_conformance_invariants_over_the_catalog(clis: Clis) -> None:
+@pytest.mark.parametrize("mode", ["default", "plan"])
+def test_the_provider_keeps_the_conformance_invariants_over_the_catalog(
+    tmp_path: Path, mode: str
+) -> None:
+    clis = Clis(tmp_path, collaboration_mode=mode)
     report = check_provider_conformance(clis, timeout=10)
     # the stuck run is interrupted once its scripted events arrived, never after a quiet wait
     assert report.outcomes()["stuck"].stalled_by == "events"
-    assert report.not_applicable() == []
+    # in Default mode codex asks no questions, and declares none
+    asked = [] if mode == "plan" else [("input-honoured", "input_request")]
+    assert [(n.invariant, n.scenario) for n in report.not_applicable()] == asked
     outcomes = {name: (r.terminal, r.kind) for name, r in report.outcomes().items()}
     assert outcomes["happy_path"] == ("run.completed", None)
     assert outcomes["stuck"] == ("run.killed", None)

@@ -21,7 +21,7 @@ openai-codex (app-server v2)                   normalized
 ``item/commandExecution/requestApproval``,     ``approval.requested`` → ``respond()`` →
 ``item/fileChange/requestApproval``            ``approval.resolved`` (allow → ``accept``,
                                                deny → ``decline``)
-``item/tool/requestUserInput``                 ``input.requested`` → ``respond(text)`` →
+``item/tool/requestUserInput`` (Plan mode)     ``input.requested`` → ``respond(text)`` →
                                                ``input.resolved``
 ``thread/tokenUsage/updated``                  ``usage``: the turn's own tokens, the sum of
                                                each model response's ``last`` (``total`` is
@@ -39,6 +39,12 @@ and reviewer ``user``, so Codex asks the client and every request becomes
 ``"deny_all"`` (policy ``never``) declines unasked — in those two modes the provider declares
 no ``approvals`` capability (it never asks).
 
+Questions: Codex asks the user (``request_user_input``) only in its Plan collaboration mode;
+in Default mode, its default, it refuses the model's call ("request_user_input is unavailable
+in Default mode") and never asks. ``collaboration_mode="plan"`` sends ``collaborationMode``
+with each ``turn/start`` (with the thread's model), and only then does the provider declare
+``input_requests``.
+
 The resume handle is the Codex thread id: known once the app-server has started (or resumed)
 the thread, so ``run.started`` carries it; a new provider built with ``session_id=`` (or
 ``start(resume=id)``) resumes that thread (the same ``CODEX_HOME`` must hold it). Runs are
@@ -50,6 +56,7 @@ from __future__ import annotations
 from stuntset.providers.codex._crash import crash_of, turn_crash
 from stuntset.providers.codex._provider import Approvals as Approvals
 from stuntset.providers.codex._provider import CodexProvider
+from stuntset.providers.codex._provider import CollaborationMode as CollaborationMode
 from stuntset.providers.codex._run import CodexRun
 
 __all__ = ["CodexProvider", "CodexRun", "crash_of", "turn_crash"]

@@ -13,9 +13,10 @@ from stuntset.providers.base import Capabilities
 from stuntset.providers.codex._run import CodexRun
 from stuntset.seams import current_clock, current_ids
 
-__all__ = ["Approvals", "CodexProvider"]
+__all__ = ["Approvals", "CodexProvider", "CollaborationMode"]
 
 Approvals = Literal["ask", "auto_review", "deny_all"]
+CollaborationMode = Literal["default", "plan"]
 _POLICIES: dict[str, dict[str, Any]] = {
     "ask": {"approvalPolicy": "on-request", "approvalsReviewer": "user"},
     "auto_review": {"approvalPolicy": "on-request", "approvalsReviewer": "auto_review"},
@@ -27,7 +28,9 @@ class CodexProvider:
     """Starts Codex runs on ``codex_bin`` (e.g. the fake one from ``stuntset.install_cli``;
     ``None``: the SDK's pinned runtime). ``cwd`` / ``env`` / ``config_overrides`` go to the
     ``CodexConfig``; ``model`` to the thread. ``approvals`` is ``"ask"``, ``"auto_review"`` or
-    ``"deny_all"`` (see the module docs). ``session_id`` resumes that Codex thread.
+    ``"deny_all"`` (see the module docs). ``collaboration_mode`` is ``"default"`` (Codex
+    never asks the user) or ``"plan"`` (it asks: ``input.requested``). ``session_id``
+    resumes that Codex thread.
 
     ``close_timeout`` bounds how long closing a run waits for its process to go. ``clock``
     and ``ids`` default to the seams in force.
@@ -44,6 +47,7 @@ class CodexProvider:
         config_overrides: tuple[str, ...] = (),
         model: str | None = None,
         approvals: Approvals = "ask",
+        collaboration_mode: CollaborationMode = "default",
         name: str = "codex",
         session_id: str | None = None,
         close_timeout: float = 10.0,
@@ -52,6 +56,11 @@ class CodexProvider:
     ) -> None:
         if approvals not in _POLICIES:
             raise UsageError(f"approvals must be one of {', '.join(_POLICIES)}, got {approvals!r}")
+        if collaboration_mode not in ("default", "plan"):
+            raise UsageError(
+                f"collaboration_mode must be 'default' or 'plan', got {collaboration_mode!r}"
+            )
+        self.collaboration_mode: CollaborationMode = collaboration_mode
         self.codex_bin = None if codex_bin is None else str(codex_bin)
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
@@ -74,7 +83,7 @@ class CodexProvider:
     def capabilities(self) -> Capabilities:
         return Capabilities(
             approvals=self.approvals == "ask",
-            input_requests=True,
+            input_requests=self.collaboration_mode == "plan",
             interrupt=True,
             resume=True,
             reasoning=True,
@@ -101,6 +110,13 @@ class CodexProvider:
         if self.cwd is not None:
             params["cwd"] = self.cwd
         return params
+
+    def turn_params(self, model: str) -> dict[str, Any] | None:
+        """What ``turn/start`` carries besides the input: Plan mode's ``collaborationMode``
+        (its settings name the thread's ``model``); nothing in Default mode."""
+        if self.collaboration_mode == "default":
+            return None
+        return {"collaborationMode": {"mode": "plan", "settings": {"model": model}}}
 
     def new_id(self, kind: str) -> str:
         with self._lock:

@@ -59,6 +59,8 @@ class RunHost(Protocol):
 
     def thread_params(self) -> dict[str, Any]: ...
 
+    def turn_params(self, model: str) -> dict[str, Any] | None: ...
+
     def new_id(self, kind: str) -> str: ...
 
     def now(self) -> float: ...
@@ -96,6 +98,7 @@ class CodexRun(QueuedRun):
         self._run_id = run_id
         self._session_id = session_id
         self._resume = bool(session_id)
+        self._model = ""  # the thread's, once started or resumed
         self.prompt = prompt
         self.events: list[Event] = []
         self.finished = False
@@ -209,10 +212,12 @@ class CodexRun(QueuedRun):
                 client.start()
                 client.initialize()
                 if self._resume:
-                    client.thread_resume(self._session_id, provider.thread_params())
+                    resumed = client.thread_resume(self._session_id, provider.thread_params())
+                    self._model = str(resumed.model)
                 else:
                     started = client.thread_start(provider.thread_params())
                     self._adopt(started.thread.id)
+                    self._model = str(started.model)
                 self._emit(
                     RunStarted,
                     session_id=self._session_id,
@@ -265,7 +270,8 @@ class CodexRun(QueuedRun):
         self._provider._adopt(thread_id)
 
     def _turn(self, client: Client) -> bool:
-        started = client.turn_start(self._session_id, self.prompt)
+        params = self._provider.turn_params(self._model)
+        started = client.turn_start(self._session_id, self.prompt, params)
         turn_id = started.turn.id
         client.register_turn_notifications(turn_id)
         with self._lock:

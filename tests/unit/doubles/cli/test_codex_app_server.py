@@ -767,9 +767,11 @@ def test_every_message_validates_against_the_real_protocol_schema(
     session.send({"method": "initialized"})
     params = {"approvalPolicy": "on-request", "approvalsReviewer": "user", "cwd": str(tmp_path)}
     thread_id = session.request("2", "thread/start", params)["result"]["thread"]["id"]
+    plan = {"mode": "plan", "settings": {"model": "gpt-5"}}  # Plan mode: codex asks questions
     for number in range(4):
         text = [{"type": "text", "text": f"turn {number}"}]
-        turn = session.request(f"t{number}", "turn/start", {"threadId": thread_id, "input": text})
+        turn_params = {"threadId": thread_id, "input": text, "collaborationMode": plan}
+        turn = session.request(f"t{number}", "turn/start", turn_params)
         turn_id = turn["result"]["turn"]["id"]
         if number == 3:
             session.until(lambda m: m.get("method") == "item/agentMessage/delta")

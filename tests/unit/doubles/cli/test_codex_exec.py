@@ -574,13 +574,26 @@ def test_exec_shows_no_item_for_a_call_the_script_asks_about(tmp_path: Path) -> 
     ]
 
 
-def test_exec_asks_no_question_and_the_texts_around_it_are_one_message(tmp_path: Path) -> None:
-    """Observed: request_user_input is unavailable in codex's default mode, so over the model
-    double the real exec never asks, and the texts around the question are one message."""
-    script = Script.of([Text("One detail."), InputRequest("Which branch?"), Text(" Deploying.")])
+@pytest.mark.parametrize("asked", ["input_request", "request_user_input call"])
+def test_exec_asks_no_question_and_the_text_after_it_is_a_new_message(
+    tmp_path: Path, asked: str
+) -> None:
+    """Observed on codex-cli 0.163: the model's request_user_input call is refused (codex's
+    Default mode), nothing of it is shown, and the model's next response is a new message.
+    A scripted question and a scripted call of codex's question tool are the same thing."""
+    question = (
+        [InputRequest("Which branch?")]
+        if asked == "input_request"
+        else [
+            ToolCall("request_user_input", {"questions": [{"id": "q", "question": "Which?"}]}),
+            ToolResult("whatever the script says: codex answers this call itself"),
+        ]
+    )
+    script = Script.of([Text("One detail."), *question, Text(" Deploying.")])
     done = run(install(tmp_path, script), *EXEC)
     assert done.returncode == 0, done.stderr
     items = [e["item"] for e in events(done) if e["type"] == "item.completed"]
     assert [(i["type"], i.get("text")) for i in items] == [
-        ("agent_message", "One detail. Deploying.")
+        ("agent_message", "One detail."),
+        ("agent_message", " Deploying."),
     ]

@@ -30,9 +30,14 @@ approval_request  app-server: ``item/commandExecution/requestApproval`` (a file 
                   the automatic reviewer. exec asks nobody: a call the script asks about
                   shows no item (as the real exec shows none for a command its safety check
                   would ask about), its result only ends the model response
-input_request     app-server: ``item/tool/requestUserInput``, answered by the client; exec:
-                  nothing, and the texts around it are one message (the real exec never
-                  asks: ``request_user_input`` is unavailable in codex's default mode)
+input_request     the model calling codex's ``request_user_input`` (so does a scripted
+                  ``tool_call`` of that name), which ends its model response. In Default
+                  mode (codex's default) codex refuses it ("request_user_input is
+                  unavailable in Default mode"): nothing is shown, and the text after it is
+                  a new message. In Plan mode (app-server ``turn/start`` with
+                  ``collaborationMode`` ``plan``, ``CodexProvider(collaboration_mode=
+                  "plan")``): ``item/tool/requestUserInput``, answered by the client. exec
+                  never asks (observed, codex-cli 0.163 over the model double)
 usage             ``turn.completed.usage`` — the thread's running total, as the real CLI
                   reports it / ``thread/tokenUsage/updated`` after each model response:
                   ``last`` that response's tokens, ``total`` the thread's
@@ -279,6 +284,42 @@ REFUSALS: dict[str, tuple[int, str]] = {
 }
 
 
+#: Codex's own question tool: a scripted call of it is a question (``InputRequest``).
+_QUESTION_TOOL = "request_user_input"
+
+
+def _questions(ops: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``ops`` with each scripted call of codex's question tool (``_QUESTION_TOOL``) played as
+    the question it asks (an ``ask`` op, its first question's text), and the result the
+    script gives that call left out: codex itself answers it (the user's answer, or its
+    refusal in Default mode)."""
+    out: list[tuple[Any, ...]] = []
+    waiting: list[tuple[Any, bool]] = []  # (call id, a question) of calls awaiting results
+    for op in ops:
+        if op[0] == "tool":
+            question = op[3] == _QUESTION_TOOL
+            waiting.append((op[1], question))
+            if question:
+                out.append(("ask", _question_text(op[4])))
+                continue
+        elif op[0] == "result" and waiting:
+            named = [w for w in waiting if op[3] is not None and w[0] == op[3]]
+            call = (named or waiting)[0]
+            waiting.remove(call)
+            if call[1]:
+                continue
+        out.append(op)
+    return out
+
+
+def _question_text(arguments: dict[str, Any]) -> str:
+    questions = arguments.get("questions")
+    first = questions[0] if isinstance(questions, list) and questions else None
+    if isinstance(first, dict) and isinstance(first.get("question"), str):
+        return str(first["question"])
+    return str(arguments.get("question", ""))
+
+
 def _op(step: Step, request_id: str) -> tuple[Any, ...] | None:
     if isinstance(step, Text):
         return ("text", step.text, step.deltas(), step.interval)
@@ -458,11 +499,13 @@ class CodexProgram:
     def compile(self, script: Script) -> dict[str, Any]:
         turns = []
         for index, turn in enumerate(script.turns):
-            ops = [
-                op
-                for position, step in enumerate(turn.steps)
-                if (op := _op(step, _request_id(script.seed, index, position))) is not None
-            ]
+            ops = _questions(
+                [
+                    op
+                    for position, step in enumerate(turn.steps)
+                    if (op := _op(step, _request_id(script.seed, index, position))) is not None
+                ]
+            )
             late = [
                 position
                 for position, step in enumerate(turn.steps)

@@ -189,6 +189,9 @@ def turn_start(server: ServerState, params: dict[str, Any]) -> dict[str, Any]:
         return {"turn": turn_object(busy, [], "inProgress", None, None, None, "notLoaded")}
     if params.get("model"):
         thread["model"] = str(params["model"])
+    mode = params.get("collaborationMode")
+    if isinstance(mode, dict) and mode.get("mode") in ("plan", "default"):
+        thread["mode"] = mode["mode"]  # for this turn and the thread's next ones
     chosen, error = choose_turn(server.rt, prompt, thread["model"])
     refused = scripted_refusal(chosen)
     if refused is not None:

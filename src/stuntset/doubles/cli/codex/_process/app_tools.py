@@ -1,7 +1,8 @@
 """Tool calls in a turn of the fake ``codex app-server``: the item each becomes
 (``commandExecution``, ``fileChange``, ``webSearch``, ``plan``, ``mcpToolCall``), its result,
 its approval (asked of the client, declined under ``never``, or approved by the automatic
-reviewer), and questions (``item/tool/requestUserInput``).
+reviewer), and questions (``item/tool/requestUserInput`` in Plan mode; refused, unseen, in
+Default mode).
 
 Runs in the fake process (built-ins only, see ``_runtime``), on an ``app_turn.Turn``, loaded
 when a turn's first tool op plays. Shapes as codex-cli 0.163.0 writes them (protocols.md
@@ -37,7 +38,11 @@ def play_tool_op(turn: Turn, op: tuple[Any, ...]) -> bool:
     elif kind == "approval":
         return _approval(turn, op)
     else:
-        _ask(turn, op[1])
+        # the model's request_user_input call: asked in Plan mode, refused in Default mode
+        # (nothing shown); either way its output ends the model response
+        if turn.thread.get("mode") == "plan":
+            _ask(turn, op[1])
+        turn.after_results = True
     return False
 
 

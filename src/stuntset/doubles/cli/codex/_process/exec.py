@@ -553,9 +553,9 @@ def exec_ops(ops: Any) -> list[Any]:
     """A turn's ops as ``codex exec`` plays them (observed, codex-cli 0.163 over the model
     double). Exec asks nobody (approval policy ``never``): a call the script asks approval
     for is one codex's safety check would ask about, and exec shows no item for it; its
-    result only ends the model response. Exec cannot ask a question either
-    (``request_user_input`` is unavailable in its default mode): nothing is shown, and the
-    texts around the question are one message."""
+    result only ends the model response. Exec cannot ask a question either: the model's
+    ``request_user_input`` call is refused, nothing is shown, and the call ends the model
+    response (the text after it is a new message)."""
     ops = list(ops)
     asked: set[int] = set()  # positions of the tool ops an approval is for
     for position, op in enumerate(ops):
@@ -567,7 +567,6 @@ def exec_ops(ops: Any) -> list[Any]:
             asked.add((named or tools)[-1])
     played: list[Any] = []
     waiting: list[tuple[Any, bool]] = []  # (call id, unshown) of calls awaiting results
-    joined = False  # the last text op kept was before a question: the next text joins it
     for position, op in enumerate(ops):
         kind = op[0]
         if kind == "tool":
@@ -580,12 +579,9 @@ def exec_ops(ops: Any) -> list[Any]:
             waiting.remove(call)
             if call[1]:
                 op = ("result", op[1], op[2], _UNSHOWN)
-        elif kind in ("approval", "ask"):
-            joined = kind == "ask" and bool(played) and played[-1][0] == "text"
+        elif kind == "approval":
             continue
-        elif kind == "text" and joined and played and played[-1][0] == "text":
-            _, text, deltas, interval = played.pop()
-            op = ("text", text + op[1], [*deltas, *op[2]], interval)
-        joined = False
+        elif kind == "ask":  # the refused call's output ends the model response
+            op = ("result", None, True, _UNSHOWN)
         played.append(op)
     return played
