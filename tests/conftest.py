@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import Any
 
-# Loaded before any in-process pytester run takes its sys.modules snapshot: httpx2 imports
-# httpcore2 lazily and caches its exception map on first use. If that first use happened inside
-# an inline pytester run, the run's teardown dropped httpcore2 from sys.modules, the next import
-# made new exception classes, and httpx2's cached map no longer matched them: httpcore2.ReadError
-# and ConnectError then escaped unmapped in later tests of the same xdist worker (seen as flaky
-# loopback tests under -n 2).
 import pytest
 
 # the suite's tiers (markers) and the guard that fails a test starting a real binary, node, a
 # browser or a package build without its tier's marker: tests/_tiers.py
-pytest_plugins = ["_tiers"]
+pytest_plugins = ["_tiers", "_modules"]
 
 # pytest processes the tests start (pytester subprocess runs, the docs' and wheel's user
 # projects) skip langsmith's plugin too, as this run does (pyproject.toml): ~1 s a start
@@ -25,9 +18,6 @@ if "no:langsmith_plugin" not in os.environ.get("PYTEST_ADDOPTS", ""):
     os.environ["PYTEST_ADDOPTS"] = (
         os.environ.get("PYTEST_ADDOPTS", "") + " -p no:langsmith_plugin"
     ).strip()
-
-with contextlib.suppress(ImportError):  # the legacy environment has httpx and no httpx2
-    import httpcore2  # noqa: F401
 
 try:
     from hypothesis import settings
