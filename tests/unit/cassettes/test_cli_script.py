@@ -126,8 +126,10 @@ def drive_app_server(cli_path: Path, script: Script, tmp_path: Path) -> None:
         client.initialize()
         ask = {"approvalPolicy": "on-request", "approvalsReviewer": "user"}
         thread = client.thread_start(ask).thread.id
+        # Plan mode: codex asks the user only there (in Default mode it refuses the question)
+        plan = {"collaborationMode": {"mode": "plan", "settings": {"model": "gpt-5"}}}
         for prompt in prompts(script):
-            client.wait_for_turn_completed(client.turn_start(thread, prompt).turn.id)
+            client.wait_for_turn_completed(client.turn_start(thread, prompt, plan).turn.id)
     finally:
         client.close()
         if process is not None:  # the SDK leaves these two to the garbage collector
