@@ -932,8 +932,9 @@ def pytest_runtest_call_explain(item: pytest.Item) -> Any:
     if timeline is None:
         return (yield)
     from stuntset.explain._pytest import deadline_for
+    from stuntset.providers.base import watch_events
 
-    with deadline_for(item, timeline):
+    with deadline_for(item, timeline), timeline.runs.watching(watch_events):
         return (yield)
 
 

@@ -1,6 +1,7 @@
 """A red test explains itself (issue 28): the ``stuntset`` report section on a failed test that
-used a double (one per double kind), the trace files kept for it, and the deadline that ends a
-hung test naming what is pending. Inner runs are real pytest runs of failing tests."""
+used a double (one per double kind, and the events of the runs it drove), the trace files kept
+for it, and the deadline that ends a hung test naming what is pending.
+Inner runs are real pytest runs of failing tests."""
 
 from __future__ import annotations
 
@@ -365,3 +366,44 @@ def test_the_section_names_the_trace_file(pytester: pytest.Pytester, tmp_path: P
     section = _section(result)
     assert "trace:" not in section
     assert not (pytester.path / "stuntset-traces").exists()
+
+
+def test_a_failed_test_shows_the_events_of_the_run_it_drove(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("claude_agent_sdk")
+    pytester.makepyfile(
+        """
+        import anyio
+        import pytest
+        from claude_agent_sdk import ClaudeAgentOptions
+        from stuntset.driver import drive
+        from stuntset.events import RunCompleted
+        from stuntset.providers.claude_code import ClaudeCodeProvider
+
+        @pytest.mark.fake_claude("crash_mid_turn", cli=True)
+        def test_crashes(fake_claude):
+            provider = ClaudeCodeProvider(ClaudeAgentOptions(cli_path=fake_claude.path))
+
+            async def main():
+                try:
+                    return await drive(provider.start("hello"), timeout=30)
+                finally:
+                    await provider.aclose()
+
+            events = anyio.run(main)
+            assert isinstance(events[-1], RunCompleted)
+        """
+    )
+    result = pytester.runpytest(*QUIET, "-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    section = _section(result)
+    rows = [line for line in section.splitlines() if ROW.match(line)]
+    events = [line for line in rows if " event  " in line]
+    assert events, section
+    assert "run.started " in events[0], section
+    assert "run.crashed kind='exited'" in events[-1], section
+    assert "retryable=False" in events[-1], section
+    assert any(" claude " in line and "pid " in line for line in rows), section
+    (deltas,) = [line for line in events if "message.delta" in line]  # one message: one row
+    assert "message.delta x" in deltas, section
+    assert "text='Working on it'" in deltas, section
+    assert any("tool.started " in line and "name='bash'" in line for line in events), section

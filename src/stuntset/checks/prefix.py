@@ -18,7 +18,8 @@ previous one:
 Anthropic ``cache_control`` markers are ignored (a breakpoint moves as the conversation grows
 without changing the prompt), and a string ``content``/``system`` equals the one text block it
 stands for. The first divergence is explained field by field, with body paths
-(``messages[0].content: ... (first difference at character 41)``).
+(``messages[0].content: ... (first difference at character 41)``); a long value also shows a
+window of text around its first difference, with its path (``stuntset.explain.window``).
 
 Conversations: by default every request on one wire (and one cassette session) is one
 conversation, in order. An app that runs several conversations in one test passes
@@ -51,6 +52,8 @@ __all__ = [
 CACHE_FIELDS: dict[str, tuple[str, ...]] = {wire.name: wire.cache_fields for wire in WIRES}
 #: The four checks, in the order a divergence reports them; each can be passed to ``ignore``.
 ASPECTS = ("system", "tools", "cache", "messages")
+#: Values longer than this (as compact JSON) get a window around their first difference.
+_LONG = 100
 
 
 def _view(request: ModelRequest) -> PrefixView:
@@ -123,6 +126,26 @@ def _details(before: Any, after: Any, path: str = "") -> list[str]:
     return [d.describe() for d in found]
 
 
+def _window(before: Any, after: Any, path: str = "") -> list[str]:
+    """Where two long values first differ (its path, and a window of text around it), as
+    ``stuntset.explain.window`` shows it; nothing for values short enough to read whole. The
+    system prompt and cache fields are keyed by body path (``messages[0]``): their first
+    differing key is the path shown."""
+    from stuntset.explain.window import MISSING, mismatch_window
+
+    if not path and isinstance(before, dict) and isinstance(after, dict):
+        for key in [*before, *(k for k in after if k not in before)]:
+            old, new = before.get(key, MISSING), after.get(key, MISSING)
+            if old != new:
+                return _window(old, new, key)
+        return []
+    if max(len(render_value(v, _LONG + 1)) for v in (before, after)) <= _LONG:
+        return []
+
+    shown = mismatch_window(before, after, labels=("before", "after"), path=path, indent="  ")
+    return shown.splitlines()
+
+
 def _key_order(before: Any, after: Any, path: str) -> list[str]:
     """Places where the same keys come in another order (a tool schema is rendered into the
     prompt as sent, so a reordered ``properties`` is a different prompt)."""
@@ -163,6 +186,7 @@ def _tool_findings(before: list[Any], after: list[Any]) -> list[str]:
             old = before[names_before.index(name)]
             for line in _details(old, after[index], f"tools[{index}]"):
                 lines.append(f"{name!r}: {line}")
+            lines += _window(old, after[index], f"tools[{index}]")
     return lines
 
 
@@ -182,6 +206,7 @@ def _message_findings(before: PrefixView, after: PrefixView) -> list[str]:
                 f"{place} is not the previous request's message {before.offset + index}: "
                 f"the history was rewritten",
                 *_details(message, new[index], place),
+                *_window(message, new[index], place),
             ]
     return []
 
@@ -192,7 +217,9 @@ def _compare(
     old, new = _view(before), _view(after)
     findings: list[tuple[str, list[str]]] = []
     if "system" not in ignore and old.system != new.system:
-        findings.append(("system", _details(old.system, new.system)))
+        findings.append(
+            ("system", _details(old.system, new.system) + _window(old.system, new.system))
+        )
     if "tools" not in ignore:
         tools = _tool_findings(old.tools, new.tools)
         if tools:
@@ -201,7 +228,9 @@ def _compare(
         cache_old = {k: v for k, v in old.cache.items() if k not in ignore}
         cache_new = {k: v for k, v in new.cache.items() if k not in ignore}
         if cache_old != cache_new:
-            findings.append(("cache", _details(cache_old, cache_new)))
+            findings.append(
+                ("cache", _details(cache_old, cache_new) + _window(cache_old, cache_new))
+            )
     if "messages" not in ignore:
         messages = _message_findings(old, new)
         if messages:

@@ -1,5 +1,6 @@
 """Timeline rows read from each kind of double's own journal: model requests (wire, path,
-turn, status, retry count, bytes, the reply in one line), fake CLI invocations (argv, exit
+turn, status, retry count, bytes, how long a streamed reply took to its end, the reply in one
+line), fake CLI invocations (argv, exit
 status, control requests, the last stderr lines), MCP calls, and the turns never used."""
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ def _said(body: bytes) -> str:
     return "".join(parts)
 
 
-def reply_summary(reply: Any) -> tuple[str, dict[str, Any], bool]:
-    """``(one line, detail, stalled)`` for a model double's ``Reply`` (``None``: no reply)."""
+def reply_summary(reply: Any, took: float | None = None) -> tuple[str, dict[str, Any], bool]:
+    """``(one line, detail, stalled)`` for a model double's ``Reply`` (``None``: no reply);
+    ``took``: the seconds from the request to the end of its streamed reply, when known."""
     from stuntset.wires import Abort, Pause, Stall
 
     if reply is None:
@@ -54,7 +56,7 @@ def reply_summary(reply: Any) -> tuple[str, dict[str, Any], bool]:
     status = "no status line" if reply.status is None else str(reply.status)
     bits = [status, f"{len(sent)} B"]
     if reply.streaming:
-        bits.append("stream")
+        bits.append("stream" if took is None else f"stream ended after {took:.3f}s")
     if paused:
         bits.append(f"scripted pauses {paused:g}s")
     if stalled:
@@ -71,6 +73,7 @@ def reply_summary(reply: Any) -> tuple[str, dict[str, Any], bool]:
         "said": said,
         "body": sent.decode("utf-8", "replace"),
         "last_sent": last[-1].decode("utf-8", "replace") if last else "",
+        "took": took,
     }
     return line, detail, stalled
 
@@ -82,11 +85,13 @@ def model_rows(stand_in: Any, timeline: Start) -> list[Row]:
     rows: list[Row] = []
     seen: dict[tuple[str, str, str], int] = {}
     closing = double.closing.is_set()
+    ends = double.journal.stream_ends()
     for ns, entry, reply in double.journal.stamped():
         key = (entry.method, entry.path, json.dumps(entry.body, sort_keys=True, default=str))
         retry = seen.get(key, 0)
         seen[key] = retry + 1
-        said, detail, stalled = reply_summary(reply)
+        end = ends.get(entry.index)
+        said, detail, stalled = reply_summary(reply, None if end is None else (end - ns) / 1e9)
         model = entry.body.get("model") if isinstance(entry.body, dict) else None
         head = f"#{entry.index} {entry.method} {entry.path}"
         where = [w for w in (entry.wire, f"model={model}" if model else None) if w]

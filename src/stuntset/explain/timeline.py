@@ -5,7 +5,9 @@ pays for two clock reads and a list append per double.
 
 Nothing here changes how a double records: the rows are read from the journals the doubles
 already keep (``ModelDouble.journal``, the fake CLIs' invocation journals, the MCP double's
-journal) at the moment the timeline is asked for.
+journal) at the moment the timeline is asked for. The events of the runs the test drove are
+kept as they come (``runs``: the plugin makes it the process's event watcher for the test's
+call) and made rows at that moment too.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .row import Row, Start
+from .runs import RunEvents
 
 __all__ = ["DEFAULT_ROWS", "Timeline", "render"]
 
@@ -24,23 +27,27 @@ _HEAD_ROWS = 5
 
 class Timeline(Start):
     """The doubles one test used, and when the test started (``Start``: both clocks; the
-    readers of ``sources`` are handed the timeline as that start)."""
+    readers of ``sources`` are handed the timeline as that start), and the events of the runs
+    it drove (``runs``)."""
 
-    __slots__ = ("doubles",)
+    __slots__ = ("doubles", "runs")
 
     def __init__(self, *, mono_ns: int | None = None, wall_ns: int | None = None) -> None:
         super().__init__(mono_ns=mono_ns, wall_ns=wall_ns)
         self.doubles: list[tuple[str, Any]] = []
+        self.runs = RunEvents()
 
     def watch(self, kind: str, double: Any) -> None:
         """Read ``double`` (a ``kind``: ``model``, ``cli`` or ``mcp``) when rows are asked for."""
         self.doubles.append((kind, double))
 
     def rows(self) -> list[Row]:
-        """Every row of every watched double: dated rows by time, then undated ones."""
+        """Every row of every watched double and of the runs driven: dated rows by time, then
+        undated ones."""
+        from .runs import event_rows
         from .sources import READERS
 
-        rows: list[Row] = []
+        rows: list[Row] = event_rows(self.runs, self) if self.runs.events else []
         for kind, double in self.doubles:
             try:
                 rows.extend(READERS[kind](double, self))

@@ -11,7 +11,7 @@ Each provider declares its ``Capabilities``; a request it cannot honour is refus
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol, TypeAlias, runtime_checkable
 
 import msgspec
@@ -27,6 +27,8 @@ __all__ = [
     "Interrupted",
     "Responded",
     "Started",
+    "event_watcher",
+    "watch_events",
 ]
 
 
@@ -100,6 +102,29 @@ class AgentProvider(Protocol):
     async def aclose(self) -> None:
         """Stop every run still going (they end with ``run.killed``) and release resources."""
         ...
+
+
+# --- who is told of the events of the runs driven (the failure timeline) --------------------
+
+#: Told of each event of a run as it is driven (``stuntset.driver.drive``).
+EventWatcher: TypeAlias = Callable[[Event], None]
+
+_watcher: EventWatcher | None = None
+
+
+def watch_events(watcher: EventWatcher | None) -> EventWatcher | None:
+    """Tell ``watcher`` of every event of every run driven from now on, in this process
+    (``None``: tell no one); returns the watcher it replaces, to put back. The pytest plugin
+    sets its test's timeline here for the test's call and puts the previous one back after
+    it; with no watcher set, a driven run pays one ``None`` check per event."""
+    global _watcher
+    previous, _watcher = _watcher, watcher
+    return previous
+
+
+def event_watcher() -> EventWatcher | None:
+    """The watcher ``watch_events`` set, if any (read once per driven run)."""
+    return _watcher
 
 
 # --- what a fake provider records of its callers ---------------------------------------------

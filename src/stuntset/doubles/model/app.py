@@ -146,9 +146,11 @@ class ModelApp:
                 await self._stall(double, receive, send, index)
                 return
             else:
+                double.journal.ended(index)
                 await _drop(send, reset=action.reset)
                 return
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+        double.journal.ended(index)
 
     async def _pause(self, double: ModelDouble, seconds: float, receive: Receive) -> None:
         await double.clock.sleep(seconds)

@@ -156,6 +156,10 @@ class Journal:
         self._clock_stamps: deque[float] = deque(maxlen=keep)
         #: Stalled replies and how long their clients held them (``StallHold``).
         self.holds: deque[StallHold] = deque(maxlen=keep)
+        #: ``time.monotonic_ns()`` when a streamed reply's stream ended, by request index
+        #: (``ended``; at most ``keep`` of them, the oldest forgotten first).
+        self._ends: dict[int, int] = {}
+        self._keep = keep
         self._count = 0
         self._lock = threading.Lock()
 
@@ -236,6 +240,22 @@ class Journal:
                 self._clock_stamps.append(self._clock.monotonic())
             self._count += 1
 
+    def ended(self, index: int) -> None:
+        """The reply to request ``index`` finished streaming now (its last write was sent, or
+        the double dropped the connection as scripted): its end time (``stream_ends``)."""
+        ns = time.monotonic_ns()
+        with self._lock:
+            self._ends[index] = ns
+            if self._keep is not None and len(self._ends) > self._keep:
+                del self._ends[next(iter(self._ends))]
+
+    def stream_ends(self) -> dict[int, int]:
+        """``time.monotonic_ns()`` when each streamed reply's stream ended, by request index
+        (the requests whose stream never ended, or was not streamed over loopback, are not
+        in it): with ``stamped()``'s arrival times, how long each reply took to its end."""
+        with self._lock:
+            return dict(self._ends)
+
     @property
     def count(self) -> int:
         """How many requests were recorded in all (also those no longer kept)."""
@@ -280,6 +300,7 @@ class Journal:
             self._stamps.clear()
             self._clock_stamps.clear()
             self.holds.clear()
+            self._ends.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
