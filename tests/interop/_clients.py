@@ -11,6 +11,7 @@ import anthropic
 import httpx2
 import openai
 
+from _tls import shared_tls
 from stuntset.doubles.model import StandIn
 
 Wire = Literal["chat", "responses", "anthropic"]
@@ -46,7 +47,10 @@ def close_clients() -> None:
 def openai_client(stand_in: StandIn, mode: Mode, **options: Any) -> openai.OpenAI:
     options.setdefault("timeout", DEFAULT_TIMEOUT)
     if mode == "loopback":
-        client = openai.OpenAI(base_url=stand_in.url("openai"), api_key="sk-test", **options)
+        http = openai.DefaultHttpxClient(verify=shared_tls())  # the SDK's defaults, one TLS
+        client = openai.OpenAI(
+            base_url=stand_in.url("openai"), api_key="sk-test", http_client=http, **options
+        )
     else:
         http = httpx2.Client(transport=stand_in.transport())
         client = openai.OpenAI(http_client=http, api_key="sk-test", **options)
@@ -57,8 +61,9 @@ def openai_client(stand_in: StandIn, mode: Mode, **options: Any) -> openai.OpenA
 def anthropic_client(stand_in: StandIn, mode: Mode, **options: Any) -> anthropic.Anthropic:
     options.setdefault("timeout", DEFAULT_TIMEOUT)
     if mode == "loopback":
+        http = anthropic.DefaultHttpxClient(verify=shared_tls())
         client = anthropic.Anthropic(
-            base_url=stand_in.url("anthropic"), api_key="sk-test", **options
+            base_url=stand_in.url("anthropic"), api_key="sk-test", http_client=http, **options
         )
     else:
         http = httpx2.Client(transport=stand_in.transport())

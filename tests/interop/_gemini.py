@@ -10,6 +10,7 @@ import httpx
 from google import genai
 from google.genai import types
 
+from _tls import shared_tls
 from stuntset.doubles.model import StandIn
 
 from ._clients import Answer
@@ -26,6 +27,17 @@ def no_wait_retries(attempts: int) -> types.HttpRetryOptions:
     return types.HttpRetryOptions(attempts=attempts, initial_delay=0, max_delay=0, jitter=0)
 
 
+def tls_args() -> dict[str, Any]:
+    """``HttpOptions`` fields that hand ``shared_tls()`` (tests/_tls.py) to each of the SDK's
+    clients (``verify`` for httpx, ``ssl`` for aiohttp; each client drops the other's key): a
+    ``genai.Client`` otherwise builds three TLS contexts."""
+    context = shared_tls()
+    return {
+        "client_args": {"verify": context},
+        "async_client_args": {"verify": context, "ssl": context},
+    }
+
+
 def gemini_client(
     stand_in: StandIn,
     mode: Mode,
@@ -37,7 +49,7 @@ def gemini_client(
     loopback through ``base_url``, in process through an ``httpx`` client on its transport."""
     if mode == "loopback":
         options = types.HttpOptions(
-            base_url=stand_in.url("gemini"), timeout=timeout_ms, retry_options=retry
+            base_url=stand_in.url("gemini"), timeout=timeout_ms, retry_options=retry, **tls_args()
         )
     else:
         options = types.HttpOptions(
@@ -46,6 +58,7 @@ def gemini_client(
             retry_options=retry,
             httpx_client=httpx.Client(transport=stand_in.transport()),
             httpx_async_client=httpx.AsyncClient(transport=stand_in.transport()),
+            **tls_args(),
         )
     client = genai.Client(api_key="AIza-test-key", http_options=options)
     OPEN.append(client)

@@ -19,13 +19,15 @@ from stuntset.cassettes.replay_server import replay_server
 from stuntset.cassettes.to_script import script_from_cassette
 from stuntset.script import HttpError, Text, ToolCall, Usage
 
+from ._gemini import tls_args
+
 KEY = "AIza" + "Sy" + "Q7w" * 11
 MODEL = "gemini-2.5-flash"
 ASK = [types.Content(role="user", parts=[types.Part(text="read a.txt")])]
 
 
 def _client(base_url: str) -> genai.Client:
-    options = types.HttpOptions(base_url=base_url, timeout=5000)
+    options = types.HttpOptions(base_url=base_url, timeout=5000, **tls_args())
     return genai.Client(api_key=KEY, http_options=options)
 
 

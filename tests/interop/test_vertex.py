@@ -25,7 +25,7 @@ from stuntset.script import AuthExpired, RateLimit, Script, Text, ToolCall, Tool
 
 from . import _clients
 from ._catalog_content import CONTENT, USAGE
-from ._gemini import ask
+from ._gemini import ask, tls_args
 from .test_catalog import MODEL_SCENARIOS, NO_RETRY, expected_error
 from .test_gemini import expected_error as gemini_expected_error
 
@@ -65,12 +65,15 @@ def claude(stand_in: StandIn, mode: str = "loopback", **options: Any) -> anthrop
 
 def gemini(stand_in: StandIn, mode: str = "loopback", *, timeout_ms: int = 5000) -> genai.Client:
     if mode == "loopback":
-        options = types.HttpOptions(base_url=stand_in.url("vertex"), timeout=timeout_ms)
+        options = types.HttpOptions(
+            base_url=stand_in.url("vertex"), timeout=timeout_ms, **tls_args()
+        )
     else:
         options = types.HttpOptions(
             base_url="http://stuntset.invalid/vertex/",
             timeout=timeout_ms,
             httpx_client=httpx.Client(transport=stand_in.transport()),
+            **tls_args(),
         )
     made = genai.Client(
         vertexai=True,

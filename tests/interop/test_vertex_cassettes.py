@@ -19,6 +19,8 @@ from stuntset.cassettes.record import record
 from stuntset.cassettes.replay_server import replay_server
 from stuntset.script import Script, Text
 
+from ._gemini import tls_args
+
 TOKEN = "ya29." + "a0AfB_" + "Zx8" * 12
 
 
@@ -46,7 +48,7 @@ def _gemini(root: str) -> str:
         project="p",
         location="us-central1",
         credentials=Credentials(token=TOKEN),  # type: ignore[no-untyped-call]
-        http_options=types.HttpOptions(base_url=root + "/", timeout=5000),
+        http_options=types.HttpOptions(base_url=root + "/", timeout=5000, **tls_args()),
     )
     try:
         return client.models.generate_content(model="gemini-2.5-flash", contents="hi").text or ""

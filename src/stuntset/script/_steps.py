@@ -346,8 +346,10 @@ class Exit(_Fault, frozen=True, tag="exit"):
     dropped mid-response: closed, or with ``reset`` reset (a TCP RST, which clients see as a
     read error rather than an early end); a CLI double shows what the real CLI does when its
     model API drops so (it retries, and with no turn left the model double's 500 ends the
-    turn). With ``cli=True`` (CLI doubles and the scripted provider) the CLI process itself
-    dies: ``stderr`` printed first, then exit ``code``."""
+    turn). With ``cli=True`` (CLI doubles only; a model wire refuses it at load) the CLI
+    process itself dies: ``stderr`` printed first, then exit ``code``. The scripted provider
+    has no model API under it: it renders every ``Exit`` as its runtime exiting with
+    ``code`` (``run.crashed kind='exited'``), ``cli`` or not."""
 
     code: int = 1
     stderr: str = ""

@@ -18,6 +18,7 @@ import httpx
 import httpx2
 import openai
 
+from _tls import shared_tls
 from stuntset.doubles.model import StandIn
 
 Tamper = Callable[[int, dict[str, Any]], dict[str, Any]]
@@ -176,7 +177,13 @@ def gemini_agent(
     from google.genai import types
 
     http = httpx.Client(transport=stand_in.transport())
-    options = types.HttpOptions(base_url="http://stand-in/", httpx_client=http)
+    context = shared_tls()  # genai builds three TLS contexts otherwise (tests/_tls.py)
+    options = types.HttpOptions(
+        base_url="http://stand-in/",
+        httpx_client=http,
+        client_args={"verify": context},
+        async_client_args={"verify": context, "ssl": context},
+    )
     client = genai.Client(api_key="test", http_options=options)
     tools = [
         types.Tool(

@@ -25,6 +25,7 @@ from pydantic_ai.providers.google import GoogleProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 
 import stuntset
+from _tls import shared_tls
 from stuntset import scenarios
 from stuntset.checks import check_provider_conformance
 from stuntset.clock import SystemClock
@@ -59,11 +60,13 @@ def anyio_backend() -> str:
 
 def make_agent(double: ModelDouble, wire: str) -> Agent[None, str | DeferredToolRequests]:
     """An agent with the catalog's tools, whose model talks to ``double`` in-process."""
-    http = httpx2.AsyncClient(transport=stuntset.transport(double=double))
+    http = httpx2.AsyncClient(transport=stuntset.transport(double=double), verify=shared_tls())
     model: Any
     if wire == "gemini":  # GoogleModel over the Gemini wire (google-genai under it)
         # a client with httpx's default 5 s timeout draws a warning from GoogleProvider
-        timed = httpx2.AsyncClient(transport=stuntset.transport(double=double), timeout=60)
+        timed = httpx2.AsyncClient(
+            transport=stuntset.transport(double=double), timeout=60, verify=shared_tls()
+        )
         model = GoogleModel("gemini-test", provider=GoogleProvider(api_key="k", http_client=timed))
     elif wire == "anthropic":
         model = AnthropicModel(

@@ -13,6 +13,7 @@ import anyio
 import httpx2
 import pytest
 
+from _tls import shared_tls
 from stuntset.doubles.mcp import McpDouble
 from stuntset.script import (
     Delay,
@@ -57,7 +58,7 @@ HEADERS = {"accept": "application/json, text/event-stream"}
 
 def test_http_faults_are_statuses_with_json_rpc_errors(served: tuple[McpDouble, str]) -> None:
     double, url = served
-    with httpx2.Client(headers=HEADERS) as client:
+    with httpx2.Client(headers=HEADERS, verify=shared_tls()) as client:
         limited = client.post(url, json=call("limit"))
         busy = client.post(url, json=call("busy"))
         teapot = client.post(url, json=call("teapot"))
@@ -80,7 +81,7 @@ def test_garbage_and_a_stray_response_arrive_in_the_event_stream(
     served: tuple[McpDouble, str],
 ) -> None:
     _, url = served
-    with httpx2.Client(headers=HEADERS) as client:
+    with httpx2.Client(headers=HEADERS, verify=shared_tls()) as client:
         junk = client.post(url, json=call("junk"))
         stray = client.post(url, json=call("stray", 9))
     assert junk.headers["content-type"] == "text/event-stream"
@@ -110,7 +111,7 @@ def test_what_is_not_json_rpc_is_recorded_and_left_to_the_sdk(
     served: tuple[McpDouble, str],
 ) -> None:
     double, url = served
-    with httpx2.Client(headers=HEADERS) as client:
+    with httpx2.Client(headers=HEADERS, verify=shared_tls()) as client:
         broken = client.post(
             url, content=b"{not json", headers={"content-type": "application/json"}
         )
@@ -156,7 +157,10 @@ def test_a_body_sent_in_chunks_is_read_whole_and_a_delay_comes_before_the_fault(
         yield body[10:]
 
     # tests real time: the scripted 0.05 s delay before the fault
-    with double.serve_http() as server, httpx2.Client(headers=HEADERS) as client:
+    with (
+        double.serve_http() as server,
+        httpx2.Client(headers=HEADERS, verify=shared_tls()) as client,
+    ):
         started = time.monotonic()
         response = client.post(
             server.url, content=chunked(), headers={"content-type": "application/json"}
@@ -204,7 +208,7 @@ def test_a_foreign_host_or_origin_is_refused_and_plays_no_turn(
     served: tuple[McpDouble, str], headers: dict[str, str], status: int
 ) -> None:
     double, url = served
-    with httpx2.Client(headers=HEADERS) as client:
+    with httpx2.Client(headers=HEADERS, verify=shared_tls()) as client:
         refused = client.post(url, json=call("teapot"), headers=headers)
         assert refused.status_code == status
         assert double.calls == []  # nothing journaled: the scripted turn is still there
@@ -218,7 +222,7 @@ def test_a_foreign_host_or_origin_is_refused_and_plays_no_turn(
 def test_loopback_hosts_and_origins_are_answered(served: tuple[McpDouble, str], host: str) -> None:
     double, url = served
     headers = {"host": host, "origin": f"http://{host}"}
-    with httpx2.Client(headers=HEADERS) as client:
+    with httpx2.Client(headers=HEADERS, verify=shared_tls()) as client:
         response = client.post(url, json=call("limit"), headers=headers)
     assert response.status_code == 429
     assert [c.outcome for c in double.tool_calls("limit")] == ["fault:rate_limit"]
@@ -271,7 +275,9 @@ def test_a_body_over_the_cap_is_a_413_without_reading_it() -> None:
         anyio.run(app, scope(None), receive, send)  # chunked: read up to the cap, no further
         assert sent[0]["status"] == 413
         assert taken == 11
-        with httpx2.Client(headers=HEADERS) as client:  # and over a real socket
+        with httpx2.Client(
+            headers=HEADERS, verify=shared_tls()
+        ) as client:  # and over a real socket
             big = client.post(
                 server.url, content=b" " * 20_000, headers={"content-type": "application/json"}
             )
@@ -287,7 +293,7 @@ def test_non_object_params_of_a_tool_call_are_a_json_rpc_error_not_a_500(
 ) -> None:
     double, url = served
     message = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}
-    with httpx2.Client(headers=HEADERS) as client:
+    with httpx2.Client(headers=HEADERS, verify=shared_tls()) as client:
         response = client.post(url, json=message)
         assert response.status_code < 500, response.text
         played = client.post(url, json=call("limit"))
