@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from stuntset.contract import ContractChecker
 from stuntset.events import ApprovalRequested, Event, InputRequested
-from stuntset.providers.base import AgentRun, event_watcher
+from stuntset.providers.base import AgentRun
 from stuntset.waiting import collect_events
 
 __all__ = ["drive"]
@@ -26,18 +26,14 @@ async def drive(
 
     Approvals get ``approve`` (a decision, or a function of the request), input requests get
     ``answer``; ``interrupt_when(event)`` interrupts the run after that event. With ``check``
-    every event is fed to a ``ContractChecker`` as it arrives. The process's event watcher
-    (``stuntset.providers.base.watch_events``: the failed test's timeline) is told of each.
+    every event is fed to a ``ContractChecker`` as it arrives.
     """
     __tracebackhide__ = True
     checker = ContractChecker() if check else None
     interrupted = False
-    watcher = event_watcher()  # the failure timeline of the test driving this run, if any
 
     async def on_event(event: Event) -> None:
         nonlocal interrupted
-        if watcher is not None:
-            watcher(event)
         if checker is not None:
             checker.feed(event)
         if isinstance(event, ApprovalRequested):

@@ -28,6 +28,7 @@ __all__ = [
     "Responded",
     "Started",
     "event_watcher",
+    "told",
     "watch_events",
 ]
 
@@ -106,25 +107,35 @@ class AgentProvider(Protocol):
 
 # --- who is told of the events of the runs driven (the failure timeline) --------------------
 
-#: Told of each event of a run as it is driven (``stuntset.driver.drive``).
+#: Told of each event of a run as it reaches whoever iterates the run (``drive``, ``play``,
+#: ``async for``): each run tells it (``told``) as it hands an event over (the claude, codex,
+#: scripted and pydantic-ai runs).
 EventWatcher: TypeAlias = Callable[[Event], None]
 
 _watcher: EventWatcher | None = None
 
 
 def watch_events(watcher: EventWatcher | None) -> EventWatcher | None:
-    """Tell ``watcher`` of every event of every run driven from now on, in this process
+    """Tell ``watcher`` of every event of every run iterated from now on, in this process
     (``None``: tell no one); returns the watcher it replaces, to put back. The pytest plugin
     sets its test's timeline here for the test's call and puts the previous one back after
-    it; with no watcher set, a driven run pays one ``None`` check per event."""
+    it; with no watcher set, a run pays one ``None`` check per event."""
     global _watcher
     previous, _watcher = _watcher, watcher
     return previous
 
 
 def event_watcher() -> EventWatcher | None:
-    """The watcher ``watch_events`` set, if any (read once per driven run)."""
+    """The watcher ``watch_events`` set, if any."""
     return _watcher
+
+
+def told(event: Event) -> Event:
+    """``event``, after telling the watcher of it (if one is set): what a run calls on each
+    event it hands to its consumer."""
+    if _watcher is not None:
+        _watcher(event)
+    return event
 
 
 # --- what a fake provider records of its callers ---------------------------------------------

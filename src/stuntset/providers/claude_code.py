@@ -91,7 +91,7 @@ from stuntset.events import (
 )
 from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers._queue import EventQueue, QueuedRun
-from stuntset.providers.base import Capabilities
+from stuntset.providers.base import Capabilities, told
 from stuntset.seams import current_clock, current_ids
 
 __all__ = ["ClaudeCodeProvider", "ClaudeCodeRun", "crash_of"]
@@ -319,7 +319,7 @@ class ClaudeCodeRun(QueuedRun):
         self.events.append(event)
         if event.terminal:
             self.finished = True
-        return event
+        return told(event)
 
     # --- the CLI session (its own task) ---
 

@@ -73,7 +73,7 @@ from stuntset.events import (
     Usage,
 )
 from stuntset.providers._crash_kinds import google_reason, status_crash
-from stuntset.providers.base import Capabilities
+from stuntset.providers.base import Capabilities, told
 from stuntset.seams import current_clock, current_ids
 
 __all__ = ["PydanticAIProvider", "PydanticAIRun", "crash_of"]
@@ -285,7 +285,7 @@ class PydanticAIRun:
         self.events.append(event)
         if event.terminal:
             self.finished = True
-        return event
+        return told(event)
 
     async def _pull(self) -> None:
         """Read one pydantic-ai event into ``_pending`` (or end the run)."""

@@ -38,7 +38,7 @@ from stuntset.events import (
 from stuntset.events import Usage as UsageEvent
 from stuntset.ids import IdGenerator
 from stuntset.providers._crash_kinds import status_crash
-from stuntset.providers.base import Call, Capabilities, Interrupted, Responded, Started
+from stuntset.providers.base import Call, Capabilities, Interrupted, Responded, Started, told
 from stuntset.script import (
     AGENT_WIRE,
     ApprovalRequest,
@@ -330,7 +330,7 @@ class ScriptedRun:
         self.events.append(event)
         if event.terminal:
             self.finished = True
-        return event
+        return told(event)
 
     def _render(self) -> Iterator[Event | _Wait | _Pause]:
         """The turn as a plan: events to deliver and waits between them."""

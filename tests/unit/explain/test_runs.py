@@ -1,5 +1,5 @@
 """The events of the runs a test drove, in its timeline (kind ``event``): the seam in
-``stuntset.providers.base`` that ``drive`` tells of each event, the rows made of them (one
+``stuntset.providers.base`` that each run tells of the events it hands over, the rows made of them (one
 an event, the deltas of one message in one row), and how long a streamed reply took to the
 end of its stream (the model double's journal records it)."""
 
@@ -89,6 +89,21 @@ def test_drive_tells_the_watcher_of_every_event_and_only_while_it_watches() -> N
     assert [e for _, e in runs.events] == events
     anyio.run(drive, provider.start("again"))  # no watcher: nothing kept, nothing fails
     assert len(runs.events) == len(events)
+
+
+def test_a_run_iterated_without_drive_tells_the_watcher_too() -> None:
+    """The runs tell it, not ``drive``: an app reading a run with ``async for`` is seen as
+    well, each event once (the claude adapter's run: tests/plugin/test_explain.py)."""
+    provider = ScriptedProvider(Script.of([Text("one two")]))
+    runs = RunEvents()
+
+    async def read() -> list[Any]:
+        return [event async for event in provider.start("hi")]
+
+    with runs.watching(watch_events):
+        seen = anyio.run(read)
+    assert seen
+    assert [e for _, e in runs.events] == seen
 
 
 def test_watching_puts_the_previous_watcher_back() -> None:

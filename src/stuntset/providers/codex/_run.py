@@ -30,6 +30,7 @@ from stuntset.events import (
     RunStarted,
 )
 from stuntset.providers._queue import EventQueue, QueuedRun
+from stuntset.providers.base import told
 from stuntset.providers.codex._client import Client, params_of
 from stuntset.providers.codex._crash import crash_of
 from stuntset.providers.codex._items import Translator
@@ -185,7 +186,7 @@ class CodexRun(QueuedRun):
         self.events.append(event)
         if event.terminal:
             self.finished = True
-        return event
+        return told(event)
 
     def _event(self, cls: type[Any], **fields: Any) -> Event:
         event: Event = cls(run_id=self._run_id, ts=self._provider.now(), **fields)
