@@ -17,7 +17,17 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.doubles.model import StandIn
-from stuntset.script import HttpError, Reasoning, Script, Text, ToolCall, ToolResult, Usage
+from stuntset.script import (
+    HttpError,
+    Match,
+    Reasoning,
+    Script,
+    Text,
+    ToolCall,
+    ToolResult,
+    Turn,
+    Usage,
+)
 
 from ._catalog_content import CONTENT, USAGE
 
@@ -152,6 +162,28 @@ def test_the_async_client(stand_in: StandIn) -> None:
         return text, whole.message.content or ""
 
     assert asyncio.run(main()) == ("async hello", "whole")
+
+
+@pytest.mark.parametrize("mode", ["in-process", "loopback"])
+def test_list_shows_the_models_the_script_names_with_their_tags(
+    stand_in: StandIn, mode: str
+) -> None:
+    """``ollama.Client.list()`` (``GET /api/tags``) reads the models the script matches on,
+    each with its tag as Ollama names a pulled model; with none named, the wire's default."""
+    stand_in.play(Script(turns=(Turn(steps=(Text("ok"),), match=Match(model="qwen3:8b")),)))
+    ollama_client = client(stand_in, mode)
+    listed = ollama_client.list()
+    assert [(m.model, m.size, m.details.format if m.details else None) for m in listed.models] == [
+        ("qwen3:8b", 0, "gguf")
+    ]
+    assert listed.models[0].modified_at is not None
+    chosen = listed.models[0].model or ""
+    said = ollama_client.chat(model=chosen, messages=[{"role": "user", "content": "hi"}])
+    assert said.message.content == "ok"  # the listed name is the one the script answers
+    stand_in.play(Script.of([Text("ok")]))
+    assert [m.model for m in ollama_client.list().models] == ["llama3.2:latest"]
+    assert stand_in.requests[-1].path.endswith("/api/tags")
+    ollama_client.chat(model=MODEL, messages=[{"role": "user", "content": "hi"}])
 
 
 def test_the_openai_compatible_v1(stand_in: StandIn) -> None:

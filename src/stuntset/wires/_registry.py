@@ -29,6 +29,7 @@ __all__ = [
     "ProviderName",
     "codec_for",
     "error_codec",
+    "models_codec",
     "recorded_wire",
     "stream_framing",
     "wire_named",
@@ -62,6 +63,7 @@ ProviderName = Literal["openai", "anthropic", "gemini", "bedrock", "azure", "oll
 API_PATHS: Final = (
     *(path for wire in WIRES for path in wire.paths),
     "/v1/models",
+    *(wire.models_path for wire in WIRES if wire.models_path),
     *(wire.pattern for wire in WIRES if wire.pattern),
 )
 
@@ -99,6 +101,15 @@ def codec_for(path: str, query: str | None = None) -> WireCodec | None:
         codec = wire.codec_for(path, query)
         if codec is not None:
             return codec
+    return None
+
+
+def models_codec(provider: str | None, path: str) -> WireCodec | None:
+    """The codec that lists the models at ``path`` under ``provider``'s URL prefix, for a
+    wire with a listing path of its own (``ModelWire.models_path``: Ollama's ``/api/tags``)."""
+    for wire in WIRES:
+        if wire.models_path == path and wire.provider == provider:
+            return wire.codec
     return None
 
 

@@ -177,6 +177,9 @@ class ModelWire:
     #: a request header only its clients send (``anthropic-version``): an unrouted request
     #: that carries it is answered in this wire's error shape
     version_header: str | None = None
+    #: the ``GET`` path its clients list models at besides ``/v1/models`` (Ollama's
+    #: ``/api/tags``), answered with its codec's ``models_body``
+    models_path: str | None = None
 
     @property
     def provider(self) -> str:

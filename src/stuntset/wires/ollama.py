@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Final
 
@@ -86,6 +87,11 @@ def _line(value: object) -> bytes:
     return encode(value) + b"\n"
 
 
+def _tagged(name: str) -> str:
+    """A model name as Ollama lists it: with its tag (``llama3.2`` → ``llama3.2:latest``)."""
+    return name if ":" in name else f"{name}:latest"
+
+
 class _OllamaCodec(WireCodec):
     """What ``/api/chat`` and ``/api/generate`` share: NDJSON, errors, the last line."""
 
@@ -106,6 +112,32 @@ class _OllamaCodec(WireCodec):
 
     def error_body(self, status: int, message: str, error_type: str | None) -> object:
         return {"error": message}
+
+    def models_body(self, names: list[str], created: int) -> object:
+        """``GET /api/tags``: each model with its tag, as Ollama lists the models it has
+        pulled (what ``ollama.Client.list()`` reads: name, model, modified_at, size, digest,
+        details); sizes are 0 and digests the name's SHA-256, there being no weights."""
+        listing = []
+        for name in names:
+            tagged = _tagged(name)
+            listing.append(
+                {
+                    "name": tagged,
+                    "model": tagged,
+                    "modified_at": ollama_created_at(created),
+                    "size": 0,
+                    "digest": hashlib.sha256(tagged.encode()).hexdigest(),
+                    "details": {
+                        "parent_model": "",
+                        "format": "gguf",
+                        "family": "stuntset",
+                        "families": ["stuntset"],
+                        "parameter_size": "",
+                        "quantization_level": "",
+                    },
+                }
+            )
+        return {"models": listing}
 
     def error_reply(
         self,
@@ -451,4 +483,5 @@ WIRE = ModelWire(
     read_error=read_error,
     client=WireClient(_CHAT_PATH, _demo_request, openai_user, _demo_apply, _demo_tool_round),
     stream=NDJSON,
+    models_path="/api/tags",
 )

@@ -58,6 +58,7 @@ from stuntset.wires import (
     error_codec,
     json_reply,
     memoized,
+    models_codec,
     plan_of,
     rate_limit_headers,
     render,
@@ -547,6 +548,9 @@ class ModelDouble:
         fallback = error_codec(where.provider, headers)
         if where.path == "/v1/models" and method == "GET":
             return self._models(fallback), None
+        listing = models_codec(where.provider, where.path)
+        if listing is not None and method == "GET":
+            return self._models(listing), None
         if codec is None or method != "POST":
             allowed = "POST" if codec else "one of " + ", ".join(API_PATHS)
             return (
