@@ -125,7 +125,7 @@ KINDS: dict[str, dict[str, str]] = {
         "type alias": "Action HistoryCall Memo ProviderName StatusStep",
         "exception": "BadRequest EventStreamError",
         "protocol": "FrameLike",
-        "function": "check_script codec_for decode_frame error_codec json_reply map_json memoized messages_history_calls "
+        "function": "check_script codec_for decode_frame error_codec json_reply map_json memoized messages_history_calls models_codec "
         "parse_sse plan_of rate_limit_headers recorded_wire render stream_framing wire_named "
         "wire_of_path",
     },
@@ -423,7 +423,7 @@ from stuntset.wires import (
     BadRequest, Framing, ModelWire, Pause, Seen, WireClient, Plan, PrefixView, RenderContext, Reply, ResponseReader, SseParser, Stall,
     StatusFault, StreamFraming, WireCodec, check_script, codec_for, error_codec, json_reply,
     memoized, messages_history_calls, parse_sse, plan_of, rate_limit_headers, recorded_wire,
-    render, stream_framing, wire_named, wire_of_path,
+    render, stream_framing, wire_named, wire_of_path, models_codec,
 )
 from stuntset.script import RateLimits, RateLimitWindow, Text
 assert WIRE_NAMES[0] == "openai-chat" and "anthropic" in PROVIDERS and "/v1/models" in API_PATHS
@@ -437,6 +437,9 @@ assert isinstance(chat, ModelWire) and chat is WIRES[0] and recorded_wire("http"
 assert wire_of_path("/openai/v1/chat/completions") is chat and chat.records("/v1/chat/completions")
 codec = codec_for("/v1/chat/completions")
 assert isinstance(codec, WireCodec) and error_codec(None, {}) is codec
+tags = models_codec("ollama", "/api/tags")
+assert tags is not None and models_codec("openai", "/api/tags") is None
+assert tags.models_body(["llama3.2"], 0)["models"][0]["model"] == "llama3.2:latest"
 check_script(scenarios.build("happy_path"))
 plan = plan_of((Text("hi"),))
 assert isinstance(plan, Plan)
