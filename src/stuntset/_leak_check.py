@@ -154,6 +154,47 @@ def _describe_task(task: asyncio.Task[Any]) -> tuple[str, str]:
     return what, origin
 
 
+#: What asyncio tells its loop's exception handler when a pending task is garbage collected.
+_DESTROYED_PENDING = "Task was destroyed but it is pending!"
+
+
+def _dead() -> None:
+    """The ``weakref.ref`` of a task already destroyed: always ``None``."""
+    return
+
+
+class _DestroyedTasks:
+    """The tasks the garbage collector destroyed while still pending, on one loop, while it
+    watches. asyncio keeps only weak references to tasks: a task nothing refers to (created
+    and forgotten, waiting on an event only it references) is a reference cycle, and a
+    collection at any moment removes it from ``asyncio.all_tasks()`` before the check at the
+    block's end can see it. asyncio then tells the loop's exception handler; this handler is
+    put in front of the loop's own (which still logs it) for the block."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.previous = loop.get_exception_handler()
+        self.seen: list[tuple[str, str]] = []
+        loop.set_exception_handler(self._handle)
+
+    def _handle(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        task = context.get("task")
+        if context.get("message") == _DESTROYED_PENDING and isinstance(task, asyncio.Task):
+            with contextlib.suppress(Exception):  # a half-destroyed task may not describe
+                what, origin = _describe_task(task)
+                self.seen.append(
+                    (f"{what}, destroyed by the garbage collector while pending", origin)
+                )
+        if self.previous is not None:
+            self.previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    def stop(self) -> None:
+        if self.loop.get_exception_handler() == self._handle:
+            self.loop.set_exception_handler(self.previous)
+
+
 def _finalising(task: asyncio.Task[Any]) -> bool:
     """The loop's own task closing an async generator that was dropped mid-iteration (a
     consumer broke out of an SDK's ``async for``): the loop's cleanup, not the test's leak.
@@ -199,8 +240,11 @@ class LeakSnapshot:
     _temp_dirs: dict[str, str] = field(default_factory=dict)
     _spawned: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
     _sockets: list[tuple[weakref.ref[Any], str]] = field(default_factory=list)
-    _tasks: list[tuple[weakref.ref[asyncio.Task[Any]], str, str]] = field(default_factory=list)
+    _tasks: list[tuple[Callable[[], asyncio.Task[Any] | None], str, str]] = field(
+        default_factory=list
+    )
     _tasks_before: set[asyncio.Task[Any]] | None = None
+    _destroyed: _DestroyedTasks | None = None
     _kept_pids: set[tuple[int, int]] = field(default_factory=set)
     _kept_fds: set[tuple[int, int]] = field(default_factory=set)
     _kept_paths: set[str] = field(default_factory=set)
@@ -250,6 +294,7 @@ class LeakSnapshot:
 
     def close(self) -> None:
         """Stop watching (``check`` calls it; idempotent)."""
+        self._stop_destroyed()
         if not self._watching:
             return
         self._watching = False
@@ -316,6 +361,22 @@ class LeakSnapshot:
         except RuntimeError:  # no running asyncio loop (trio, or none)
             return set()
 
+    def start_tasks(self) -> set[asyncio.Task[Any]]:
+        """At an async block's start, on its loop: ``tasks_now()``, and from now on the tasks
+        the garbage collector destroys while pending are noted too (``_DestroyedTasks``)."""
+        before = self.tasks_now()
+        if "tasks" in self.kinds and self._destroyed is None:
+            with contextlib.suppress(RuntimeError):  # trio, or no loop: no tasks to leak
+                self._destroyed = _DestroyedTasks(asyncio.get_running_loop())
+        return before
+
+    def _stop_destroyed(self) -> list[tuple[str, str]]:
+        destroyed, self._destroyed = self._destroyed, None
+        if destroyed is None:
+            return []
+        destroyed.stop()
+        return destroyed.seen
+
     async def note_tasks(self, before: set[asyncio.Task[Any]]) -> None:
         """At the end of an async block, on its loop: note the tasks created since ``before``
         that are still pending, after letting ready callbacks run (the loop cancels them when
@@ -334,6 +395,8 @@ class LeakSnapshot:
                 continue
             what, origin = _describe_task(task)
             self._tasks.append((weakref.ref(task), what, origin))
+        for what, origin in self._stop_destroyed():
+            self._tasks.append((_dead, what, origin))
 
     async def settle(self, before: set[asyncio.Task[Any]], *, until_closed: bool = False) -> None:
         """At the end of an async block, on its loop: wait (within ``SETTLE_SECONDS``) for
@@ -517,7 +580,7 @@ class LeakSnapshot:
         return False
 
     async def __aenter__(self) -> LeakSnapshot:
-        self._tasks_before = self.tasks_now()
+        self._tasks_before = self.start_tasks()
         return self
 
     async def __aexit__(
@@ -633,8 +696,12 @@ def noting_tasks(test: Callable[..., Any], snapshot: LeakSnapshot) -> Callable[.
 
     @functools.wraps(test)
     async def run(**kwargs: Any) -> Any:
-        before = snapshot.tasks_now()
-        result = await test(**kwargs)
+        before = snapshot.start_tasks()
+        try:
+            result = await test(**kwargs)
+        except BaseException:
+            snapshot._stop_destroyed()  # the test's own failure is the one to read
+            raise
         await snapshot.note_tasks(before)
         await snapshot.settle(before)  # not until_closed: its fixtures may still hold things
         return result

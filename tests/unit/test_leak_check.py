@@ -169,6 +169,39 @@ def test_a_pending_asyncio_task_is_named_with_its_coroutine() -> None:
     assert f"suspended at {__file__}:" in message
 
 
+def test_a_forgotten_task_the_garbage_collector_destroyed_is_still_a_leak() -> None:
+    """asyncio holds tasks weakly: a forgotten task waiting on an event only it references is
+    a reference cycle, and a collection during the block removes it from ``all_tasks()``
+    before the check looks (seen: a run of the fast tier on the newest dependencies did not
+    raise). asyncio tells the loop's exception handler, and the check listens there."""
+    import gc
+
+    async def worker() -> None:
+        await asyncio.Event().wait()
+
+    handlers: list[object] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        handlers.append(loop.get_exception_handler())
+        try:
+            async with check_no_leaks(kinds=["tasks"]):
+                loop.create_task(worker(), name="collected")  # noqa: RUF006 - forgotten on purpose
+                await asyncio.sleep(0)  # it runs and waits: now nothing refers to it
+                gc.collect()
+                assert not [t for t in asyncio.all_tasks() if t.get_name() == "collected"]
+        finally:
+            handlers.append(loop.get_exception_handler())
+
+    with pytest.raises(ResourceLeak) as raised:
+        asyncio.run(main())
+    message = str(raised.value)
+    assert "[tasks] asyncio task 'collected' running " in message
+    assert "worker()" in message
+    assert "destroyed by the garbage collector while pending" in message
+    assert handlers == [None, None]  # the loop's own handler is back after the block
+
+
 def test_finished_and_kept_tasks_pass() -> None:
     async def main() -> None:
         async with check_no_leaks(kinds=["tasks"]) as snapshot:
