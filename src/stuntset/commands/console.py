@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from stuntset import scenarios
+from stuntset.commands.daemon import quick_switching
 from stuntset.console.mount import daemon_console
 from stuntset.doubles.model._loopback_server import LoopbackServer
 from stuntset.doubles.model.double import ModelDouble
@@ -38,6 +39,7 @@ def run_console_command(
 ) -> None:
     """Serve until SIGINT or SIGTERM."""
     folder = check_cassettes(cassettes)
+    quick_switching()
     database = db if db == ":memory:" else os.fspath(Path(db).absolute())
     double = ModelDouble(scenarios.build("happy_path"), cycle=True, keep=1000)
     server = LoopbackServer()

@@ -7,10 +7,12 @@ rollback that passed the cursor is shown and the timeline cut back to it).
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from stuntset.runtime.models import SessionRecord
 from stuntset.runtime.service import SessionService
 
-from ._html import esc
+from ._html import esc, href
 
 __all__ = ["render_list", "render_session"]
 
@@ -20,7 +22,7 @@ _NO_HOST = (
 )
 
 
-def render_list(base: str, service: SessionService | None) -> str:
+def render_list(base: str, service: SessionService | None, *, token: str | None = None) -> str:
     """The body of the Sessions page: one link per session, newest first."""
     if service is None:
         return _NO_HOST
@@ -30,7 +32,8 @@ def render_list(base: str, service: SessionService | None) -> str:
     if not sessions:
         return '<p role="status">No sessions yet.</p>'
     items = "".join(
-        f'<li><a href="{esc(base)}/sessions/{esc(s.session_id)}">{esc(s.session_id)}</a> '
+        f'<li><a href="{href(base, "/sessions/" + quote(s.session_id, safe=""), token=token)}">'
+        f"{esc(s.session_id)}</a> "
         f"· {esc(s.provider)}{' · closed' if s.closed else ''} · "
         f"{len(service.runs(s.session_id))} run(s)</li>"
         for s in sessions
@@ -38,7 +41,9 @@ def render_list(base: str, service: SessionService | None) -> str:
     return f'<ul class="sessions" aria-label="Sessions">{items}</ul>'
 
 
-def render_session(base: str, service: SessionService | None, session_id: str) -> str | None:
+def render_session(
+    base: str, service: SessionService | None, session_id: str, *, token: str | None = None
+) -> str | None:
     """The frame of one session's timeline (``None``: no such session)."""
     if service is None:
         return _NO_HOST
@@ -47,7 +52,7 @@ def render_session(base: str, service: SessionService | None, session_id: str) -
         return None
     return (
         f"<p>provider <strong>{esc(record.provider)}</strong> · "
-        f'<a href="{esc(base)}/sessions">all sessions</a></p>'
+        f'<a href="{href(base, "/sessions", token=token)}">all sessions</a></p>'
         '<p id="connection" role="status">connecting…</p>'
         '<p id="notice" role="alert" hidden></p>'
         '<ol id="timeline" aria-label="Timeline" data-seq="0" data-state="running"></ol>'

@@ -44,7 +44,8 @@ class ConsoleServer:
         return f"{self.daemon.info.url}/console{path}"
 
     def login_url(self, path: str = "/") -> str:
-        """``url(path)`` with the token: a browser that opens it gets the cookie."""
+        """``url(path)`` with the token: a browser that opens it carries the token on in the
+        page's links, forms, fetches and WebSocket."""
         joiner = "&" if "?" in path else "?"
         return f"{self.url(path)}{joiner}token={self.token}"
 

@@ -10,9 +10,10 @@ to WebSockets). So every request passes three checks, *before* a WebSocket is ac
    otherwise) — on WebSockets and on state-changing HTTP requests. The Host check stays: an
    allowed origin does not let a DNS-rebound name in.
 3. **Token**: ``Authorization: Bearer <token>`` (or ``?token=`` for a browser WebSocket or
-   a page the browser opens, or the ``stuntset-token-PORT`` cookie the console sets:
-   ``HttpOnly``, ``SameSite=Strict``), compared in constant time (401 otherwise). Only
-   ``GET /health`` is open without it.
+   a page the browser opens: the console carries it on in its links), compared in constant
+   time (401 otherwise). Only ``GET /health`` is open without it. A cookie never holds
+   it: browsers send the cookies of 127.0.0.1 to every port of it, so to every other local
+   server (``SameSite`` does not tell ports apart either).
 
 No CORS headers are ever sent.
 
@@ -43,7 +44,6 @@ __all__ = [
     "normalize_origins",
     "private_dir",
     "remove_private_file",
-    "token_cookie",
     "write_private_file",
 ]
 
@@ -71,7 +71,6 @@ class Guard:
         self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"})
         own = frozenset(f"http://{host}" for host in self.hosts)
         self.origins = own | frozenset(normalize_origins(allowed_origins))
-        self.cookie = token_cookie(port)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -110,7 +109,7 @@ class Guard:
             given = authorization[7:].strip()
         elif scope["type"] == "websocket" or scope["method"] in ("GET", "HEAD"):
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-            given = (query.get("token") or [""])[0] or _cookie(headers, self.cookie)
+            given = (query.get("token") or [""])[0]
         return bool(given) and secrets.compare_digest(given.encode(), self.token.encode())
 
 
@@ -163,20 +162,6 @@ def _origin(value: object, option: str) -> str:
     if port is not None and port != _DEFAULT_PORTS[scheme]:
         shown = f"{shown}:{port}"
     return f"{scheme}://{shown}"
-
-
-def token_cookie(port: int) -> str:
-    """The name of the cookie holding the token of the daemon (or console) on ``port``:
-    cookies do not tell ports apart, so two of them on one host need two names."""
-    return f"stuntset-token-{port}"
-
-
-def _cookie(headers: dict[str, str], name: str) -> str:
-    for part in headers.get("cookie", "").split(";"):
-        key, _, value = part.strip().partition("=")
-        if key == name:
-            return value
-    return ""
 
 
 async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, reason: str) -> None:

@@ -10,9 +10,23 @@ import pytest
 from starlette.testclient import TestClient
 
 from stuntset import scenarios
-from stuntset.cassettes.format import Cassette, dumps_cassette
+from stuntset.cassettes.format import (
+    Cassette,
+    Frame,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    dumps_cassette,
+)
 from stuntset.console import ConsoleSources, console_app, with_console
-from stuntset.console.cassettes_view import find, render_list, resolve, timing
+from stuntset.console.cassettes_view import (
+    MAX_TICKS,
+    PAGE_LINES,
+    find,
+    render_list,
+    resolve,
+    timing,
+)
 from stuntset.console.requests_view import exchanges, render_view
 from stuntset.console.sessions_view import render_list as render_sessions
 from stuntset.console.sessions_view import render_session
@@ -162,3 +176,90 @@ def test_every_listed_cassette_link_opens_that_cassette_whatever_its_name(tmp_pa
         page = client.get(link)
         assert page.status_code == 200, (name, link)
         assert html.escape(f"Cassette {name}") in page.text, (name, link)
+
+
+def _streamed(number: int, frames: int) -> Interaction:
+    return Interaction(
+        id=f"i-{number}",
+        wire="openai-chat",
+        request=RecordedRequest(
+            method="POST",
+            path="/v1/chat/completions",
+            body={"model": "m", "messages": [{"role": "user", "content": f"q{number}"}]},
+        ),
+        response=RecordedResponse(
+            status=200,
+            headers={"content-type": "text/event-stream"},
+            frames=[
+                Frame(
+                    t=i / 1000, data=f'{{"choices":[{{"delta":{{"content":"w{i} "}},"index":0}}]}}'
+                )
+                for i in range(frames)
+            ]
+            + [Frame(t=frames / 1000, data="[DONE]")],
+        ),
+    )
+
+
+def test_a_big_cassette_is_shown_a_bounded_page_at_a_time_with_links_to_the_others(
+    tmp_path: Path,
+) -> None:
+    # issue #33: one page held every interaction and a tick per frame
+    import html
+    import re
+
+    cassette = Cassette(
+        interactions=[_streamed(n, 3) for n in range(300)] + [_streamed(300, 20_000)]
+    )
+    (tmp_path / "big.jsonl").write_bytes(dumps_cassette(cassette))
+    client = TestClient(console_app(ConsoleSources(cassettes=tmp_path, base="")))
+    seen: list[str] = []
+    link: str | None = "/cassettes/show?name=big.jsonl&token=t0k"
+    pages = 0
+    while link is not None:
+        text = client.get(link).text
+        pages += 1
+        assert text.count("<pre>") <= PAGE_LINES
+        lines = sum(block.count("\n") + 1 for block in re.findall(r"<pre>(.*?)</pre>", text, re.S))
+        assert lines <= PAGE_LINES
+        for bar in text.split("<figure")[1:]:
+            assert bar.split("</figure>")[0].count('class="tick') <= MAX_TICKS + 1
+        seen += re.findall(r'<section aria-label="Interaction (\d+)"><h2>[^<]*</h2>', text)
+        assert "(continued)" not in text  # no interaction here is longer than a page
+        found = re.findall(r'<a href="([^"]*)">next</a>', text)
+        link = html.unescape(found[0]) if found else None
+        if link is not None:
+            assert "token=t0k" in link
+            assert "name=big.jsonl" in link
+    assert pages > 1
+    assert f"page {pages} of {pages}" in text
+    assert seen == [str(n + 1) for n in range(301)]  # each interaction once, in order
+    assert 'class="tick slowest"' in client.get("/cassettes/show?name=big.jsonl&page=99").text
+
+
+def test_an_interaction_longer_than_a_page_continues_on_the_next(tmp_path: Path) -> None:
+    lines = [f"line {n}" for n in range(PAGE_LINES + 10)]
+    folder = tmp_path
+    from stuntset.console import cassettes_view
+
+    assert cassettes_view.PAGE_LINES == PAGE_LINES
+    cli = Interaction(
+        id="c-1",
+        wire="claude-cli",
+        request=RecordedRequest(method="RUN", path="claude", body={"argv": ["-p"], "cwd": "."}),
+        response=RecordedResponse(
+            status=0,
+            frames=[
+                Frame(t=i / 1000, data=f'{{"type":"system","n":"{text}"}}')
+                for i, text in enumerate(lines)
+            ],
+        ),
+    )
+    (folder / "cli.jsonl").write_bytes(dumps_cassette(Cassette(interactions=[cli])))
+    client = TestClient(console_app(ConsoleSources(cassettes=folder, base="")))
+    first = client.get("/cassettes/show?name=cli.jsonl").text
+    second = client.get("/cassettes/show?name=cli.jsonl&page=2").text
+    assert "page 1 of 2" in first
+    assert "page 2 of 2" in second
+    assert "(continued)" in second
+    assert "(continued)" not in first

@@ -5,6 +5,12 @@
   if (!main) return;
   var base = main.dataset.base;
   var view = main.dataset.view;
+  // The token came in the page's address and goes on explicitly: never in a cookie, which a
+  // browser would also send to every other server on this host, whatever its port.
+  var token = main.dataset.token || "";
+  function withToken(url) {
+    return token ? url + (url.indexOf("?") >= 0 ? "&" : "?") + "token=" + encodeURIComponent(token) : url;
+  }
 
   // --- Requests: filter and search in the page; new rows fetched as they arrive ---
   function requestsView() {
@@ -29,7 +35,7 @@
     }
     [search, wire, state].forEach(function (el) { el.addEventListener("input", apply); });
     function poll() {
-      fetch(base + "/requests/rows?after=" + table.dataset.last, { credentials: "same-origin" })
+      fetch(withToken(base + "/requests/rows?after=" + table.dataset.last), { credentials: "omit" })
         .then(function (response) {
           if (response.status !== 200) return null;
           return response.text();
@@ -180,7 +186,7 @@
       socket.send(JSON.stringify(request));
     }
     function connect() {
-      var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + main.dataset.ws;
+      var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + withToken(main.dataset.ws);
       socket = new WebSocket(url);
       status.textContent = "connecting…";
       socket.onopen = function () { retry = 0; resyncing = false; subscribe(); };
