@@ -103,11 +103,11 @@ def _real_binaries() -> dict[str, str]:
     except ImportError:  # pragma: no cover - an environment without the drift module
         real_binary = None
     if real_binary is not None:
-        for cli in ("claude", "codex"):
+        for cli, tier in (("claude", "real_cli"), ("codex", "real_cli"), ("gemini", "node")):
             path = real_binary(cli)
             found = _resolved(str(path)) if path else None
-            if found:
-                known[found] = "real_cli"
+            if found:  # the Node tier's gemini: a node script, started by its own path
+                known[found] = tier
     node = _resolved(shutil.which("node"))
     if node:
         known[node] = "node"

@@ -369,9 +369,10 @@ def matrix(adapters: tuple[str, ...], names: tuple[str, ...], markdown: bool) ->
     "--cli",
     "clis",
     multiple=True,
-    type=click.Choice(["claude", "claude-session", "codex", "codex-exec"]),
+    type=click.Choice(["claude", "claude-session", "codex", "codex-exec", "gemini"]),
     help="Only this column (repeatable): claude (a ClaudeSDKClient per run), claude-session "
-    "(one session: several queries, interrupt), codex (app-server), codex-exec (exec --json).",
+    "(one session: several queries, interrupt), codex (app-server), codex-exec (exec --json), "
+    "gemini (gemini -p, stream-json).",
 )
 @click.option("--scenario", "names", multiple=True, help="Only this scenario (repeatable).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write a report.")
@@ -388,6 +389,11 @@ def matrix(adapters: tuple[str, ...], names: tuple[str, ...], markdown: bool) ->
     "--codex-bin",
     help="The real codex to compare (default: $STUNTSET_CODEX_BIN, else the bundled one).",
 )
+@click.option(
+    "--gemini-bin",
+    help="The real gemini to compare (default: $STUNTSET_GEMINI_BIN, else the Node tier's "
+    "@google/gemini-cli in tests/node, from make node; without one its column is not played).",
+)
 def drift(
     clis: tuple[str, ...],
     names: tuple[str, ...],
@@ -395,9 +401,10 @@ def drift(
     live: bool,
     claude_bin: str | None,
     codex_bin: str | None,
+    gemini_bin: str | None,
 ) -> None:
-    """Play the catalog through the real claude/codex binaries and the fakes and diff the
-    normalized streams (exit 1 on a difference not in the allowlist)."""
+    """Play the catalog through the real claude/codex/gemini binaries and the fakes and diff
+    the normalized streams (exit 1 on a difference not in the allowlist)."""
     from stuntset.drift.command import run
 
     code = run(
@@ -408,6 +415,7 @@ def drift(
         echo=click.echo,
         claude_bin=claude_bin,
         codex_bin=codex_bin,
+        gemini_bin=gemini_bin,
     )
     sys.exit(code)
 

@@ -566,7 +566,8 @@ def test_the_fake_cli_allowance_hides_only_its_own_name_in_its_own_modules(
 
 
 #: Where the fake ``gemini`` CLI is named as a program (``install_cli("gemini")``, its package,
-#: the ``fake_gemini`` fixture, the drift adapter): the word is also the model wire's name.
+#: the ``fake_gemini`` fixture, the drift adapter and its column): the word is also the model
+#: wire's name.
 FAKE_CLI_NAME = tuple(
     f"{module}:"
     for module in (
@@ -574,6 +575,9 @@ FAKE_CLI_NAME = tuple(
         "stuntset.doubles.cli",
         "stuntset.doubles.cli.gemini",
         "stuntset.drift.gemini_cli",
+        "stuntset.drift.native",
+        "stuntset.drift.report",
+        "stuntset.drift.runners",
         "stuntset.pytest_plugin",
     )
 )

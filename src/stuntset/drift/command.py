@@ -24,6 +24,7 @@ def run(
     echo: Callable[[str], Any] = print,
     claude_bin: str | None = None,
     codex_bin: str | None = None,
+    gemini_bin: str | None = None,
 ) -> int:
     """The exit code: 0 all same or allowed, 1 a difference outside the allowlist (or a
     live shape difference). ``--live`` without a key is a ``UsageError`` (exit 2)."""
@@ -46,5 +47,11 @@ def run(
         raise UsageError(f"--json {json_path}: not a regular file (give a file path to write)")
 
     return print_drift(
-        clis, names, json_path=json_path, echo=echo, claude_bin=claude_bin, codex_bin=codex_bin
+        clis,
+        names,
+        json_path=json_path,
+        echo=echo,
+        claude_bin=claude_bin,
+        codex_bin=codex_bin,
+        gemini_bin=gemini_bin,
     )

@@ -1,7 +1,8 @@
 """``gemini -p … --output-format stream-json`` read as normalized events: the adapter of a
 drift ``gemini`` column (the real ``@google/gemini-cli`` over the model double's Gemini wire,
-and the fake ``gemini``, both read by this one adapter). Not wired into ``runners.COLUMNS``
-yet: ``make_real`` / ``make_fake`` are what ``runners.make_real`` / ``make_fake`` call for it.
+and the fake ``gemini``, both read by this one adapter; ``runners.make_real`` / ``make_fake``
+build it for the column, in the drift run's own directories; ``make_real`` / ``make_fake``
+here are the same pair for a test's one folder).
 
 =====================================================  =========================================
 stream-json                                            normalized
@@ -21,9 +22,29 @@ stream-json                                            normalized
 ``message`` ``user``, ``error`` warnings               nothing
 =====================================================  =========================================
 
-A line that is not JSON is ``run.crashed`` (``protocol``); stdout ending without a ``result``
+The ``result`` line's ``status`` and whether it reported tokens are the run's
+``result_fields`` (what drift compares as the final result: ``{"status": "success", "usage":
+True}``). A line that is not JSON is ``run.crashed`` (``protocol``); stdout ending without a ``result``
 is ``run.crashed`` (``exited``, with the exit code and stderr's last line); a binary that
 cannot be started is ``spawn_failed``. ``interrupt()`` sends SIGTERM: ``run.killed``.
+
+``native_script`` is drift's rewrite of the catalog's wire-neutral tools into gemini's own
+(``drift.native`` calls it for this column; observed on gemini-cli 0.61.0 with ``--yolo``):
+
+==============  ==================================================  ===========================
+catalog         gemini                                              its ``tool_result`` output
+==============  ==================================================  ===========================
+``read_file``   ``read_file`` ``{"file_path": <path>}``             ``""`` (a read's display)
+``bash``        ``run_shell_command`` ``{"command": <command>}``    the command's output
+``list_files``  ``list_directory`` ``{"dir_path": <path>}``         none (its display is not
+                                                                    text: no ``output`` key)
+a question      ``ask_user`` (one choice question, ``yes``/``no``)  ``Tool "ask_user" not
+                                                                    found…`` (an error: headless,
+                                                                    it is not registered)
+==============  ==================================================  ===========================
+
+Headless with ``--yolo`` the CLI asks nobody, so the rewritten script asks for nothing (the
+catalog's approval requests are dropped).
 """
 
 from __future__ import annotations
@@ -55,7 +76,15 @@ from stuntset.events import (
 )
 from stuntset.providers._crash_kinds import status_crash
 from stuntset.providers.base import Capabilities
-from stuntset.script import Script
+from stuntset.script import (
+    ApprovalRequest,
+    InputRequest,
+    Script,
+    Step,
+    ToolCall,
+    ToolResult,
+    Turn,
+)
 from stuntset.seams import current_clock, current_ids
 
 from ._ending import Sigterms, last_line, stop
@@ -68,6 +97,7 @@ __all__ = [
     "gemini_env",
     "make_fake",
     "make_real",
+    "native_script",
 ]
 
 CAPABILITIES = Capabilities(interrupt=True, reasoning=False, usage=True)
@@ -75,6 +105,79 @@ CAPABILITIES = Capabilities(interrupt=True, reasoning=False, usage=True)
 MODEL = "gemini-2.5-flash"
 _LINE_LIMIT = 16 * 1024 * 1024
 _CODE = re.compile(r'"code":\s*(\d{3})')
+
+
+#: What the headless CLI answers a call of its ``ask_user`` (``--yolo``; observed, 0.61.0): the
+#: three registered tools nearest by name.
+REFUSED_QUESTION = (
+    'Tool "ask_user" not found. Did you mean one of: "replace", "read_file", "grep_search"?'
+)
+#: The catalog's wire-neutral tools (``drift.native.NATIVE_TOOLS``).
+_NEUTRAL = ("read_file", "bash", "list_files")
+
+
+def _own_call(call: ToolCall) -> ToolCall:
+    import msgspec
+
+    path = str(call.input.get("path", ""))
+    if call.name == "read_file":
+        return msgspec.structs.replace(call, input={"file_path": path})
+    if call.name == "list_files":
+        return msgspec.structs.replace(call, name="list_directory", input={"dir_path": path or "."})
+    command = str(call.input.get("command", ""))
+    return msgspec.structs.replace(call, name="run_shell_command", input={"command": command})
+
+
+def _own_output(call: ToolCall, output: Any) -> Any:
+    if call.name == "read_file":
+        return ""
+    return None if call.name == "list_files" else output
+
+
+def _question(prompt: str) -> list[Step]:
+    options = [{"label": "yes", "description": "Go ahead"}, {"label": "no", "description": "Stop"}]
+    question = {"question": prompt, "header": "Question", "type": "choice", "options": options}
+    return [
+        ToolCall("ask_user", {"questions": [question]}),
+        ToolResult(REFUSED_QUESTION, is_error=True),
+    ]
+
+
+def native_script(script: Script) -> Script:
+    """``script`` with the catalog's wire-neutral tool calls, their results and its questions
+    as gemini's own tools (see the module docs); ``script`` itself when it has none."""
+    import msgspec
+
+    turns = tuple(_native_turn(turn) for turn in script.turns)
+    if all(new is old for new, old in zip(turns, script.turns, strict=True)):
+        return script
+    return msgspec.structs.replace(script, turns=turns)
+
+
+def _native_turn(turn: Turn) -> Turn:
+    import msgspec
+
+    if not any(
+        isinstance(s, InputRequest) or (isinstance(s, ToolCall) and s.name in _NEUTRAL)
+        for s in turn.steps
+    ):
+        return turn
+    steps: list[Step] = []
+    waiting: list[ToolCall] = []  # neutral calls whose result is still to come, in order
+    for step in turn.steps:
+        if isinstance(step, ToolCall) and step.name in _NEUTRAL:
+            waiting.append(step)
+            steps.append(_own_call(step))
+        elif isinstance(step, ApprovalRequest):
+            continue  # headless with --yolo, gemini asks nobody
+        elif isinstance(step, ToolResult) and waiting:
+            output = _own_output(waiting.pop(0), step.output)
+            steps.append(msgspec.structs.replace(step, output=output))
+        elif isinstance(step, InputRequest):
+            steps.extend(_question(step.prompt))
+        else:
+            steps.append(step)
+    return msgspec.structs.replace(turn, steps=tuple(steps))
 
 
 def failure_of(message: str) -> tuple[CrashKind, bool]:
@@ -202,6 +305,8 @@ class GeminiCliRun:
         self._sigterms = Sigterms()
         self._text: list[str] = []
         self._messages = 0
+        #: the ``result`` line's status and whether it reported tokens (empty before it)
+        self.result_fields: dict[str, Any] = {}
 
     @property
     def run_id(self) -> str:
@@ -373,11 +478,9 @@ class GeminiCliRun:
         elif kind == "result":
             stats: Any = event.get("stats")
             stats = stats if isinstance(stats, dict) else {}
+            given, made = int(stats.get("input_tokens") or 0), int(stats.get("output_tokens") or 0)
+            self.result_fields = {"status": event.get("status"), "usage": bool(given or made)}
             if event.get("status") == "success":
-                given, made = (
-                    int(stats.get("input_tokens") or 0),
-                    int(stats.get("output_tokens") or 0),
-                )
                 if given or made:
                     self._emit(Usage, input_tokens=given, output_tokens=made)
                 self._end(RunCompleted, stop_reason="end_turn")

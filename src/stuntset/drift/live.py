@@ -154,8 +154,9 @@ def stream_shape(lines: Iterable[str]) -> list[str]:
 
 
 def programs(clis: Iterable[str]) -> list[str]:
-    """The CLIs (``claude``, ``codex``) of drift's columns, each once: what ``--live`` asks."""
-    return list(dict.fromkeys(COLUMNS[cli] for cli in clis))
+    """The CLIs (``claude``, ``codex``) of drift's columns, each once: what ``--live`` asks
+    (the ``gemini`` column has no live comparison: it is left out)."""
+    return list(dict.fromkeys(COLUMNS[cli] for cli in clis if COLUMNS[cli] in LIVE))
 
 
 def _post(url: str, key: str, wire: str, body: dict[str, Any]) -> list[str]:
@@ -189,7 +190,13 @@ def _first_difference(live: list[str], double: list[str]) -> str:
 def keys_for(clis: Iterable[str]) -> dict[str, str]:
     """CLI → its provider key, from the environment (columns count by their CLI);
     ``UsageError`` when none is set."""
-    clis = programs(clis)
+    chosen = list(clis)
+    clis = programs(chosen)
+    if not clis:
+        raise UsageError(
+            f"--live compares the claude and codex columns' providers, not {', '.join(chosen)} "
+            f"(nothing was sent)"
+        )
     found = {cli: os.environ.get(LIVE[cli][0], "") for cli in clis}
     found = {cli: key for cli, key in found.items() if key}
     if not found:

@@ -34,6 +34,9 @@ codex-cli 0.163), so neither side asks and the model's next response follows.
 Where the real binary asks permission for a call (claude's ``Bash`` for a command that is
 not read-only), the rewritten script asks too (an ``ApprovalRequest`` after the call), so
 the fake asks where the real one does; the drift run allows every request.
+
+``gemini``'s own tools, its question and its output displays are ``gemini_cli``'s table
+(``gemini_cli.native_script``): headless with ``--yolo`` it asks nobody.
 """
 
 from __future__ import annotations
@@ -117,7 +120,12 @@ def _asks(program: str, call: ToolCall) -> bool:
 
 def native_script(script: Script, program: str, cwd: Path) -> Script:
     """``script`` with its catalog tool calls (``NATIVE_TOOLS``) rewritten into ``program``'s
-    own tools (``claude`` or ``codex``), for a run in ``cwd``; other scripts unchanged."""
+    own tools (``claude`` or ``codex``; ``gemini``: ``gemini_cli.native_script``), for a run
+    in ``cwd``; other scripts unchanged."""
+    if program == "gemini":
+        from .gemini_cli import native_script as gemini_script
+
+        return gemini_script(script)
     turns = [_native_turn(turn, program, cwd) for turn in script.turns]
     if all(new is old for new, old in zip(turns, script.turns, strict=True)):
         return script

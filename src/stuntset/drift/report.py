@@ -29,10 +29,12 @@ from .normalize import describe, normalize, result_label, result_step
 from .runners import (
     CLIS,
     COLUMNS,
+    NODE_GEMINI,
     SDKS,
     Played,
     binary_version,
     chosen_binary,
+    missing,
     play_side,
 )
 from .sessions import session_plan
@@ -43,10 +45,10 @@ __all__ = ["DriftCell", "DriftReport", "drift", "outcome_of", "readme_table"]
 @dataclass
 class DriftCell:
     """One scenario × column (``cli``: ``claude``, ``claude-session``, ``codex``,
-    ``codex-exec``): ``status`` is ``same``, ``allowed`` (differs, as the allowlist says),
-    ``differs`` (not allowed), ``error`` (a side could not be played), ``not installed`` or
-    ``not played`` (the column does not play the scenario: ``sessions``); ``real``/``fake``
-    how each run ended."""
+    ``codex-exec``, ``gemini``): ``status`` is ``same``, ``allowed`` (differs, as the
+    allowlist says), ``differs`` (not allowed), ``error`` (a side could not be played), ``not
+    installed`` (no real binary: ``reason`` says why) or ``not played`` (the column does not
+    play the scenario: ``sessions``); ``real``/``fake`` how each run ended."""
 
     scenario: str
     cli: str
@@ -77,6 +79,7 @@ class DriftReport:
     seconds: float = 0.0
     stale: list[Allowed | Race] = field(default_factory=list)  # entries that matched nothing
     binaries: dict[str, str] = field(default_factory=dict)  # CLI → "<path> (<version>)"
+    missing: dict[str, str] = field(default_factory=dict)  # CLI → why it was not played
 
     @property
     def failed(self) -> bool:
@@ -97,6 +100,7 @@ class DriftReport:
                 "seconds": round(self.seconds, 2),
                 "failed": self.failed,
                 "binaries": self.binaries,
+                "missing": self.missing,
                 "cells": [asdict(cell) for cell in self.cells],
                 "stale_allowlist": [asdict(entry) for entry in self.stale],
             },
@@ -116,7 +120,7 @@ class DriftReport:
             else:
                 stale.append(Allowed(**e))
         cells = [DriftCell(**cell) for cell in data["cells"]]
-        return cls(cells, data["seconds"], stale, data.get("binaries", {}))
+        return cls(cells, data["seconds"], stale, data.get("binaries", {}), data.get("missing", {}))
 
     def markdown(self) -> str:
         """scenario × CLI → same / allowed / differs (the first difference)."""
@@ -299,22 +303,30 @@ def drift(
     progress: Callable[[DriftCell], Any] | None = None,
     claude_bin: str | Path | None = None,
     codex_bin: str | Path | None = None,
+    gemini_bin: str | Path | None = None,
+    node_gemini: Path = NODE_GEMINI,
 ) -> DriftReport:
     """Play ``scenarios`` (default: the catalog) on ``clis`` (default: every column), real
     and fake, and judge each pair (see the module docs). The real binaries: ``claude_bin`` /
-    ``codex_bin``, else ``$STUNTSET_CLAUDE_BIN`` / ``$STUNTSET_CODEX_BIN``, else the bundled
-    ones; the report names each one's version."""
+    ``codex_bin`` / ``gemini_bin``, else ``$STUNTSET_CLAUDE_BIN`` / ``$STUNTSET_CODEX_BIN``
+    / ``$STUNTSET_GEMINI_BIN``, else the bundled ones (gemini: the Node tier's); the report
+    names each one's version, and why a column whose binary was not found was not played
+    (its cells ``not installed``; the other columns still run). ``node_gemini``: where the
+    Node tier's ``gemini`` is looked for."""
     chosen = columns(clis, CLIS, "CLI")
     names = scenario_names(scenarios)
     allowed = load_allowlist(allowlist)
-    given = {"claude": claude_bin, "codex": codex_bin}
+    given = {"claude": claude_bin, "codex": codex_bin, "gemini": gemini_bin}
     programs = dict.fromkeys(COLUMNS[cli] for cli in chosen)
-    binaries = {p: chosen_binary(p, given[p]) for p in programs}
+    binaries = {p: chosen_binary(p, given[p], node_gemini=node_gemini) for p in programs}
     with work_root(workdir, "stuntset-drift-") as root, deterministic():
-        report = anyio.run(_drift, chosen, names, allowed, root, jobs, timeout, progress, binaries)
+        report = anyio.run(
+            _drift, chosen, names, allowed, root, jobs, timeout, progress, binaries, node_gemini
+        )
     report.binaries = {
         p: f"{b} ({binary_version(b)})" for p, b in binaries.items() if b is not None
     }
+    report.missing = {p: missing(p, node_gemini) for p, b in binaries.items() if b is None}
     return report
 
 
@@ -327,6 +339,7 @@ async def _drift(
     timeout: float,
     progress: Callable[[DriftCell], Any] | None,
     binaries: dict[str, Path | None],
+    node_gemini: Path,
 ) -> DriftReport:
     import importlib.util
     import time
@@ -377,8 +390,9 @@ async def _drift(
             binary = binaries[COLUMNS[cli]]
             sdk = SDKS[cli]
             if binary is None or (sdk is not None and importlib.util.find_spec(sdk) is None):
+                why = missing(COLUMNS[cli], node_gemini) if binary is None else f"no {sdk} package"
                 for name in names:
-                    cells[cli, name] = DriftCell(name, cli, "not installed")
+                    cells[cli, name] = DriftCell(name, cli, "not installed", reason=why)
                 continue
             for name in names:
                 group.start_soon(one, cli, name, binary)

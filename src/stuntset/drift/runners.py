@@ -1,9 +1,12 @@
 """Playing one catalog scenario in one column, twice, through the same SDK adapter:
 
 ``real``  the real binary (``claude`` bundled in the claude-agent-sdk wheel; ``codex`` from
-          the openai-codex-cli-bin wheel) over the model double on loopback: ``claude`` reads
-          ``ANTHROPIC_BASE_URL``, ``codex`` a custom model provider (``base_url``, Responses
-          wire) in the ``config.toml`` of a ``CODEX_HOME`` of its own;
+          the openai-codex-cli-bin wheel; ``gemini``, ``@google/gemini-cli`` from npm, the one
+          the Node tier installs in ``tests/node``) over the model double on loopback:
+          ``claude`` reads ``ANTHROPIC_BASE_URL``, ``codex`` a custom model provider
+          (``base_url``, Responses wire) in the ``config.toml`` of a ``CODEX_HOME`` of its own,
+          ``gemini`` ``GOOGLE_GEMINI_BASE_URL`` (the Gemini wire) with the API-key auth method
+          in a ``settings.json`` of its own (``gemini_cli.gemini_env``);
 ``fake``  stuntset's fake CLI playing the same script.
 
 A column is a CLI and the interface it is driven through (``COLUMNS``):
@@ -15,7 +18,9 @@ A column is a CLI and the interface it is driven through (``COLUMNS``):
                     a stalled one (``claude_session``; which scenarios: ``sessions``);
 ``codex``           ``CodexProvider`` (openai-codex, ``codex app-server``);
 ``codex-exec``      ``codex exec --json``, read as ``@openai/codex-sdk`` reads it
-                    (``codex_exec``: the Python SDK has no exec interface).
+                    (``codex_exec``: the Python SDK has no exec interface);
+``gemini``          ``gemini -p … --output-format stream-json --yolo`` (``gemini_cli``: no
+                    SDK drives the Gemini CLI; its headless stream is what an app reads).
 
 Each side is played the way the conformance suite plays a run (approvals allowed, questions
 answered ``yes``, a stalled run interrupted), so what comes back are two lists of normalized
@@ -44,11 +49,13 @@ __all__ = [
     "BINARY_ENV",
     "CLIS",
     "COLUMNS",
+    "NODE_GEMINI",
     "PROMPT",
     "Played",
     "Side",
     "binary_version",
     "chosen_binary",
+    "missing",
     "play_side",
     "real_binary",
 ]
@@ -59,6 +66,7 @@ COLUMNS = {
     "claude-session": "claude",
     "codex": "codex",
     "codex-exec": "codex",
+    "gemini": "gemini",
 }
 CLIS = tuple(COLUMNS)
 Side = Literal["real", "fake"]
@@ -71,17 +79,23 @@ _BINARIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "claude": ("claude_agent_sdk", ("_bundled", "claude")),
     "codex": ("codex_cli_bin", ("bin", "codex")),
 }
+#: Where the Node tier (``make node``: ``npm ci`` in ``tests/node``) installs the real
+#: ``gemini`` (``@google/gemini-cli``), in a source checkout; no Python package ships it.
+NODE_GEMINI = (
+    Path(__file__).resolve().parents[3].joinpath("tests", "node", "node_modules", ".bin", "gemini")
+)
 #: The SDK each column is driven through (``codex exec`` has none: ``codex_exec`` reads it).
 SDKS: dict[str, str | None] = {
     "claude": "claude_agent_sdk",
     "claude-session": "claude_agent_sdk",
     "codex": "openai_codex",
     "codex-exec": None,
+    "gemini": None,
 }
 #: A stalling run with no event for this long (real time) is interrupted.
 _QUIET = 15.0
 #: Fake CLIs' time scale: their scripted delays shortened (the model double's are skipped).
-_TIME_SCALE = {"claude": 0.1, "codex": 0.01}
+_TIME_SCALE = {"claude": 0.1, "codex": 0.01, "gemini": 0.1}
 
 
 @dataclass
@@ -101,20 +115,29 @@ class Played:
 
 
 #: The variables naming the real binary to drift against (before the bundled one).
-BINARY_ENV = {"claude": "STUNTSET_CLAUDE_BIN", "codex": "STUNTSET_CODEX_BIN"}
+BINARY_ENV = {
+    "claude": "STUNTSET_CLAUDE_BIN",
+    "codex": "STUNTSET_CODEX_BIN",
+    "gemini": "STUNTSET_GEMINI_BIN",
+}
 
 
 def chosen_binary(
-    program: str, given: str | Path | None = None, environ: Mapping[str, str] | None = None
+    program: str,
+    given: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    node_gemini: Path = NODE_GEMINI,
 ) -> Path | None:
-    """The real ``program`` (``claude``/``codex``) to drift against: ``given`` (its
-    ``--<program>-bin``), else ``$STUNTSET_<PROGRAM>_BIN``, else the bundled one (``None``
-    when not installed). A named binary that is not an executable file is a ``UsageError``."""
+    """The real ``program`` (``claude``/``codex``/``gemini``) to drift against: ``given``
+    (its ``--<program>-bin``), else ``$STUNTSET_<PROGRAM>_BIN``, else the bundled one (for
+    ``gemini``, the Node tier's at ``node_gemini``; ``None`` when not installed). A named
+    binary that is not an executable file is a ``UsageError``."""
     env = os.environ if environ is None else environ
     variable = BINARY_ENV[program]
     where, named = (f"--{program}-bin", given) if given else (variable, env.get(variable))
     if not named:
-        return real_binary(program)
+        return real_binary(program, node_gemini)
     path = Path(named)
     if not path.is_file() or not os.access(path, os.X_OK):
         raise UsageError(f"{where} {named}: not an executable file")
@@ -138,15 +161,32 @@ def binary_version(binary: Path, timeout: float = 60.0) -> str:
     return lines[0] if lines else f"version unknown: exit {done.returncode}, no output"
 
 
-def real_binary(cli: str) -> Path | None:
-    """The real binary of column ``cli`` shipped in its package, or ``None`` when that is not
-    installed."""
-    package, inside = _BINARIES[COLUMNS.get(cli, cli)]
+def real_binary(cli: str, node_gemini: Path = NODE_GEMINI) -> Path | None:
+    """The real binary of column ``cli`` shipped in its package (``gemini``: the Node tier's
+    ``node_gemini``), or ``None`` when that is not installed."""
+    program = COLUMNS.get(cli, cli)
+    if program == "gemini":
+        return node_gemini if node_gemini.is_file() else None
+    package, inside = _BINARIES[program]
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return None
     path = Path(next(iter(spec.submodule_search_locations))).joinpath(*inside)
     return path if path.is_file() else None
+
+
+def missing(program: str, node_gemini: Path = NODE_GEMINI) -> str:
+    """Why ``program``'s column cannot be played (no real binary was found), in one line."""
+    variable, option = BINARY_ENV[program], f"--{program}-bin"
+    if program == "gemini":
+        return (
+            f"no real gemini: none given ({option}, ${variable}) and the Node tier's "
+            f"@google/gemini-cli is not installed ({node_gemini}: make node)"
+        )
+    return (
+        f"no real {program}: none given ({option}, ${variable}) and the {program} extra's "
+        f"bundled binary is not installed (pip install 'stuntset[{program}]')"
+    )
 
 
 def codex_home(home: Path, base_url: str, model: str = "gpt-5") -> dict[str, str]:
@@ -219,11 +259,20 @@ def _exec(cli_path: Path, cwd: Path, env: dict[str, str]) -> AgentProvider:
     return ExecProvider(str(cli_path), cwd=str(cwd), env=env)
 
 
+def _gemini(binary: Path, cwd: Path, home: Path, base_url: str) -> AgentProvider:
+    from .gemini_cli import GeminiCliProvider, gemini_env
+
+    env = {**gemini_env(home, base_url), **NO_ENCLOSING_MAKE}
+    return GeminiCliProvider(str(binary), cwd=str(cwd), env=env)
+
+
 def make_real(cli: str, binary: Path, where: Path, base_url: str) -> AgentProvider:
     """A provider for column ``cli``'s real binary at ``binary``, its model API at
     ``base_url``."""
     cwd = where / "cwd"
     cwd.mkdir(parents=True, exist_ok=True)
+    if COLUMNS[cli] == "gemini":
+        return _gemini(binary, cwd, where / "home", base_url)
     if COLUMNS[cli] == "claude":
         return _claude(binary, cwd, claude_env(where / "home", base_url))
     env = codex_home(where / "codex-home", base_url)
@@ -238,6 +287,8 @@ def make_fake(cli: str, script: Script, where: Path) -> AgentProvider:
     cwd = where / "cwd"
     cwd.mkdir(parents=True, exist_ok=True)
     installed = install_cli(program, script, bin_dir=where / "bin", time_scale=_TIME_SCALE[program])
+    if program == "gemini":  # the same settings as the real one's (it calls no model API)
+        return _gemini(installed.path, cwd, where / "home", "http://127.0.0.1:9/gemini")
     if program == "claude":  # a home of its own, as the real one: no user-level hooks
         home = where / "home"
         return _claude(
@@ -322,11 +373,19 @@ async def play_side(
     except ScriptError as error:
         return Played(error=f"the model double cannot render it: {error}")
     with stand_in:
-        url = stand_in.url("anthropic" if COLUMNS[cli] == "claude" else "openai")
+        url = stand_in.url(_WIRES[COLUMNS[cli]])
         provider = make_real(cli, binary, where, url)
         played = await _play(provider, script, timeout, prompts)
         played.requests = len(stand_in.requests)
     return played
+
+
+#: The model double's wire each CLI's real binary calls.
+_WIRES: dict[str, Literal["anthropic", "openai", "gemini"]] = {
+    "claude": "anthropic",
+    "codex": "openai",
+    "gemini": "gemini",
+}
 
 
 def _spawns_nothing(script: Script) -> bool:

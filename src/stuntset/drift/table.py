@@ -34,6 +34,8 @@ def print_drift(
         Path(json_path).write_text(report.to_json() + "\n", encoding="utf-8")
     for program, binary in report.binaries.items():
         echo(f"real {program}: {binary}")
+    for program, why in report.missing.items():
+        echo(f"real {program}: not available, its column not played: {why}")
     if markdown:
         echo(report.markdown())
     else:

@@ -20,7 +20,8 @@ tool_call         stream-json ``tool_use`` (``tool_name``, ``tool_id`` = ``<name
                   ``tool_not_registered`` ("Tool "X" not found. Did you mean one of: …?");
                   its own tool without a required parameter: ``invalid_tool_params``
                   ("params must have required property 'file_path'")
-tool_result       ``tool_result`` (``status`` success/error, ``output``: the scripted output)
+tool_result       ``tool_result`` (``status`` success/error, ``output``: the scripted output; none
+                  for an output of ``None``, as the CLI shows a display that is not text)
 approval_request, input_request
                   nothing: the model double's Gemini wire has neither, so the real CLI never
                   sees one (headless, it asks nobody)

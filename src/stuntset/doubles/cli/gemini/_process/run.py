@@ -629,7 +629,12 @@ class Run:
         return None
 
     def tool_result(
-        self, tool_id: str, name: str, parameters: dict[str, Any], output: str, is_error: bool
+        self,
+        tool_id: str,
+        name: str,
+        parameters: dict[str, Any],
+        output: str | None,
+        is_error: bool,
     ) -> None:
         self.line_end()
         entry = self.tools.setdefault(name, [0, 0, 0, 0])
@@ -664,9 +669,10 @@ class Run:
             self.rt.stderr(f"Error executing tool {name}: {output}\n")
             return
         entry[1] += 1
-        self.emit(
-            {"type": "tool_result", "tool_id": tool_id, "status": "success", "output": output}
-        )
+        shown: dict[str, Any] = {"type": "tool_result", "tool_id": tool_id, "status": "success"}
+        if output is not None:  # a display that is not text (list_directory's) has no output
+            shown["output"] = output
+        self.emit(shown)
 
     def api_error(
         self, op: tuple[Any, ...], has_results: bool, attempts: int, stream_attempts: int
