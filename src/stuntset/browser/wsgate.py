@@ -9,17 +9,22 @@ WebSocket; the gate counts what it forwarded, dropped and closed, for the test t
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
 
 __all__ = ["WebSocketGate"]
 
+#: A ``/ws`` path, with or without a query (the console's socket carries ``?token=``).
+_WS = re.compile(r".*/ws(\?.*)?$")
+
 
 class WebSocketGate:
-    """Route the WebSockets of ``page`` whose URL matches ``url`` (a glob) through the gate."""
+    """Route the WebSockets of ``page`` whose URL matches ``url`` (a glob or a regular
+    expression; default: a path ending ``/ws``, with or without a query) through the gate."""
 
-    def __init__(self, page: Any, url: str = "**/ws") -> None:
+    def __init__(self, page: Any, url: str | re.Pattern[str] = _WS) -> None:
         self.forwarded = 0
         self.dropped = 0
         self.disconnects = 0

@@ -16,6 +16,9 @@ from stuntset.console.testing import ConsoleServer, play_session
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
+# the pages carry their token in every link (never a cookie): the snapshots name it so
+pytestmark = pytest.mark.page_snapshot(normalize={r"token=[\w-]+": "token=<token>"})
+
 
 def painted(page: Any, seq: int) -> None:
     """Wait until the page has painted the event ``seq`` (and no later one). Playwright's
