@@ -160,6 +160,57 @@ def test_azure_errors_as_the_client_sees_them(stand_in: StandIn) -> None:
     assert failed.value.type == "server_error"
 
 
+@pytest.mark.parametrize("mode", ["loopback", "in-process"])
+def test_the_api_version_is_checked_before_any_turn(stand_in: StandIn, mode: _clients.Mode) -> None:
+    """No ``api-version``: Azure's 404 "Resource not found"; a retired or malformed one: its
+    400 "API version not supported" (stuntset.wires.azure_openai's docs cite both). Neither
+    reaches the script: the next request with a supported version gets its turn."""
+    stand_in.play(Script.of([Text("Answered.")], [Text("Responses.")]))
+    messages: Any = [{"role": "user", "content": "hi"}]
+    endpoint = stand_in.url("azure") if mode == "loopback" else "http://stand-in/azure"
+    http = httpx2.Client(transport=stand_in.transport()) if mode == "in-process" else None
+
+    def client(version: str) -> openai.AzureOpenAI:
+        made = openai.AzureOpenAI(
+            azure_endpoint=endpoint,
+            api_version=version,
+            api_key="azure-key-1",
+            max_retries=0,
+            http_client=http,
+        )
+        _clients.OPEN.append(made)
+        return made
+
+    with pytest.raises(openai.NotFoundError) as missing:
+        client("").chat.completions.create(model="dep", messages=messages)
+    assert missing.value.body == {"code": "404", "message": "Resource not found"}
+    assert missing.value.response.headers["x-ms-region"] == "East US"
+    for version in ("2023-03-15-preview", "0613", "2021-01-01"):
+        with pytest.raises(openai.BadRequestError) as unsupported:
+            client(version).chat.completions.create(model="dep", messages=messages)
+        assert unsupported.value.body == {
+            "code": "BadRequest",
+            "message": "API version not supported",
+        }, version
+    with pytest.raises(openai.NotFoundError):
+        client("").responses.create(model="dep", input="hi")
+    answered = client(VERSION).chat.completions.create(model="dep", messages=messages)
+    assert answered.choices[0].message.content == "Answered."
+    later = client("2025-04-01-preview").responses.create(model="dep", input="hi")
+    assert later.output_text == "Responses."
+    assert [(e.query, e.status) for e in stand_in.requests] == [
+        ("api-version=", 404),
+        ("api-version=2023-03-15-preview", 400),
+        ("api-version=0613", 400),
+        ("api-version=2021-01-01", 400),
+        ("api-version=", 404),
+        (f"api-version={VERSION}", 200),
+        ("api-version=2025-04-01-preview", 200),
+    ]
+    if http is not None:
+        http.close()
+
+
 @pytest.mark.stand_in(allow_unused_turns=True)
 def test_rate_limits_are_retried_after_retry_after_ms(stand_in: StandIn) -> None:
     stand_in.play(scenarios.build("rate_limited"))

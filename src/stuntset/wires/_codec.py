@@ -331,6 +331,16 @@ class WireCodec(ABC):
         Ollama's ``/api/generate`` returns no tool calls."""
         return None
 
+    #: whether ``refuses_query`` may refuse a request (the server's fast lane then leaves
+    #: the request to the general path, which asks it)
+    checks_query: ClassVar[bool] = False
+
+    def refuses_query(self, path: str, query: str) -> tuple[int, str, str | None] | None:
+        """The provider's refusal of a request to ``path`` for its ``query`` alone, before the
+        body is read and no turn played — ``(status, message, error type)``, answered in its
+        error shape — or None. Azure OpenAI checks its ``api-version``."""
+        return None
+
     def response_headers(self, request_id: str) -> list[tuple[str, str]]:
         """Headers the provider adds to every reply after the request id (Azure's
         ``apim-request-id`` and ``x-ms-region``); none by default."""

@@ -23,6 +23,16 @@ Azure-Samples/azure-search-openai-demo #1390):
   ``DeploymentNotFound`` for 404. A content-filter refusal is a 400 whose ``code`` is
   ``content_filter`` with an ``innererror``. Errors from the model behind it (other 400s,
   5xx) are OpenAI's ``{"error": {"message", "type", "param", "code"}}``.
+- ``api-version`` (the deployment and ``/openai/responses`` paths; the v1 API has none to
+  check): a request without one is a 404 ``{"error": {"code": "404", "message": "Resource
+  not found"}}`` (MicrosoftDocs/azure-docs #114602: "returns 404 if api-version is not
+  present as query param"; the body as ThinkInAIXYZ/deepchat #262 quotes it); one the
+  service does not support is a 400 ``{"error": {"code": "BadRequest", "message": "API
+  version not supported"}}`` (openai/codex #3725, hotovo/aider-desk #460). Unsupported
+  here: a value that is not a dated release (``YYYY-MM-DD``, ``YYYY-MM-DD-preview``), one
+  before the first (2022-12-01), and the previews retired on 2024-07-01 (the API preview
+  lifecycle page: 2023-03-15, 2023-07-01, 2023-08-01, 2023-09-01, 2023-12-01). Neither
+  request reaches a scripted turn.
 
 Under ``stuntset.serve`` the Azure routes sit below ``/azure``: ``url("azure")`` is the
 ``azure_endpoint``. The deployment paths are also answered from the server root
@@ -37,6 +47,7 @@ import math
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
+from urllib.parse import parse_qs
 
 import msgspec
 
@@ -57,13 +68,26 @@ __all__ = [
     "AZURE_API_VERSION",
     "CHAT_WIRE",
     "RESPONSES_WIRE",
+    "RETIRED_API_VERSIONS",
     "AzureChatCodec",
     "AzureResponsesCodec",
+    "api_version_refusal",
     "azure_error_body",
 ]
 
-#: The ``api-version`` the demo client asks for (any is answered).
+#: The ``api-version`` the demo client asks for (any supported one is answered).
 AZURE_API_VERSION: Final = "2024-10-21"
+#: The previews Azure OpenAI retired on 2024-07-01 (its API preview lifecycle page): refused.
+RETIRED_API_VERSIONS: Final = frozenset(
+    f"{day}-preview"
+    for day in ("2023-03-15", "2023-07-01", "2023-08-01", "2023-09-01", "2023-12-01")
+)
+#: A dated release: ``2024-10-21``, ``2025-03-01-preview``.
+_DATED: Final = re.compile(r"(\d{4}-\d{2}-\d{2})(-preview)?")
+#: The first data-plane release.
+_FIRST: Final = "2022-12-01"
+_NO_VERSION: Final = (404, "Resource not found", "404")
+_UNSUPPORTED: Final = (400, "API version not supported", "BadRequest")
 #: The region every reply names (``x-ms-region``).
 _REGION: Final = "East US"
 #: The gateway's own errors: the HTTP status → the ``code`` it sends.
@@ -98,9 +122,26 @@ def azure_error_body(status: int, message: str, error_type: str | None) -> dict[
                 "innererror": inner,
             }
         }
-    if status in _GATEWAY_CODES:
-        return {"error": {"code": error_type or _GATEWAY_CODES[status], "message": message}}
+    if status in _GATEWAY_CODES or error_type == "BadRequest":  # the gateway's 400s too
+        code = error_type or _GATEWAY_CODES[status]
+        return {"error": {"code": code, "message": message}}
     return openai_error_body(status, message, error_type)
+
+
+def api_version_refusal(path: str, query: str) -> tuple[int, str, str | None] | None:
+    """Azure OpenAI's answer to a request to ``path`` for its ``api-version`` (see the module
+    docs): ``(404, "Resource not found", "404")`` without one, ``(400, "API version not
+    supported", "BadRequest")`` for one it does not support, else None (and always on the
+    v1 API's paths)."""
+    if "/v1/" in path:
+        return None
+    given = parse_qs(query, keep_blank_values=True).get("api-version", [""])[-1]
+    if not given:
+        return _NO_VERSION
+    dated = _DATED.fullmatch(given)
+    if dated is None or dated.group(1) < _FIRST or given in RETIRED_API_VERSIONS:
+        return _UNSUPPORTED
+    return None
 
 
 def _rate_limited(operation: str, retry: float) -> str:
@@ -121,8 +162,13 @@ class _Azure(WireCodec):
     #: the operation a rate-limit message names
     operation: ClassVar[str]
 
+    checks_query: ClassVar[bool] = True
+
     def response_headers(self, request_id: str) -> list[tuple[str, str]]:
         return [("apim-request-id", request_id), ("x-ms-region", _REGION)]
+
+    def refuses_query(self, path: str, query: str) -> tuple[int, str, str | None] | None:
+        return api_version_refusal(path, query)
 
     def error_body(self, status: int, message: str, error_type: str | None) -> object:
         return azure_error_body(status, message, error_type)

@@ -320,7 +320,7 @@ class ModelDouble:
         reply: Reply | None = None
         turn: int | None = None
         try:
-            reply, turn = self._answer(method, where, codec, headers, body, parsed)
+            reply, turn = self._answer(method, where, codec, headers, body, parsed, query)
             if self.framing.bad_gzip and reply.status is not None and reply.status < 400:
                 reply.headers = [*reply.headers, ("content-encoding", "gzip")]
                 reply.encoded = None
@@ -364,6 +364,8 @@ class ModelDouble:
         if found is None:
             return self._handle_raw(path, query, headers, body)
         codec, where, target = found
+        if codec.checks_query and codec.refuses_query(where.path, query.decode("latin-1")):
+            return self._handle_raw(path, query, headers, body)  # refused there, journaled
         try:
             parsed = _decode(body)
         except _UNREADABLE:  # a 400: the general path says which
@@ -544,6 +546,7 @@ class ModelDouble:
         headers: Mapping[str, str],
         body: bytes,
         parsed: object,
+        query: str = "",
     ) -> tuple[Reply, int | None]:
         fallback = error_codec(where.provider, headers)
         if where.path == "/v1/models" and method == "GET":
@@ -562,6 +565,9 @@ class ModelDouble:
             )
         if where.stage is not None:
             return codec.error_reply(404, _no_stage(where.stage, self)), None
+        refused = codec.refuses_query(where.path, query) if codec.checks_query else None
+        if refused is not None:  # before the body is read: no turn is played
+            return codec.error_reply(*refused, request_id=self.ids.new("req")), None
         target = self
         if where.scenario is not None:
             if not self.scenario_routes:

@@ -23,9 +23,11 @@ CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 def call(
     double: ModelDouble, method: str, path: str, body: Any = None, **headers: str
 ) -> tuple[int, Any]:
-    """One request through ``double.handle`` (in-process: no server)."""
+    """One request through ``double.handle`` (in-process: no server); ``path`` may end with
+    its ``?query``."""
     raw = body if isinstance(body, bytes) else b"" if body is None else json.dumps(body).encode()
-    reply = double.handle(method, path, "", {"host": "h:1", **headers}, raw)
+    path, _, query = path.partition("?")
+    reply = double.handle(method, path, query, {"host": "h:1", **headers}, raw)
     data = b"".join(a for a in reply.actions if isinstance(a, bytes))
     return reply.status or 0, json.loads(data) if data else None
 
@@ -422,7 +424,7 @@ def test_every_advertised_base_path_reaches_the_stage() -> None:
             "/model/anthropic.claude-x/converse",
             {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
         ),
-        "azure": ("/openai/deployments/d/chat/completions", CHAT),
+        "azure": ("/openai/deployments/d/chat/completions?api-version=2024-10-21", CHAT),
         "ollama": ("/api/chat", {"model": "m", "messages": CHAT["messages"], "stream": False}),
         "vertex": (
             "/v1/projects/p/locations/l/publishers/anthropic/models/claude-x:rawPredict",
