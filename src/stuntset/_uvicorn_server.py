@@ -11,6 +11,13 @@ on a 0.1 s tick and its shutdown polls the open connections every 0.1 s, so ever
 0.1–0.3 s; here setting ``should_exit`` (from any thread, or a signal handler) wakes the main
 loop, and the shutdown waits on the connections and tasks in 1 ms steps. The tick's other
 work (the ``date`` header once a second) still runs every 0.1 s.
+
+``header_deadline(seconds)`` is uvicorn's httptools protocol with a deadline for a request's
+headers: uvicorn has none (``timeout_keep_alive`` only closes a connection that sends
+nothing after a response), so a client that sends half a request header held its
+connection forever. A connection gets ``seconds`` from its accept, and again from the end
+of each response, to send a whole request head; else it is closed. (``stuntset serve`` has
+its own sweep for this and more: ``stuntset.doubles.model._server``.)
 """
 
 from __future__ import annotations
@@ -22,8 +29,13 @@ import socket
 import threading
 
 import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["PromptServer", "ReadyServer"]
+__all__ = ["HEADER_TIMEOUT", "PromptServer", "ReadyServer", "header_deadline"]
+
+#: Seconds a connection has to send a request's headers (from its accept, or from the end
+#: of its last response) before it is closed.
+HEADER_TIMEOUT = 10.0
 
 
 _logger = logging.getLogger("uvicorn.error")
@@ -119,3 +131,45 @@ class ReadyServer(PromptServer):
             super().run(sockets=sockets)
         finally:  # ended before its start-up (it raised): nobody waits out the 30 s
             self._ready.set()
+
+
+def header_deadline(seconds: float = HEADER_TIMEOUT) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol, closing a connection that has not sent a whole request
+    head within ``seconds`` of its accept or of the end of its last response (uvicorn's
+    ``http=`` option)."""
+
+    class HeaderDeadline(HttpToolsProtocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(seconds, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and not self.pipeline:
+                self._arm()  # the next request's head is due (a pipelined one has come)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeaderDeadline

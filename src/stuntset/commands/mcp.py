@@ -73,7 +73,7 @@ def run_mcp_serve(
     sock = listening_socket(host, port)
     import uvicorn
 
-    from stuntset._uvicorn_server import PromptServer
+    from stuntset._uvicorn_server import PromptServer, header_deadline
     from stuntset.doubles.mcp.http import LOOPBACK_HOSTS, build_http_app
 
     if folder is not None:
@@ -90,6 +90,7 @@ def run_mcp_serve(
     config = uvicorn.Config(
         app,
         loop="asyncio",
+        http=header_deadline(),
         lifespan="on",
         log_config=None,
         access_log=False,

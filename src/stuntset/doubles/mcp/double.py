@@ -140,9 +140,11 @@ class McpDouble:
 
     # --- HTTP --------------------------------------------------------------------------------
 
-    def serve_http(self, *, port: int = 0) -> Any:
+    def serve_http(self, *, port: int = 0, header_timeout: float | None = None) -> Any:
         """Start serving on ``http://127.0.0.1:<port>/mcp`` (a free port by default); returns
-        the ``McpHttpServer`` (a context manager; ``close()`` also stops it)."""
+        the ``McpHttpServer`` (a context manager; ``close()`` also stops it). A connection
+        that sends no whole request head within ``header_timeout`` seconds (default
+        ``HEADER_TIMEOUT``, 10) of its accept or of its last response is closed."""
         from ._plan import Dispatcher
         from ._sdk import require_mcp
         from .http import McpHttpServer
@@ -155,7 +157,7 @@ class McpDouble:
             time_scale=self.time_scale,
             player=self._player,
         )
-        server = McpHttpServer(dispatcher, port=port)
+        server = McpHttpServer(dispatcher, port=port, header_timeout=header_timeout)
         self._dispatchers.append(dispatcher)
         self._servers.append(server)
         return server

@@ -343,12 +343,21 @@ def build_http_app(
 
 class McpHttpServer:
     """uvicorn serving an ``McpHttpApp`` on ``127.0.0.1:<port>`` in a background thread;
-    ``url`` is the MCP endpoint. Stops (ending stalled calls) on ``close()``."""
+    ``url`` is the MCP endpoint. Stops (ending stalled calls) on ``close()``. A connection
+    that does not send a whole request head within ``header_timeout`` seconds (of its
+    accept, or of its last response's end) is closed."""
 
-    def __init__(self, dispatcher: Dispatcher, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        header_timeout: float | None = None,
+    ) -> None:
         import uvicorn
 
-        from stuntset._uvicorn_server import ReadyServer
+        from stuntset._uvicorn_server import HEADER_TIMEOUT, ReadyServer, header_deadline
 
         self.app = build_http_app(dispatcher)
         self._sock = listening_socket(host, port)
@@ -356,6 +365,7 @@ class McpHttpServer:
         config = uvicorn.Config(
             self.app,
             loop="asyncio",
+            http=header_deadline(HEADER_TIMEOUT if header_timeout is None else header_timeout),
             lifespan="on",
             log_config=None,
             access_log=False,

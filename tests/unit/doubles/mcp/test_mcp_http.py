@@ -299,3 +299,48 @@ def test_non_object_params_of_a_tool_call_are_a_json_rpc_error_not_a_500(
         played = client.post(url, json=call("limit"))
     assert played.status_code == 429  # no scripted turn consumed
     assert [c.outcome for c in double.tool_calls()][:1] == ["invalid_params"]
+
+
+def closed_after(sock: socket.socket, limit: float) -> float:
+    """Seconds until the server closes ``sock`` (reading until EOF, at most ``limit``)."""
+    started = time.monotonic()
+    sock.settimeout(limit)
+    while sock.recv(4096):
+        pass
+    return time.monotonic() - started
+
+
+@pytest.mark.slow  # three deadlines of 0.2 s, waited out for real
+def test_a_half_sent_request_head_is_closed_at_the_header_deadline() -> None:
+    # issue #33: a client that sent half a request header held its connection forever
+    double = McpDouble(SCRIPT)
+    server = double.serve_http(header_timeout=0.2)
+    try:
+        host, port = server.host, server.port
+        with socket.create_connection((host, port)) as half:
+            half.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty")
+            assert closed_after(half, 10) < 5  # closed by the server, not our timeout
+        with socket.create_connection((host, port)) as silent:  # nothing sent at all
+            assert closed_after(silent, 10) < 5
+        with socket.create_connection((host, port)) as whole:  # a whole request is answered
+            whole.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            whole.settimeout(10)
+            assert whole.recv(4096).startswith(b"HTTP/1.1 ")
+            # ... and its next request's head is due within the deadline again
+            whole.sendall(b"GET /mcp HTTP/1.1\r\nHo")
+            assert closed_after(whole, 10) < 5
+        assert [call.method for call in double.calls] == []  # nothing half-sent was played
+    finally:
+        double.close()
+
+
+@pytest.mark.slow  # a 0.6 s reply
+def test_a_request_whose_head_arrived_outlives_the_header_deadline() -> None:
+    double = McpDouble(Script.of([ToolCall("wait"), Delay(0.6), HttpError(418)]))
+    server = double.serve_http(header_timeout=0.2)
+    try:
+        with httpx2.Client(verify=shared_tls()) as client:
+            response = client.post(server.url, json=call("wait"), headers=HEADERS, timeout=10)
+        assert response.status_code == 418  # answered after 0.6 s: past the head's deadline
+    finally:
+        double.close()
