@@ -13,7 +13,8 @@ where it came from:
 - **tasks**: asyncio tasks created in the block and still pending when it ended (coroutine,
   where it is suspended, where it was created when the loop runs in debug mode);
 - **temp_dirs**: directories created directly in the temporary directory and still there
-  (the line that created them);
+  (the line that created them); one that was already there (a ``mkdir(exist_ok=True)``, a
+  project checked out in the temporary directory) is never blamed;
 - **streams**: streaming responses of the model doubles that their client neither read to the
   end nor closed (``stuntset._resources.STREAMS``).
 
@@ -23,6 +24,17 @@ also checks tasks). Under pytest the ``stuntset_leaks`` fixture and marker do it
 skipped and named in ``snapshot.unsupported``. Resources meant to outlive the block are
 excluded with ``snapshot.keep(obj)``; the session's loopback server registers its own
 (``LONG_LIVED``), and connections to it are judged by ``stand_in``'s unclosed-client check.
+
+A library's own threads live for the process: a socket made on a thread (not the main
+one) whose work entered third-party code first (an installed package's, not stuntset's,
+not the test's: litellm's logging pool running its callback) and that is still running is
+the library's, which an app cannot close, and is not reported (``libraries``: the folders
+of such code, by default the installed packages'). A thread whose target is the test's or
+the app's own function is theirs, whatever it calls; so is a thread that has ended. (A
+test that starts a thread straight on a library's function, ``Thread(target=server.run)``,
+hands that thread to the library: its clients' sockets are still the test's.) Likewise the
+self-pipe of the event loop a library made a thread's default (``asyncio.get_event_loop()``
+outside a running loop: litellm's service logger) is the thread's, not the block's.
 
 What is still open is given ``settle`` seconds to close (a closed client's server side, a
 terminated child's exit), then a garbage collection: what it closes was dropped without being
@@ -102,6 +114,55 @@ _PACKAGES = (
 )
 #: ... and the standard library: the origin is the first line outside all of them.
 _LIBRARY = (*_prefixes("stdlib", "platstdlib"), *_PACKAGES)
+#: The standard library alone, and stuntset alone.
+_STDLIB = _prefixes("stdlib", "platstdlib")
+_OWN = _PACKAGES[-1]
+#: Installed packages: third-party code, whose own threads live for the process.
+_THIRD_PARTY = _prefixes("purelib", "platlib")
+
+
+def _entry(frame: FrameType | None) -> str:
+    """The file of the outermost line outside the standard library: where a thread's work
+    entered code of its own (a ``Thread``'s target, a pool's work item), or ``""``."""
+    found = ""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith("<") and (
+            name.startswith((_OWN, *_THIRD_PARTY)) or not name.startswith(_STDLIB)
+        ):
+            found = name
+        frame = frame.f_back
+    return found
+
+
+def _maker(frame: FrameType | None) -> str:
+    """The file of the innermost line outside the standard library: the code that made a
+    thing (the library that called ``asyncio.new_event_loop``), or ``""``."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith("<") and (
+            name.startswith((_OWN, *_THIRD_PARTY)) or not name.startswith(_STDLIB)
+        ):
+            return name
+        frame = frame.f_back
+    return ""
+
+
+def _default_loop_pipes() -> set[int]:
+    """The descriptors of the self-pipe of the event loop asyncio's policy keeps as this
+    thread's default (``asyncio.get_event_loop()`` made it, or ``set_event_loop``), while it
+    is neither running nor closed: the thread's for its life, not a block's."""
+    local = getattr(asyncio.get_event_loop_policy(), "_local", None)
+    loop = getattr(local, "_loop", None)
+    if not isinstance(loop, asyncio.AbstractEventLoop) or loop.is_closed() or loop.is_running():
+        return set()
+    pipes = (getattr(loop, "_ssock", None), getattr(loop, "_csock", None))
+    return {sock.fileno() for sock in pipes if sock is not None and hasattr(sock, "fileno")}
+
+
+def _third_party(name: str, libraries: tuple[str, ...]) -> bool:
+    """``name`` (a code file) is a library's: under ``libraries``, and not stuntset's."""
+    return bool(name) and name.startswith(libraries) and not name.startswith(_OWN)
 
 
 def _origin(frame: FrameType | None) -> str:
@@ -123,9 +184,14 @@ def _origin(frame: FrameType | None) -> str:
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if not _WATCHING or event not in _EVENTS:
         return
-    where = _origin(sys._getframe(1))
+    frame = sys._getframe(1)
+    where = _origin(frame)
+    made = ("", "")
+    if event == "socket.__new__":
+        main = threading.current_thread() is threading.main_thread()
+        made = ("" if main else _entry(frame), _maker(frame))
     for snapshot in list(_WATCHING):
-        snapshot._saw(event, args, where)
+        snapshot._saw(event, args, where, made)
 
 
 def _install_hook() -> None:
@@ -239,7 +305,12 @@ class LeakSnapshot:
     _stream_mark: int = 0
     _temp_dirs: dict[str, str] = field(default_factory=dict)
     _spawned: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
-    _sockets: list[tuple[weakref.ref[Any], str]] = field(default_factory=list)
+    #: Each socket made since: the socket, where, its thread, the file where that thread's
+    #: work entered code outside the standard library, and the file of the code that made it.
+    _sockets: list[tuple[weakref.ref[Any], str, weakref.ref[threading.Thread], str, str]] = field(
+        default_factory=list
+    )
+    libraries: tuple[str, ...] = _THIRD_PARTY
     _tasks: list[tuple[Callable[[], asyncio.Task[Any] | None], str, str]] = field(
         default_factory=list
     )
@@ -261,10 +332,13 @@ class LeakSnapshot:
         temp_root: str | os.PathLike[str] | None = None,
         ignore_paths: Iterable[str | os.PathLike[str]] = (),
         where: str = "",
+        libraries: Iterable[str | os.PathLike[str]] | None = None,
     ) -> LeakSnapshot:
         """Note what the process holds now and start watching. ``kinds`` minus ``ignore``
         are checked; ``temp_root`` is the temporary directory (default: ``tempfile``'s);
-        directories under ``ignore_paths`` are never leaks; ``where`` prefixes the report."""
+        directories under ``ignore_paths`` are never leaks; ``where`` prefixes the report;
+        ``libraries`` are the folders of third-party code whose running threads' sockets are
+        theirs (default: the installed packages')."""
         chosen = frozenset(kinds) - frozenset(ignore)
         unknown = sorted((chosen | frozenset(ignore)) - frozenset(KINDS))
         if unknown:
@@ -276,6 +350,10 @@ class LeakSnapshot:
             tuple(os.path.join(os.path.realpath(p), "") for p in ignore_paths),
             where,
         )
+        if libraries is not None:
+            snapshot.libraries = tuple(
+                os.path.join(os.path.abspath(os.fspath(p)), "") for p in libraries
+            )
         snapshot._start()
         return snapshot
 
@@ -308,17 +386,23 @@ class LeakSnapshot:
 
     __hash__ = object.__hash__
 
-    def _saw(self, event: str, args: tuple[Any, ...], where: str) -> None:
+    def _saw(
+        self, event: str, args: tuple[Any, ...], where: str, made: tuple[str, str] = ("", "")
+    ) -> None:
         with self._lock:
             if event == "os.mkdir":
                 path, _mode, dir_fd = args
                 if "temp_dirs" in self.kinds and dir_fd in (-1, None):
                     full = os.path.abspath(os.fsdecode(path))
-                    if os.path.realpath(os.path.dirname(full)) == self.temp_root:
+                    if (
+                        os.path.realpath(os.path.dirname(full)) == self.temp_root
+                        and not os.path.lexists(full)  # already there: not this block's
+                    ):
                         self._temp_dirs.setdefault(full, where)
             elif event == "socket.__new__":
                 if "sockets" in self.kinds:
-                    self._sockets.append((weakref.ref(args[0]), where))
+                    thread = weakref.ref(threading.current_thread())
+                    self._sockets.append((weakref.ref(args[0]), where, thread, *made))
             elif "processes" in self.kinds:  # subprocess.Popen / os.posix_spawn
                 argv = args[1]
                 argv = [argv] if isinstance(argv, str | bytes | os.PathLike) else list(argv or ())
@@ -429,14 +513,32 @@ class LeakSnapshot:
         wanted = {k for k in ("sockets", "pipes") if k in self.kinds}
         if not wanted:
             return []
+        libraries = self._library_fds() if "sockets" in wanted else set()
         return [
             info
             for info in open_fds().values()
             if info.kind + "s" in wanted
             and (info.dev, info.ino) not in self._fds
             and (info.dev, info.ino) not in self._kept_fds
+            and info.fd not in libraries
             and not LONG_LIVED.owns_fd(info)
         ]
+
+    def _library_fds(self) -> set[int]:
+        """The descriptors of the open sockets made on a library's own running threads."""
+        found: set[int] = set()
+        pipes = _default_loop_pipes()
+        for ref, _where, thread, entry, maker in list(self._sockets):
+            sock, running = ref(), thread()
+            if sock is None or sock.fileno() == -1:
+                continue
+            own_thread = (
+                running is not None and running.is_alive() and _third_party(entry, self.libraries)
+            )
+            own_loop = sock.fileno() in pipes and _third_party(maker, self.libraries)
+            if own_thread or own_loop:
+                found.add(sock.fileno())
+        return found
 
     def _left_dirs(self) -> list[str]:
         with self._lock:
@@ -468,7 +570,7 @@ class LeakSnapshot:
         self, fds: list[FdInfo], processes: list[ProcessInfo]
     ) -> list[tuple[tuple[int, int], Leak]]:
         sockets: dict[int, str] = {}
-        for ref, where in list(self._sockets):
+        for ref, where, *_made in list(self._sockets):
             sock = ref()
             if sock is not None and sock.fileno() != -1:
                 sockets.setdefault(sock.fileno(), where)
@@ -612,13 +714,16 @@ def check_no_leaks(
     ignore: Iterable[str] = (),
     temp_root: str | os.PathLike[str] | None = None,
     where: str = "",
+    libraries: Iterable[str | os.PathLike[str]] | None = None,
 ) -> LeakSnapshot:
     """``with check_no_leaks():`` (or ``async with``, which also checks asyncio tasks, and
     first lets the loop finish closing the async generators dropped in the block): at
     the end of the block, ``ResourceLeak`` lists the child processes, sockets, pipes, tasks,
     temporary directories and model-double streams it opened and left open. Not checked if
     the block raised (its own error is the one to read)."""
-    return LeakSnapshot.take(kinds=kinds, ignore=ignore, temp_root=temp_root, where=where)
+    return LeakSnapshot.take(
+        kinds=kinds, ignore=ignore, temp_root=temp_root, where=where, libraries=libraries
+    )
 
 
 # --- what the pytest plugin wires (pytest-free) -------------------------------------------------

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -352,3 +353,176 @@ def test_pytest_temp_roots(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     roots = pytest_temp_roots(tmp_path / "base")
     assert roots[0].startswith(str(tmp_path / "pytest-of-"))
     assert roots[1] == str(tmp_path / "base")
+
+
+def test_a_folder_that_was_already_there_is_never_blamed(tmp_path: Path) -> None:
+    # issue #33: a mkdir(exist_ok=True) of a folder already in the temporary directory (a
+    # project checked out there recording a cassette) was reported as the block's
+    root = tmp_path / "temp"
+    (root / "project" / "tests").mkdir(parents=True)
+    with check_no_leaks(kinds=["temp_dirs"], temp_root=root):
+        (root / "project").mkdir(exist_ok=True)
+        os.makedirs(root / "project" / "tests" / "cassettes", exist_ok=True)
+        with pytest.raises(FileExistsError):
+            os.mkdir(root / "project")
+    snapshot = LeakSnapshot.take(kinds=["temp_dirs"], temp_root=root)
+    (root / "new").mkdir(exist_ok=True)  # a folder the block made is still one
+    (root / "new").mkdir(exist_ok=True)
+    message = check(snapshot)
+    assert message.count("[temp_dirs]") == 1
+    assert f"temporary directory {root / 'new'}" in message
+
+
+LIBRARY = '''
+import socket, threading
+from concurrent.futures import ThreadPoolExecutor
+
+sockets = []
+stop = threading.Event()
+pool = ThreadPoolExecutor(1)  # a library's logging pool, for the process's life
+
+
+def _open():
+    sockets.append(socket.socket())
+
+
+def log_in_the_background():
+    pool.submit(_open).result()
+
+
+def default_loop():
+    """What asyncio.get_event_loop() does outside a running loop (litellm's service logger)."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    return loop
+
+
+def _work(ready):
+    sockets.append(socket.socket())  # a connection kept for the process's life
+    ready.set()
+    stop.wait()
+
+
+def start_worker(daemon=True):
+    """A library's own background thread (think litellm's logging worker)."""
+    ready = threading.Event()
+    thread = threading.Thread(target=_work, args=(ready,), daemon=daemon, name="fakelib")
+    thread.start()
+    ready.wait(10)
+    return thread
+'''
+
+
+@pytest.fixture
+def fakelib(tmp_path: Path) -> Iterator[tuple[Any, Path]]:
+    """A module that stands for an installed library, in its own folder (``libraries=``)."""
+    import importlib
+
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "fakelib_issue33.py").write_text(LIBRARY)
+    sys.path.insert(0, str(folder))
+    module = importlib.import_module("fakelib_issue33")
+    try:
+        yield module, folder
+    finally:
+        module.stop.set()
+        module.pool.shutdown()
+        for sock in module.sockets:
+            sock.close()
+        sys.path.remove(str(folder))
+        del sys.modules["fakelib_issue33"]
+
+
+def test_a_socket_a_library_keeps_on_its_own_running_thread_is_not_the_tests(
+    fakelib: tuple[Any, Path],
+) -> None:
+    # issue #33: litellm's logging thread holds a socket for the process's life; an app
+    # cannot close it
+    module, folder = fakelib
+    for daemon in (True, False):
+        with check_no_leaks(kinds=["sockets"], libraries=[folder]):
+            thread = module.start_worker(daemon=daemon)
+        assert thread.is_alive()
+        module.stop.set()
+        thread.join(10)
+        module.stop.clear()
+        for sock in module.sockets:
+            sock.close()
+
+
+def test_a_librarys_socket_is_reported_once_its_thread_ended_or_outside_libraries(
+    fakelib: tuple[Any, Path],
+) -> None:
+    module, folder = fakelib
+    snapshot = LeakSnapshot.take(kinds=["sockets"], libraries=[folder])
+    thread = module.start_worker()
+    module.stop.set()
+    thread.join(10)  # its thread is gone: nothing lives on for the process
+    assert "[sockets] tcp socket 0.0.0.0:0 -> not connected" in check(snapshot)
+    module.sockets.pop().close()
+    module.stop.clear()
+    snapshot = LeakSnapshot.take(kinds=["sockets"])  # the module is not an installed package
+    module.start_worker()
+    assert "[sockets] tcp socket 0.0.0.0:0 -> not connected" in check(snapshot)
+
+
+def test_a_library_call_on_a_thread_the_test_started_is_still_the_tests(
+    fakelib: tuple[Any, Path],
+) -> None:
+    import threading
+
+    module, folder = fakelib
+    snapshot = LeakSnapshot.take(kinds=["sockets"], libraries=[folder])
+    ready = threading.Event()
+
+    def mine() -> None:  # the test's own thread, calling into the library
+        module._work(ready)
+
+    worker = threading.Thread(target=mine, daemon=True)
+    worker.start()
+    assert ready.wait(10)
+    message = check(snapshot)
+    assert "[sockets] tcp socket 0.0.0.0:0 -> not connected" in message
+    assert worker.is_alive()
+
+
+def test_a_socket_a_librarys_pool_opens_running_its_own_work_is_the_librarys(
+    fakelib: tuple[Any, Path],
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    module, folder = fakelib
+    with check_no_leaks(kinds=["sockets"], libraries=[folder]):
+        module.log_in_the_background()  # litellm's logging: its pool, its callback
+    snapshot = LeakSnapshot.take(kinds=["sockets"], libraries=[folder])
+    with ThreadPoolExecutor(1) as pool:  # the test's own work on a pool is the test's
+        opened = pool.submit(lambda: socket.socket()).result()
+        try:
+            assert "[sockets] tcp socket 0.0.0.0:0 -> not connected" in check(snapshot)
+        finally:
+            opened.close()
+
+
+def test_the_default_event_loop_a_library_gave_the_thread_is_not_the_blocks(
+    fakelib: tuple[Any, Path],
+) -> None:
+    # issue #33, as litellm 1.8x does it: asyncio.get_event_loop() on the main thread makes
+    # the thread a default loop, whose self-pipe (a socket pair) lives with the thread
+    module, folder = fakelib
+    try:
+        with check_no_leaks(kinds=["sockets"], libraries=[folder]):
+            loop = module.default_loop()
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+    snapshot = LeakSnapshot.take(kinds=["sockets"], libraries=[folder])
+    mine = asyncio.new_event_loop()  # the test's own default loop is the test's
+    asyncio.set_event_loop(mine)
+    try:
+        assert check(snapshot).count("[sockets] unix socket unnamed -> unnamed") == 2
+    finally:
+        mine.close()
+        asyncio.set_event_loop(None)
