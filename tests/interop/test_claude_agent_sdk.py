@@ -161,11 +161,12 @@ async def test_tool_use_round_trip(tmp_path: Path) -> None:
     messages = await collect("read a.txt", options(cli))
     calls = [b for m in messages if isinstance(m, AssistantMessage) for b in m.content]
     (call,) = [b for b in calls if isinstance(b, ToolUseBlock)]
-    assert (call.name, call.input) == ("read_file", {"path": "a.txt"})
+    # the catalog's read_file, played as claude's own Read (which numbers the lines)
+    assert (call.name, call.input) == ("Read", {"file_path": "a.txt"})
     (result_block,) = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
     assert isinstance(result_block, ToolResultBlock)
     assert result_block.tool_use_id == call.id
-    assert result_block.content == "hello from a.txt"
+    assert result_block.content == "1\thello from a.txt"
     assert messages[-1].result == "The file says: hello from a.txt"
     assert messages[-1].num_turns == 2
 
@@ -275,9 +276,10 @@ async def test_can_use_tool_allow_with_updated_input(tmp_path: Path) -> None:
 
     messages = await collect("clean", options(cli, can_use_tool=decide))
     ((tool, tool_input, tool_use_id),) = asked
-    assert (tool, tool_input) == ("bash", {"command": "rm -rf build/"})
+    assert (tool, tool_input) == ("Bash", {"command": "rm -rf build/"})  # claude's own tool
     (result,) = [m for m in messages if isinstance(m, UserMessage)]
-    assert result.tool_use_result == {"input": {"command": "rm -rf dist/"}, "output": ""}
+    output = "(Bash completed with no output)"  # what claude's Bash reports for no output
+    assert result.tool_use_result == {"input": {"command": "rm -rf dist/"}, "output": output}
     assert result.content[0].tool_use_id == tool_use_id  # type: ignore[union-attr]
     assert messages[-1].result == "Done: the build directory is clean."
     assert messages[-1].permission_denials == []
@@ -296,7 +298,7 @@ async def test_can_use_tool_deny_skips_the_tool(tmp_path: Path) -> None:
     block = result.content[0]
     assert isinstance(block, ToolResultBlock)
     assert (block.content, block.is_error) == ("not on my watch", True)
-    assert messages[-1].permission_denials[0]["tool_name"] == "bash"
+    assert messages[-1].permission_denials[0]["tool_name"] == "Bash"
     answer = cli.invocations[0].control_responses[0]["response"]["response"]
     assert answer == {"behavior": "deny", "message": "not on my watch"}
 
@@ -340,11 +342,11 @@ async def test_hooks_are_called_before_the_tool(tmp_path: Path) -> None:
         calls.append(data)
         return {}
 
-    hooks: Any = {"PreToolUse": [HookMatcher(matcher="read_file", hooks=[pre_tool])]}  # type: ignore[list-item]
+    hooks: Any = {"PreToolUse": [HookMatcher(matcher="Read", hooks=[pre_tool])]}  # type: ignore[list-item]
     messages = await collect("read", options(cli, hooks=hooks))
     ((data),) = calls
-    assert data["tool_name"] == "read_file"
-    assert data["tool_input"] == {"path": "a.txt"}
+    assert data["tool_name"] == "Read"
+    assert data["tool_input"] == {"file_path": "a.txt"}
     assert messages[-1].result == "The file says: hello from a.txt"
 
 
@@ -354,20 +356,20 @@ async def test_settings_hooks_surface_as_hook_event_messages(tmp_path: Path) -> 
     ``include_hook_events``, which the SDK yields as ``HookEventMessage``; hooks registered
     through ``hooks=`` (``hook_callback``) write none."""
     cli = install(tmp_path, "tool_use")
-    settings = {"hooks": {"PreToolUse": [{"matcher": "read_file", "hooks": [ECHO_HOOK]}]}}
+    settings = {"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [ECHO_HOOK]}]}}
     callback_calls: list[str] = []
 
     async def pre_tool(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         callback_calls.append(data["hook_event_name"])
         return {}
 
-    hooks: Any = {"PreToolUse": [HookMatcher(matcher="read_file", hooks=[pre_tool])]}  # type: ignore[list-item]
+    hooks: Any = {"PreToolUse": [HookMatcher(matcher="Read", hooks=[pre_tool])]}  # type: ignore[list-item]
     opts = options(
         cli,
         settings=json.dumps(settings),
         include_hook_events=True,
         hooks=hooks,
-        allowed_tools=["read_file"],
+        allowed_tools=["Read"],
     )
     messages = await collect("read", opts)
     events = [m for m in messages if isinstance(m, HookEventMessage)]
@@ -377,7 +379,7 @@ async def test_settings_hooks_surface_as_hook_event_messages(tmp_path: Path) -> 
     ]
     assert events[1].data["stdout"] == "checked\n"
     assert events[1].data["outcome"] == "success"
-    assert events[1].data["hook_name"] == "PreToolUse:read_file"
+    assert events[1].data["hook_name"] == "PreToolUse:Read"
     assert callback_calls == ["PreToolUse"]
     assert messages[-1].result == "The file says: hello from a.txt"
 
@@ -423,7 +425,7 @@ async def test_a_settings_hook_exiting_2_denies_the_tool(tmp_path: Path) -> None
     assert isinstance(block, ToolResultBlock)
     assert block.is_error is True
     assert block.content == (
-        "PreToolUse:read_file hook error: [echo not that file >&2; exit 2]: not that file\n"
+        "PreToolUse:Read hook error: [echo not that file >&2; exit 2]: not that file\n"
     )
 
 

@@ -171,10 +171,11 @@ def test_streaming_a_turn_yields_typed_notifications(tmp_path: Path) -> None:
     completed = [
         e.payload.item.root for e in events if isinstance(e.payload, ItemCompletedNotification)
     ]
-    tools = [item for item in completed if item.type == "mcpToolCall"]
-    assert [(t.tool, t.arguments, t.status.value) for t in tools] == [
-        ("read_file", {"path": "a.txt"}, "completed"),
-        ("read_file", {"path": "b.txt"}, "completed"),
+    # the catalog's read_file, played as codex's own exec_command (`cat`)
+    tools = [item for item in completed if item.type == "commandExecution"]
+    assert [(t.command, t.aggregated_output, t.status.value) for t in tools] == [
+        ("/bin/bash -lc 'cat a.txt'", "alpha", "completed"),
+        ("/bin/bash -lc 'cat b.txt'", "beta", "completed"),
     ]
     assert events[-1].method == "turn/completed"
 
@@ -366,7 +367,7 @@ def approvals_script() -> Script:
             ToolCall("bash", {"command": "rm -rf build/"}),
             ApprovalRequest(),
             ToolResult("removed"),
-            ToolCall("write_file", {"path": "notes.md"}),
+            ToolCall("apply_patch", {"path": "notes.md"}),
             ApprovalRequest(),
             ToolResult("written"),
             Text("Done."),
@@ -867,3 +868,31 @@ def test_the_sdks_default_auto_review_approves_without_asking(tmp_path: Path) ->
         and e.payload.item.root.type in ("commandExecution", "fileChange")
     ]
     assert statuses == ["completed", "completed"]
+
+
+def test_a_tool_codex_lacks_shows_nothing_and_asks_nothing(tmp_path: Path) -> None:
+    """Observed on codex-cli 0.163 over the model double: a call of a tool codex does not
+    have is answered "unsupported call" to the model; the client sees no item and no
+    approval request, and the model's next response is a new message."""
+    script = Script.of(
+        [
+            Text("Let me look."),
+            ToolCall("list_things", {"path": "."}),
+            ApprovalRequest(),
+            ToolResult("what the script says it printed"),
+            Text("That tool is not there."),
+        ]
+    )
+    cli = install(tmp_path, script)
+    with opened(cli, tmp_path) as codex:
+        events = list(codex.thread_start().turn("look").stream())
+    items = [
+        e.payload.item.root for e in events if isinstance(e.payload, ItemCompletedNotification)
+    ]
+    assert [(i.type, getattr(i, "text", None)) for i in items if i.type != "userMessage"] == [
+        ("agentMessage", "Let me look."),
+        ("agentMessage", "That tool is not there."),
+    ]
+    assert not [m for m in cli.invocations[0].stdout if "id" in m and "method" in m]
+    assert not [e for e in events if "Approval" in e.method]  # not even the auto-reviewer
+    assert events[-1].method == "turn/completed"

@@ -496,7 +496,8 @@ from stuntset.doubles.cli.claude import CLAUDE, ClaudeProgram
 from stuntset.doubles.cli.codex import CODEX, CodexProgram, classify_tool
 assert isinstance(CLAUDE, ClaudeProgram) and isinstance(CODEX, CodexProgram)
 assert ClaudeProgram().name == "claude" and CodexProgram().name == "codex"
-assert classify_tool("Bash", {"command": "ls"})[0] == "command"
+assert classify_tool("exec_command", {"cmd": "ls"})[0] == "command"
+assert classify_tool("Bash", {"command": "ls"})[0] == "unsupported"  # codex has no Bash
 from stuntset.doubles.cli.gemini import GEMINI, GeminiProgram, v8_json_error
 assert isinstance(GEMINI, GeminiProgram) and GeminiProgram().name in PROGRAMS
 assert v8_json_error('{"a": "tr') == "Unterminated string in JSON at position 9"

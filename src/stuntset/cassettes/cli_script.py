@@ -12,7 +12,9 @@ claude (stream-json)   ``assistant`` text / thinking / tool_use blocks → ``Tex
                        for an API error; each ``result`` ends a turn
 codex exec (JSONL)     ``item.started`` / ``item.completed``: ``agent_message`` / ``reasoning`` → ``Text`` /
                        ``Reasoning``; command, MCP, file-change, web-search and plan items →
-                       ``ToolCall`` + ``ToolResult``; ``turn.completed`` → ``Usage`` (the
+                       ``ToolCall`` + ``ToolResult``, named as codex's own tools
+                       (``exec_command``, ``mcp__<server>__<tool>``, ``apply_patch``,
+                       ``web_search``, ``update_plan``); ``turn.completed`` → ``Usage`` (the
                        thread's running total, less the earlier turns'); ``turn.failed`` →
                        ``HttpError``
 codex app-server       the same items from ``item/started`` / ``item/completed``;
@@ -224,9 +226,11 @@ def _codex_call(item: dict[str, Any]) -> ToolCall | None:
     kind = item.get("type", "")
     ident = item.get("id")
     if kind in ("command_execution", "commandExecution"):
-        return ToolCall("bash", {"command": _command(str(item.get("command", "")))}, id=ident)
+        command = _command(str(item.get("command", "")))
+        return ToolCall("exec_command", {"cmd": command}, id=ident)
     if kind in ("mcp_tool_call", "mcpToolCall"):
-        return ToolCall(str(item.get("tool", "")), item.get("arguments") or {}, id=ident)
+        name = f"mcp__{item.get('server', '')}__{item.get('tool', '')}"
+        return ToolCall(name, item.get("arguments") or {}, id=ident)
     if kind in ("file_change", "fileChange"):
         changes = [
             {"path": c.get("path"), "kind": _kind(c.get("kind"))} for c in item.get("changes", [])

@@ -3,25 +3,13 @@
 The catalog scripts wire-neutral tools (``read_file``, ``bash``, ``list_files``) that neither
 real binary has: the real ``claude`` answers them ``No such tool available``, the real
 ``codex`` ``unsupported call``, so comparing them compares nothing. ``native_script``
-rewrites each scripted call into the tool the program really has, with the input it takes:
-
-================  =============================================  ==========================
-catalog tool      claude                                         codex
-================  =============================================  ==========================
-``read_file``     ``Read`` ``{"file_path": "<cwd>/<path>"}``     ``exec_command``
-                                                                 ``{"cmd": "cat <path>"}``
-``bash``          ``Bash`` ``{"command": <command>}``            ``exec_command``
-                                                                 ``{"cmd": <command>}``
-``list_files``    ``Bash`` ``{"command": "ls -p <path>"}``       ``exec_command``
-                                                                 ``{"cmd": "ls -p <path>"}``
-================  =============================================  ==========================
-
-and ``prepare`` lays out the working directory so that the real tool's output *is* the
+rewrites each scripted call into the tool the program really has, with the input it takes
+and the output it reports, as the fake CLIs play them (``stuntset.doubles.cli._neutral``
+holds that table); here claude's ``Read`` path is made absolute in the run's directory. And
+``prepare`` lays out the working directory so that the real tool's output *is* the
 script's result (the file ``read_file`` reads holds its scripted output; ``ls -p`` finds the
 scripted listing; ``make`` finds a Makefile that prints the scripted text): the real binary
-runs the tool, the fake replays the result, and the two outputs are compared. The scripted
-result is rewritten to what the real tool reports (claude's ``Read`` numbers the lines:
-``1\\t<text>``).
+runs the tool, the fake replays the result, and the two outputs are compared.
 
 A scripted question (``InputRequest``) becomes, for ``claude``, the model calling its
 ``AskUserQuestion`` tool (two options, ``yes`` and ``no``: the real tool refuses fewer),
@@ -43,10 +31,11 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
+from stuntset.doubles.cli._neutral import NEUTRAL_TOOLS, native_call, native_output
+from stuntset.doubles.cli._neutral import command as _command
 from stuntset.script import (
     ApprovalRequest,
     InputRequest,
@@ -60,43 +49,11 @@ from stuntset.script import (
 __all__ = ["NATIVE_TOOLS", "native_script", "prepare"]
 
 #: The catalog's tools and what each becomes (see the module docs).
-NATIVE_TOOLS = ("read_file", "bash", "list_files")
+NATIVE_TOOLS = NEUTRAL_TOOLS
 #: Commands claude's ``Bash`` runs without asking (read-only).
 _CLAUDE_UNASKED = ("ls", "cat")
 #: Commands codex asks for (its own "dangerous command" check; exec asks nobody).
 _CODEX_ASKED = ("rm",)
-#: What claude's ``Bash`` reports for a command that printed nothing.
-_CLAUDE_NO_OUTPUT = "(Bash completed with no output)"
-
-
-def _command(call: ToolCall) -> str:
-    if call.name == "read_file":
-        return f"cat {shlex.quote(str(call.input.get('path', '')))}"
-    if call.name == "list_files":
-        return f"ls -p {shlex.quote(str(call.input.get('path', '.')))}"
-    return str(call.input.get("command", ""))
-
-
-def _native_call(program: str, call: ToolCall, cwd: Path) -> ToolCall:
-    if program == "claude":
-        if call.name == "read_file":
-            given = {"file_path": str(cwd / str(call.input.get("path", "")))}
-            return msgspec.structs.replace(call, name="Read", input=given)
-        return msgspec.structs.replace(call, name="Bash", input={"command": _command(call)})
-    return msgspec.structs.replace(call, name="exec_command", input={"cmd": _command(call)})
-
-
-def _native_output(program: str, call: ToolCall, output: Any) -> Any:
-    """What the real tool reports when it prints ``output``: claude's ``Read`` numbers the
-    lines and its ``Bash`` names an empty output; ``ls`` ends its listing with a newline,
-    which codex keeps and claude's ``Bash`` trims."""
-    if not isinstance(output, str):
-        return output
-    if program == "claude":
-        if call.name == "read_file":
-            return "\n".join(f"{n}\t{line}" for n, line in enumerate(output.split("\n"), 1))
-        return output or _CLAUDE_NO_OUTPUT
-    return output + "\n" if call.name == "list_files" else output
 
 
 def _native_result(program: str, call: ToolCall, result: ToolResult) -> ToolResult:
@@ -107,7 +64,7 @@ def _native_result(program: str, call: ToolCall, result: ToolResult) -> ToolResu
         target = command.removeprefix("rm -rf ")
         failed = f"rm: cannot remove '{target}': Read-only file system\n"
         return msgspec.structs.replace(result, output=failed, is_error=True)
-    return msgspec.structs.replace(result, output=_native_output(program, call, result.output))
+    return msgspec.structs.replace(result, output=native_output(program, call, result.output))
 
 
 def _asks(program: str, call: ToolCall) -> bool:
@@ -170,7 +127,7 @@ def _native_turn(turn: Turn, program: str, cwd: Path) -> Turn:
     for step in turn.steps:
         if isinstance(step, ToolCall) and step.name in NATIVE_TOOLS:
             waiting.append(step)
-            steps.append(_native_call(program, step, cwd))
+            steps.append(native_call(program, step, cwd))
             if _asks(program, step):
                 steps.append(ApprovalRequest())
         elif isinstance(step, ApprovalRequest) and steps and isinstance(steps[-1], ApprovalRequest):

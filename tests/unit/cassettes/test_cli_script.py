@@ -28,6 +28,7 @@ from stuntset.cassettes.cli_record import install_cli_recorder
 from stuntset.cassettes.cli_script import cli_turns
 from stuntset.cassettes.to_script import dumps_script_toml, script_from_cassette
 from stuntset.doubles.cli import install_cli
+from stuntset.doubles.cli._neutral import native_tools
 from stuntset.script import (
     ApprovalRequest,
     Exit,
@@ -157,7 +158,8 @@ ASKING = ["needs_approval", "input_request", "multi_turn"]
 def test_a_claude_run_reads_back_as_its_script(tmp_path: Path, scenario: str) -> None:
     script = scenarios.build(scenario)
     back = script_from_cassette(recorded(tmp_path, "claude", script, drive_claude))
-    assert essence(back) == essence(script)
+    # the fake played the catalog's tools as claude's own (Read, Bash): so did the cassette
+    assert essence(back) == essence(native_tools(script, "claude"))
     assert [turn.name for turn in back.turns][:1] == ["i-1.1"]
 
 
@@ -170,7 +172,7 @@ def test_a_codex_exec_run_reads_back_as_its_script(tmp_path: Path, scenario: str
         drive_codex_exec(path, played, tmp_path)
 
     back = script_from_cassette(recorded(tmp_path, "codex", script, drive))
-    assert essence(back) == essence(script)
+    assert essence(back) == essence(native_tools(script, "codex"))
 
 
 @pytest.mark.real_time
@@ -182,7 +184,7 @@ def test_a_codex_app_server_session_reads_back_as_its_script(tmp_path: Path, sce
         drive_app_server(path, played, tmp_path)
 
     back = script_from_cassette(recorded(tmp_path, "codex", script, drive))
-    assert essence(back) == essence(script)
+    assert essence(back) == essence(native_tools(script, "codex"))
 
 
 @pytest.mark.real_time
@@ -190,9 +192,10 @@ def test_the_script_plays_again_and_survives_toml(tmp_path: Path) -> None:
     script = scenarios.build("needs_approval")
     back = script_from_cassette(recorded(tmp_path, "claude", script, drive_claude))
     again = loads_script(dumps_script_toml(back))
-    assert essence(again) == essence(script)
+    native = native_tools(script, "claude")
+    assert essence(again) == essence(native)
     second = recorded(tmp_path / "again", "claude", again, drive_claude)
-    assert essence(script_from_cassette(second)) == essence(script)
+    assert essence(script_from_cassette(second)) == essence(native)
 
 
 def _run(wire: str, frames: list[str], *, status: int = 0, argv: list[str] | None = None) -> Any:
@@ -297,6 +300,7 @@ def test_codex_items_of_every_tool_kind_read_back_as_calls_and_results() -> None
             "item.completed",
             type="mcp_tool_call",
             id="m1",
+            server="docs",
             tool="lookup",
             arguments={"q": 1},
             error={"message": "no such tool"},
@@ -305,6 +309,7 @@ def test_codex_items_of_every_tool_kind_read_back_as_calls_and_results() -> None
             "item.completed",
             type="mcp_tool_call",
             id="m2",
+            server="docs",
             tool="lookup",
             result={"content": [{"type": "text", "text": "found"}, {"type": "image"}]},
         ),
@@ -314,7 +319,7 @@ def test_codex_items_of_every_tool_kind_read_back_as_calls_and_results() -> None
     (turn,) = cli_turns(_run("codex-cli", frames))
     content = [{"type": "text", "text": "found"}, {"type": "image"}]  # not all text: kept whole
     assert list(turn.steps) == [
-        ToolCall("bash", {"command": "git status"}, id="c1"),
+        ToolCall("exec_command", {"cmd": "git status"}, id="c1"),
         ToolResult("clean", tool_call_id="c1"),
         ToolCall(
             "apply_patch",
@@ -335,9 +340,9 @@ def test_codex_items_of_every_tool_kind_read_back_as_calls_and_results() -> None
             id="t1",
         ),
         ToolResult("", tool_call_id="t1"),
-        ToolCall("lookup", {"q": 1}, id="m1"),
+        ToolCall("mcp__docs__lookup", {"q": 1}, id="m1"),
         ToolResult("no such tool", is_error=True, tool_call_id="m1"),
-        ToolCall("lookup", {}, id="m2"),
+        ToolCall("mcp__docs__lookup", {}, id="m2"),
         ToolResult(content, tool_call_id="m2"),
         Usage(5, 2),
     ]

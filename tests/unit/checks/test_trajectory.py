@@ -97,7 +97,7 @@ def test_a_repeated_claude_message_counts_its_tool_call_once() -> None:
 def test_raw_codex_jsonl(fake_codex: Any, tmp_path: Path) -> None:
     script = Script.of(
         [
-            ToolCall("shell", {"command": "ls"}),
+            ToolCall("exec_command", {"cmd": "ls"}),
             ToolResult("a.txt"),
             Text("One file."),
         ]

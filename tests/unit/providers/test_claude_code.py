@@ -113,11 +113,12 @@ async def test_tool_calls_reasoning_and_results_are_normalized(clis: Clis) -> No
     events = await play(clis(scenarios.build("interleaved_streaming")))
     started = [e for e in events if isinstance(e, ToolStarted)]
     completed = {e.tool_call_id: e for e in events if isinstance(e, ToolCompleted)}
+    # the catalog's read_file, played as claude's own Read (which numbers the lines)
     assert [(s.name, s.input) for s in started] == [
-        ("read_file", {"path": "a.txt"}),
-        ("read_file", {"path": "b.txt"}),
+        ("Read", {"file_path": "a.txt"}),
+        ("Read", {"file_path": "b.txt"}),
     ]
-    assert [completed[s.tool_call_id].output for s in started] == ["alpha", "beta"]
+    assert [completed[s.tool_call_id].output for s in started] == ["1\talpha", "1\tbeta"]
     reasoning = [e.text for e in events if isinstance(e, ReasoningCompleted)]
     assert reasoning[0].startswith("The user wants both files compared.")
     assert texts(events)[-1] == "a.txt says alpha, b.txt says beta."
@@ -132,7 +133,7 @@ async def test_approvals_are_asked_and_the_decision_reaches_the_cli(
     (asked,) = [e for e in events if isinstance(e, ApprovalRequested)]
     (tool,) = [e for e in events if isinstance(e, ToolStarted)]
     assert (asked.tool, asked.input, asked.tool_call_id) == (
-        "bash",
+        "Bash",
         {"command": "rm -rf build/"},
         tool.tool_call_id,
     )

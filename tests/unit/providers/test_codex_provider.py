@@ -114,9 +114,10 @@ async def test_tool_calls_reasoning_and_results_are_normalized(clis: Clis) -> No
     events = await play(clis(scenarios.build("interleaved_streaming")))
     started = [e for e in events if isinstance(e, ToolStarted)]
     completed = {e.tool_call_id: e for e in events if isinstance(e, ToolCompleted)}
-    assert [(s.name, s.input) for s in started] == [
-        ("read_file", {"path": "a.txt"}),
-        ("read_file", {"path": "b.txt"}),
+    # the catalog's read_file, played as codex's own exec_command (`cat`)
+    assert [(s.name, s.input["command"]) for s in started] == [
+        ("command_execution", "/bin/bash -lc 'cat a.txt'"),
+        ("command_execution", "/bin/bash -lc 'cat b.txt'"),
     ]
     assert [completed[s.tool_call_id].output for s in started] == ["alpha", "beta"]
     reasoning = [e.text for e in events if isinstance(e, ReasoningCompleted)]

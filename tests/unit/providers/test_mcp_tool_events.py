@@ -51,7 +51,7 @@ async def test_claude_code_names_the_mcp_server_of_a_tool_call(tmp_path: Path) -
     started = [e for e in events if isinstance(e, ToolStarted)]
     assert [(e.server, e.name, e.input) for e in started] == [
         ("files", "mcp__files__read_file", {"path": "a.txt"}),
-        (None, "bash", {"command": "ls"}),
+        (None, "Bash", {"command": "ls"}),  # the catalog's bash, as claude's own
     ]
     assert next(e.output for e in events if isinstance(e, ToolCompleted)) == "hello"
 

@@ -221,8 +221,8 @@ def test_approval_without_a_prompt_tool_is_denied_as_headless(tmp_path: Path) ->
     (tool_result,) = [m for m in done.messages if m["type"] == "user"]
     block = tool_result["message"]["content"][0]
     assert block["is_error"] is True
-    assert block["content"].startswith("Claude requested permissions to use bash")
-    assert done.messages[-1]["permission_denials"][0]["tool_name"] == "bash"
+    assert block["content"].startswith("Claude requested permissions to use Bash")
+    assert done.messages[-1]["permission_denials"][0]["tool_name"] == "Bash"
 
 
 def test_can_use_tool_allow_with_updated_input(tmp_path: Path) -> None:

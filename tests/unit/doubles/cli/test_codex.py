@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from stuntset import scenarios
 from stuntset.doubles.cli import PROGRAMS, install_cli
-from stuntset.doubles.cli.codex import CODEX, classify_tool, rate_limit_snapshot
+from stuntset.doubles.cli._neutral import NEUTRAL_TOOLS
+from stuntset.doubles.cli.codex import CODEX, UNSHOWN, classify_tool, rate_limit_snapshot
 from stuntset.errors import ScriptError
 from stuntset.script import (
     ApprovalRequest,
@@ -33,20 +36,20 @@ from stuntset.script import (
 @pytest.mark.parametrize(
     ("name", "tool_input", "kind", "details"),
     [
-        ("bash", {"command": "ls -la"}, "command", {"command": "/bin/bash -lc 'ls -la'"}),
-        ("shell", {"command": ["git", "status"]}, "command", {"command": "git status"}),
-        ("run_tests", {"cmd": "make"}, "command", {"command": "/bin/bash -lc make"}),
+        ("exec_command", {"cmd": "ls -la"}, "command", {"command": "/bin/bash -lc 'ls -la'"}),
+        ("exec_command", {"cmd": ["git", "status"]}, "command", {"command": "git status"}),
+        ("shell_command", {"command": "make"}, "command", {"command": "/bin/bash -lc make"}),
         (
-            "write_file",
-            {"path": "a.md"},
-            "file_change",
-            {"changes": [{"path": "a.md", "kind": "add", "diff": ""}]},
-        ),
-        (
-            "patcher",
+            "apply_patch",
             {"changes": [{"path": "b.py", "kind": "delete"}]},
             "file_change",
             {"changes": [{"path": "b.py", "kind": "delete", "diff": ""}]},
+        ),
+        (
+            "apply_patch",
+            {"path": "a.md"},
+            "file_change",
+            {"changes": [{"path": "a.md", "kind": "update", "diff": ""}]},
         ),
         ("web_search", {"query": "codex"}, "web_search", {"query": "codex"}),
         (
@@ -55,14 +58,37 @@ from stuntset.script import (
             "todo",
             {"items": [{"text": "a", "completed": True}, {"text": "b", "completed": False}]},
         ),
-        ("read_file", {"path": "a.txt"}, "mcp", {"server": "stuntset", "tool": "read_file"}),
         ("mcp__docs__lookup", {}, "mcp", {"server": "docs", "tool": "lookup"}),
+        ("mcp__docs/lookup", {}, "mcp", {"server": "docs", "tool": "lookup"}),
+        # tools codex-cli 0.163 lacks (observed: "unsupported call", nothing shown)
+        ("bash", {"command": "ls -la"}, "unsupported", {}),
+        ("shell", {"command": ["git", "status"]}, "unsupported", {}),
+        ("write_file", {"path": "a.md"}, "unsupported", {}),
+        ("read_file", {"path": "a.txt"}, "unsupported", {}),
     ],
 )
 def test_classify_tool(
     name: str, tool_input: dict[str, Any], kind: str, details: dict[str, Any]
 ) -> None:
     assert classify_tool(name, tool_input) == (kind, details)
+
+
+_CODEX_TOOLS = {"exec_command", "shell_command", "apply_patch", "web_search", "update_plan"}
+
+
+@given(
+    name=st.text(st.characters(codec="ascii", categories=("L", "N", "P")), min_size=1),
+    command=st.one_of(st.none(), st.text(max_size=8)),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_name_codex_lacks_is_unsupported_whatever_its_input(
+    name: str, command: str | None
+) -> None:
+    """Any name that is neither codex's own tool nor an MCP tool's is "unsupported", even
+    with the input a shell tool takes (the fake used to guess a command from it)."""
+    assume(name not in _CODEX_TOOLS and not name.startswith("mcp__") and "/" not in name)
+    tool_input = {} if command is None else {"command": command, "cmd": command}
+    assert classify_tool(name, tool_input) == ("unsupported", {})
 
 
 def test_every_scenario_compiles() -> None:
@@ -250,3 +276,42 @@ def test_a_refusal_must_open_its_turn() -> None:
     assert caught.value.step == 1
     (turn,) = CODEX.compile(Script.of([HttpError(503, error_type="server_overloaded")]))["turns"]
     assert turn["ops"] == [("refuse", -32001, "Server overloaded; retry later.", None)]
+
+
+@given(
+    name=st.text(st.characters(codec="ascii", categories=("L", "N")), min_size=1, max_size=12),
+    asked=st.booleans(),
+)
+@settings(max_examples=50, deadline=None)
+def test_a_call_of_a_tool_codex_lacks_compiles_to_nothing_shown(name: str, asked: bool) -> None:
+    """Whatever the name codex lacks: no item op, no approval, and its scripted result only
+    ends the model response (so the text after it is a new message)."""
+    assume(name not in _CODEX_TOOLS and name not in NEUTRAL_TOOLS and name != "request_user_input")
+    steps = [ToolCall(name, {"command": "ls"}), *([ApprovalRequest()] if asked else [])]
+    script = Script.of([*steps, ToolResult("x"), Text("after")])
+    (turn,) = CODEX.compile(script)["turns"]
+    assert [op[0] for op in turn["ops"]] == ["result", "text"]
+    assert turn["ops"][0] == ("result", None, True, UNSHOWN)
+
+
+def test_the_catalog_tools_compile_to_exec_command() -> None:
+    """``read_file`` / ``list_files`` / ``bash`` are codex's ``exec_command`` (``cat``, ``ls
+    -p``, the command); a listing ends with the newline ``ls`` prints."""
+    script = Script.of(
+        [
+            ToolCall("read_file", {"path": "a.txt"}),
+            ToolResult("alpha"),
+            ToolCall("list_files", {"path": "src"}),
+            ToolResult("a.py"),
+            ToolCall("bash", {"command": "make"}),
+            ToolResult("ok"),
+        ]
+    )
+    (turn,) = CODEX.compile(script)["turns"]
+    tools = [op for op in turn["ops"] if op[0] == "tool"]
+    assert [(op[2], op[3], op[5]["command"]) for op in tools] == [
+        ("command", "exec_command", "/bin/bash -lc 'cat a.txt'"),
+        ("command", "exec_command", "/bin/bash -lc 'ls -p src'"),
+        ("command", "exec_command", "/bin/bash -lc make"),
+    ]
+    assert [op[1] for op in turn["ops"] if op[0] == "result"] == ["alpha", "a.py\n", "ok"]

@@ -73,7 +73,7 @@ def test_every_item_kind_and_the_ordering_rules(tmp_path: Path) -> None:
             ToolResult("patched"),
             ToolCall("web_search", {"query": "pytest"}),
             ToolResult("results"),
-            ToolCall("lookup", {"q": 1}),
+            ToolCall("mcp__stuntset__lookup", {"q": 1}),
             ToolResult({"answer": 42}),
             Text("Done."),
             Usage(input_tokens=7, output_tokens=3),
@@ -270,10 +270,10 @@ def test_stall_ignoring_sigterm_for_a_while(tmp_path: Path) -> None:
 def test_a_plan_updates_then_completes_with_the_turn(tmp_path: Path) -> None:
     script = Script.of(
         [
-            ToolCall("todo_write", {"todos": [{"content": "a", "status": "pending"}]}),
+            ToolCall("update_plan", {"todos": [{"content": "a", "status": "pending"}]}),
             ToolResult(""),
             Text("working"),
-            ToolCall("todo_write", {"todos": [{"content": "a", "status": "completed"}]}),
+            ToolCall("update_plan", {"todos": [{"content": "a", "status": "completed"}]}),
             ToolResult(""),
         ]
     )
@@ -597,3 +597,24 @@ def test_exec_asks_no_question_and_the_text_after_it_is_a_new_message(
         ("agent_message", "One detail."),
         ("agent_message", " Deploying."),
     ]
+
+
+def test_a_tool_codex_lacks_shows_no_item(tmp_path: Path) -> None:
+    """codex exec (observed, 0.163): a call of a tool codex does not have shows nothing; the
+    text after it is a new message, and the turn completes."""
+    script = Script.of(
+        [
+            Text("Let me look."),
+            ToolCall("shell", {"command": "ls"}),  # codex 0.163 has no shell tool
+            ToolResult("a.txt"),
+            Text("That tool is not there."),
+        ]
+    )
+    done = run(install(tmp_path, script), *EXEC)
+    assert done.returncode == 0
+    completed = [e["item"] for e in events(done) if e["type"] == "item.completed"]
+    assert [(i["type"], i.get("text")) for i in completed] == [
+        ("agent_message", "Let me look."),
+        ("agent_message", "That tool is not there."),
+    ]
+    assert events(done)[-1]["type"] == "turn.completed"

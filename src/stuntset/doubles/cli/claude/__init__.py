@@ -7,7 +7,13 @@ only renders it. How each step looks on this wire:
 
 ================  ===========================================================================
 text, reasoning   ``assistant`` messages with ``text`` / ``thinking`` blocks (+ partials)
-tool_call         an ``assistant`` ``tool_use`` block; the model response ends there
+tool_call         an ``assistant`` ``tool_use`` block; the model response ends there. A
+                  catalog tool (``read_file``, ``bash``, ``list_files``) is played as the
+                  CLI's own ``Read`` / ``Bash`` (``_neutral``); a name the real CLI lacks
+                  (not in ``DEFAULT_TOOLS``, ``UNLISTED_TOOLS``, ``--tools``, nor a
+                  connected MCP server's) is answered as the real one answers it: the
+                  result ``<tool_use_error>Error: No such tool available: …``, ``is_error``,
+                  no hook or permission asked, the scripted result skipped
 tool_result       a ``user`` message with the ``tool_result`` block (the tool "ran"); its
                   ``tool_use_result`` is ``{"input": <the input it ran with>, "output": …}``,
                   so an input changed by an approval shows there
@@ -66,6 +72,7 @@ from http import HTTPStatus
 from typing import Any, assert_never
 
 from stuntset.doubles.cli._install import CliProgram
+from stuntset.doubles.cli._neutral import native_tools
 from stuntset.script import (
     ApprovalRequest,
     AuthExpired,
@@ -98,23 +105,39 @@ __all__ = ["CLAUDE", "CLAUDE_WIRE", "DEFAULT_MODEL", "VERSION", "ClaudeProgram"]
 #: The Claude Code version the double reports (the one claude-agent-sdk 0.2.189 bundles).
 VERSION = "2.1.332"
 DEFAULT_MODEL = "claude-sonnet-4-5"
+#: The tools the real 2.1.332 lists in ``system/init`` (observed over the model double, ``-p``
+#: with an API key); a call of any other name is answered "No such tool available".
 DEFAULT_TOOLS = (
     "Task",
     "Bash",
-    "Glob",
-    "Grep",
-    "ExitPlanMode",
-    "Read",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
     "Edit",
-    "Write",
+    "EnterWorktree",
+    "ExitWorktree",
+    "ListAgents",
+    "Monitor",
     "NotebookEdit",
+    "Read",
+    "ReportFindings",
+    "ScheduleWakeup",
+    "SendMessage",
+    "Skill",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskStop",
+    "TaskUpdate",
+    "ToolSearch",
     "WebFetch",
-    "TodoWrite",
     "WebSearch",
-    "BashOutput",
-    "KillShell",
-    "AskUserQuestion",
+    "Workflow",
+    "Write",
 )
+#: Tools the real CLI offers the model without listing them in ``system/init`` (observed in
+#: its first model request).
+UNLISTED_TOOLS = ("Agent", "AskUserQuestion")
 
 CLAUDE_WIRE = Wire(
     name="claude",
@@ -290,6 +313,7 @@ class ClaudeProgram:
     )
 
     def compile(self, script: Script) -> dict[str, Any]:
+        script = native_tools(script, "claude")
         tools = list(DEFAULT_TOOLS)
         turns = []
         for index, turn in enumerate(script.turns):
@@ -304,9 +328,10 @@ class ClaudeProgram:
                     op = ("stream_fault", op[1] if retry is not None else "resume", after_result)
                 if op is not None:
                     ops.append(op)
-                answer = isinstance(step, ToolCall) and step.name in CLAUDE_WIRE.answer_tools
-                if isinstance(step, ToolCall) and step.name not in tools and not answer:
-                    tools.append(step.name)
+                # an MCP server's tool is listed if its server connects (``_process.mcp``)
+                named = step.name if isinstance(step, ToolCall) else ""
+                if named.startswith("mcp__") and named not in tools:
+                    tools.append(named)
             turns.append(
                 {
                     "name": turn.name,
@@ -323,7 +348,13 @@ class ClaudeProgram:
                     "ops": ops,
                 }
             )
-        return {"version": VERSION, "model": DEFAULT_MODEL, "tools": tools, "turns": turns}
+        return {
+            "version": VERSION,
+            "model": DEFAULT_MODEL,
+            "tools": tools,
+            "unlisted_tools": list(UNLISTED_TOOLS),
+            "turns": turns,
+        }
 
 
 #: The program ``install_cli("claude", …)`` installs.

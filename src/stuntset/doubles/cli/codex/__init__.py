@@ -104,6 +104,7 @@ import shlex
 from typing import Any, assert_never
 
 from stuntset.doubles.cli._install import CliProgram
+from stuntset.doubles.cli._neutral import native_tools
 from stuntset.doubles.cli.codex._process.common import HIGH_DEMAND
 from stuntset.errors import ScriptError
 from stuntset.script import (
@@ -153,22 +154,13 @@ CODEX_WIRE = Wire(
     name="codex", renders=frozenset(STEP_KINDS), require_tool_results=True, cli_faults=True
 )
 
-_COMMAND_TOOLS = frozenset(
-    {"bash", "shell", "exec_command", "shell_command", "local_shell", "exec", "run", "terminal"}
-)
-_FILE_TOOLS = {
-    "apply_patch": "update",
-    "edit": "update",
-    "edit_file": "update",
-    "multiedit": "update",
-    "str_replace_based_edit_tool": "update",
-    "write": "add",
-    "write_file": "add",
-    "create_file": "add",
-    "delete_file": "delete",
-}
-_SEARCH_TOOLS = frozenset({"web_search", "websearch", "search"})
-_PLAN_TOOLS = frozenset({"todo_write", "todowrite", "update_plan", "todo_list"})
+#: Codex's own tools and the item each call becomes (codex-cli 0.163 with a codex model; its
+#: shell tool takes ``cmd``, its edit tool ``apply_patch``). Codex answers a call of any other
+#: name "unsupported call" to the model and shows the client nothing (observed).
+_COMMAND_TOOLS = frozenset({"exec_command", "shell_command"})
+_FILE_TOOLS = {"apply_patch": "update"}
+_SEARCH_TOOLS = frozenset({"web_search"})
+_PLAN_TOOLS = frozenset({"update_plan"})
 
 
 def _command_text(value: Any) -> str:
@@ -202,27 +194,62 @@ def _plan_items(tool_input: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def classify_tool(name: str, tool_input: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The Codex item a scripted tool call becomes: (kind, details).
+    """The Codex item a scripted call of codex's tool ``name`` becomes: (kind, details).
 
-    ``command`` (details: ``command``), ``file_change`` (``changes``), ``web_search``
-    (``query``), ``todo`` (``items``) or ``mcp`` (``server``, ``tool``).
+    ``command`` (details: ``command``, from ``exec_command``'s ``cmd``), ``file_change``
+    (``changes``, from ``apply_patch``), ``web_search`` (``query``), ``todo`` (``items``, from
+    ``update_plan``), ``mcp`` (``server``, ``tool``: an ``mcp__S__T`` name, or ``S/T``, the
+    namespace form) or ``unsupported``: a tool codex lacks, which it answers "unsupported
+    call" and shows nothing of (details: ``{}``). The catalog's neutral tools are played as
+    ``exec_command`` before this (``_neutral``).
     """
-    lowered = name.lower()
-    if lowered in _FILE_TOOLS or (
-        lowered not in _COMMAND_TOOLS and isinstance(tool_input.get("changes"), list)
-    ):
-        return "file_change", {"changes": _changes(lowered, tool_input)}
-    if lowered in _SEARCH_TOOLS:
+    if name in _FILE_TOOLS:
+        return "file_change", {"changes": _changes(name, tool_input)}
+    if name in _SEARCH_TOOLS:
         return "web_search", {"query": str(tool_input.get("query") or tool_input.get("q") or "")}
-    if lowered in _PLAN_TOOLS:
+    if name in _PLAN_TOOLS:
         return "todo", {"items": _plan_items(tool_input)}
-    command = tool_input.get("command", tool_input.get("cmd"))
-    if lowered in _COMMAND_TOOLS or command is not None:
-        return "command", {"command": _command_text(command if command is not None else name)}
-    server, tool = "stuntset", name
+    if name in _COMMAND_TOOLS:
+        command = tool_input.get("cmd", tool_input.get("command"))
+        return "command", {"command": _command_text(command if command is not None else "")}
     if name.startswith("mcp__") and name.count("__") >= 2:
         _, server, tool = name.split("__", 2)
-    return "mcp", {"server": server, "tool": tool}
+        return "mcp", {"server": server, "tool": tool}
+    server, slash, tool = name.partition("/")
+    if slash and server and tool:
+        return "mcp", {"server": server.removeprefix("mcp__"), "tool": tool}
+    return "unsupported", {}
+
+
+#: The call id of a result that answers no item: it only ends the model response (the
+#: processes' ``_UNSHOWN``).
+UNSHOWN = "stuntset-unshown-call"
+
+
+def _unsupported(ops: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``ops`` with each call of a tool codex lacks played as codex plays it: nothing shown
+    (no item, no approval asked), its scripted result only ending the model response (codex
+    answers the model "unsupported call: <name>"; the text after it is a new message)."""
+    out: list[tuple[Any, ...]] = []
+    waiting: list[tuple[Any, bool]] = []  # (call id, unsupported) of calls awaiting results
+    for op in ops:
+        if op[0] == "tool":
+            unsupported = op[2] == "unsupported"
+            waiting.append((op[1], unsupported))
+            if unsupported:
+                continue
+        elif op[0] == "approval" and waiting:
+            named = [w for w in waiting if op[3] is not None and w[0] == op[3]]
+            if (named or waiting)[-1][1]:
+                continue  # codex asks nothing for a call it does not run
+        elif op[0] == "result" and waiting:
+            named = [w for w in waiting if op[3] is not None and w[0] == op[3]]
+            call = (named or waiting)[0]
+            waiting.remove(call)
+            if call[1]:
+                op = ("result", None, True, UNSHOWN)
+        out.append(op)
+    return out
 
 
 def _status_text(status: int) -> str:
@@ -333,6 +360,11 @@ def _op(step: Step, request_id: str) -> tuple[Any, ...] | None:
     if isinstance(step, ApprovalRequest):
         tool_input = None if step.input is None else dict(step.input)
         classified = None if step.tool is None else classify_tool(step.tool, tool_input or {})
+        if classified is not None and classified[0] == "unsupported":
+            # an approval of its own, for no call: asked as a command (its input's, if any)
+            given = (tool_input or {}).get("cmd", (tool_input or {}).get("command"))
+            command = _command_text(given if given is not None else step.tool)
+            classified = ("command", {"command": command})
         return ("approval", step.tool, tool_input, step.tool_call_id, classified)
     if isinstance(step, InputRequest):
         return ("ask", step.prompt)
@@ -497,14 +529,17 @@ class CodexProgram:
     )
 
     def compile(self, script: Script) -> dict[str, Any]:
+        script = native_tools(script, "codex")
         turns = []
         for index, turn in enumerate(script.turns):
-            ops = _questions(
-                [
-                    op
-                    for position, step in enumerate(turn.steps)
-                    if (op := _op(step, _request_id(script.seed, index, position))) is not None
-                ]
+            ops = _unsupported(
+                _questions(
+                    [
+                        op
+                        for position, step in enumerate(turn.steps)
+                        if (op := _op(step, _request_id(script.seed, index, position))) is not None
+                    ]
+                )
             )
             late = [
                 position

@@ -44,5 +44,6 @@ def test_an_answer_is_addressed_to_its_request(tmp_path: Path) -> None:
     asked = client.read_until("control_request")[-1]
     client.answer(asked, {"subtype": "error", "error": "no prompt here"})
     seen = client.read_until("result")
-    assert seen[-1]["permission_denials"][0]["tool_name"] == "bash"
+    # the catalog's bash, played as claude's own tool
+    assert seen[-1]["permission_denials"][0]["tool_name"] == "Bash"
     assert client.close() == 0

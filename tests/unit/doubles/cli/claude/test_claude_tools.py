@@ -11,11 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
+from stuntset.doubles.cli._neutral import NEUTRAL_TOOLS
+from stuntset.doubles.cli.claude import DEFAULT_TOOLS, UNLISTED_TOOLS
 from stuntset.doubles.cli.claude._client import StreamJsonClient
-from stuntset.script import Script, Text, ToolCall, ToolResult
+from stuntset.script import ApprovalRequest, Script, Text, ToolCall, ToolResult
 
 STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 PROMPT = "Which branch should I deploy?"
@@ -76,7 +80,7 @@ def test_a_permission_request_that_fails_denies_the_tool(tmp_path: Path) -> None
     (result,) = tool_results(seen)
     assert result["content"] == "Tool permission request failed: the prompt crashed"
     assert result["is_error"] is True
-    assert seen[-1]["permission_denials"][0]["tool_name"] == "bash"
+    assert seen[-1]["permission_denials"][0]["tool_name"] == "Bash"
     assert session.close() == 0
 
 
@@ -144,3 +148,94 @@ def test_a_declined_question_is_the_denial_only(tmp_path: Path) -> None:
     assert (result["content"], result["is_error"]) == ("not now", True)
     assert seen[-1]["permission_denials"][0]["tool_name"] == "AskUserQuestion"
     assert session.close() == 0
+
+
+# --- tools the real claude lacks ------------------------------------------------------------
+
+#: Names the real 2.1.332 offers (``system/init`` and the first model request, observed).
+_REAL_TOOLS = {*DEFAULT_TOOLS, *UNLISTED_TOOLS}
+
+
+def _missing_tool_script(name: str) -> Script:
+    return Script.of(
+        [
+            ToolCall(name, {"q": 1}),
+            ApprovalRequest(),
+            ToolResult("what the script says the tool printed"),
+            Text("The tool was not there."),
+        ]
+    )
+
+
+@given(name=st.text(st.characters(codec="ascii", categories=("L", "N")), min_size=1, max_size=12))
+@settings(max_examples=6, deadline=None)
+def test_a_call_of_a_tool_claude_lacks_is_answered_no_such_tool(
+    tmp_path_factory: pytest.TempPathFactory, name: str
+) -> None:
+    """Any name the real CLI does not offer (not a built-in, nor a connected MCP server's,
+    nor one of the catalog's tools, which are played as its own) gets the error the real
+    2.1.332 answers: the scripted result is skipped, no permission is asked, no PreToolUse
+    hook runs, and the model's next response follows."""
+    assume(name not in _REAL_TOOLS and name not in NEUTRAL_TOOLS)
+    tmp_path = tmp_path_factory.mktemp("missing")
+    cli = install_cli("claude", _missing_tool_script(name), bin_dir=tmp_path)
+    ran = tmp_path / "hook-ran"
+    hook = {"type": "command", "command": f"touch {ran}"}
+    settings_ = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}
+    session = Session(cli, "--permission-prompt-tool", "stdio", "--settings", json.dumps(settings_))
+    session.send(user("go"))
+    seen = session.read_until("result")
+    assert session.close() == 0
+    assert not ran.exists()  # no PreToolUse hook ran
+    assert not [m for m in seen if m["type"] == "control_request"]  # no permission asked
+    (init,) = [m for m in seen if m.get("subtype") == "init"]
+    assert name not in init["tools"]
+    (result,) = tool_results(seen)
+    error = f"Error: No such tool available: {name}"
+    assert (result["content"], result["is_error"]) == (
+        f"<tool_use_error>{error}</tool_use_error>",
+        True,
+    )
+    assert result["extra"] == error
+    assert seen[-1]["result"] == "The tool was not there."
+    assert seen[-1]["permission_denials"] == []
+
+
+def test_tools_narrows_what_a_call_may_name(tmp_path: Path) -> None:
+    """``--tools Bash``: the real CLI offers only that, so a ``Read`` call is answered "No such
+    tool available" too; ``Bash`` still runs."""
+    script = Script.of(
+        [
+            ToolCall("Read", {"file_path": "a.txt"}),
+            ToolResult("a"),
+            ToolCall("Bash", {"command": "ls"}),
+            ToolResult("a.txt"),
+            Text("done"),
+        ]
+    )
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    session = Session(cli, "--tools", "Bash")
+    session.send(user("go"))
+    seen = session.read_until("result")
+    assert session.close() == 0
+    assert [(r["content"], r["is_error"]) for r in tool_results(seen)] == [
+        ("<tool_use_error>Error: No such tool available: Read</tool_use_error>", True),
+        ("a.txt", False),
+    ]
+
+
+def test_the_catalog_tools_are_played_as_claudes_own(tmp_path: Path) -> None:
+    """``read_file`` is ``Read`` (its lines numbered), ``list_files`` and ``bash`` are
+    ``Bash``; ``system/init`` lists the real CLI's tools and nothing the script named."""
+    cli = install_cli("claude", scenarios.build("tool_use"), bin_dir=tmp_path)
+    session = Session(cli)
+    session.send(user("read a.txt"))
+    seen = session.read_until("result")
+    assert session.close() == 0
+    (init,) = [m for m in seen if m.get("subtype") == "init"]
+    assert init["tools"] == list(DEFAULT_TOOLS)
+    blocks = [b for m in seen if m["type"] == "assistant" for b in m["message"]["content"]]
+    assert [(b["name"], b["input"]) for b in blocks if b["type"] == "tool_use"] == [
+        ("Read", {"file_path": "a.txt"})
+    ]
+    assert [r["content"] for r in tool_results(seen)] == ["1\thello from a.txt"]

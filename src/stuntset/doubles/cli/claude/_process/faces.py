@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         allowed: list[str]
         disallowed: list[str]
         tools: list[str]
+        unlisted: list[str]
         mcp_servers: list[dict[str, Any]]
         max_turns: int
         budget: float | None

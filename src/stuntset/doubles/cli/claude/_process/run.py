@@ -128,6 +128,8 @@ class Session:
             if tools is None or named == ["default"]
             else [t for t in named if t not in self.disallowed]
         )
+        #: Tools a call may name beyond ``tools`` (offered to the model, not listed).
+        self.unlisted: list[str] = list(plan.get("unlisted_tools", ())) if tools is None else []
         #: The ``--mcp-config`` servers as ``mcp_status`` describes them (``_process.mcp``).
         self.mcp_servers: list[dict[str, Any]] = []
         max_turns = options.get("max_turns")

@@ -55,7 +55,8 @@ def play_tool_op(run: TurnState, op: tuple[Any, ...]) -> None:
             target = target or run.ids.token("toolu_01")
             run.calls[target] = {"name": tool or "unknown", "input": tool_input or {}}
             run.waiting.append(target)
-        _check_permission(run, target)
+        if not _unavailable(run, run.calls[target]["name"]):  # the CLI asks for no such tool
+            _check_permission(run, target)
     else:
         _ask(run, op[1])
 
@@ -100,12 +101,11 @@ def tool_message(run: TurnState, call_id: str, content: Any, is_error: bool, ext
 
 
 def _unavailable(run: TurnState, name: str) -> bool:
-    """Whether ``name`` is a tool of a configured MCP server that did not connect: the real
-    CLI answers "No such tool available" (observed), without hooks or a permission check."""
-    if not name.startswith("mcp__") or not run.s.mcp_servers:
-        return False
-    server = name[5:].partition("__")[0]
-    return any(s["name"] == server and s["status"] != "connected" for s in run.s.mcp_servers)
+    """Whether the real CLI lacks the tool ``name``: not a built-in it offers (``--tools``
+    narrows them), nor a tool of a connected MCP server (``system/init``'s ``tools``). It
+    answers such a call "No such tool available" (observed, 2.1.332), without hooks or a
+    permission check."""
+    return name not in run.s.tools and name not in run.s.unlisted
 
 
 def _run_tool(run: TurnState, call_id: str, output: Any, is_error: bool) -> None:

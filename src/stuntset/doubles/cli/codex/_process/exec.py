@@ -573,7 +573,7 @@ def exec_ops(ops: Any) -> list[Any]:
             waiting.append((op[1], position in asked))
             if position in asked:
                 continue
-        elif kind == "result" and waiting:
+        elif kind == "result" and waiting and op[3] != _UNSHOWN:
             ids = [w for w in waiting if op[3] is not None and w[0] == op[3]]
             call = (ids or waiting)[0]
             waiting.remove(call)
