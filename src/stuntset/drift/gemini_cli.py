@@ -61,6 +61,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from stuntset.doubles.cli._neutral import native_call, native_output, neutral
 from stuntset.events import (
     CrashKind,
     Event,
@@ -112,26 +113,6 @@ _CODE = re.compile(r'"code":\s*(\d{3})')
 REFUSED_QUESTION = (
     'Tool "ask_user" not found. Did you mean one of: "replace", "read_file", "grep_search"?'
 )
-#: The catalog's wire-neutral tools (``drift.native.NATIVE_TOOLS``).
-_NEUTRAL = ("read_file", "bash", "list_files")
-
-
-def _own_call(call: ToolCall) -> ToolCall:
-    import msgspec
-
-    path = str(call.input.get("path", ""))
-    if call.name == "read_file":
-        return msgspec.structs.replace(call, input={"file_path": path})
-    if call.name == "list_files":
-        return msgspec.structs.replace(call, name="list_directory", input={"dir_path": path or "."})
-    command = str(call.input.get("command", ""))
-    return msgspec.structs.replace(call, name="run_shell_command", input={"command": command})
-
-
-def _own_output(call: ToolCall, output: Any) -> Any:
-    if call.name == "read_file":
-        return ""
-    return None if call.name == "list_files" else output
 
 
 def _question(prompt: str) -> list[Step]:
@@ -158,20 +139,20 @@ def _native_turn(turn: Turn) -> Turn:
     import msgspec
 
     if not any(
-        isinstance(s, InputRequest) or (isinstance(s, ToolCall) and s.name in _NEUTRAL)
+        isinstance(s, InputRequest) or (isinstance(s, ToolCall) and neutral("gemini", s))
         for s in turn.steps
     ):
         return turn
     steps: list[Step] = []
     waiting: list[ToolCall] = []  # neutral calls whose result is still to come, in order
     for step in turn.steps:
-        if isinstance(step, ToolCall) and step.name in _NEUTRAL:
+        if isinstance(step, ToolCall) and neutral("gemini", step):
             waiting.append(step)
-            steps.append(_own_call(step))
+            steps.append(native_call("gemini", step))
         elif isinstance(step, ApprovalRequest):
             continue  # headless with --yolo, gemini asks nobody
         elif isinstance(step, ToolResult) and waiting:
-            output = _own_output(waiting.pop(0), step.output)
+            output = native_output("gemini", waiting.pop(0), step.output)
             steps.append(msgspec.structs.replace(step, output=output))
         elif isinstance(step, InputRequest):
             steps.extend(_question(step.prompt))

@@ -6,22 +6,21 @@ and the real ``claude`` answers such a call ``No such tool available``, the real
 ``unsupported call`` (observed, 2.1.332 and codex-cli 0.163). So a fake CLI plays each of
 them as the binary's own tool, with the input that tool takes and the output it reports:
 
-================  =============================================  ==========================
-neutral tool      claude                                         codex
-================  =============================================  ==========================
-``read_file``     ``Read`` ``{"file_path": <path>}``             ``exec_command``
-                                                                 ``{"cmd": "cat <path>"}``
-``bash``          ``Bash`` ``{"command": <command>}``            ``exec_command``
-                                                                 ``{"cmd": <command>}``
-``list_files``    ``Bash`` ``{"command": "ls -p <path>"}``       ``exec_command``
-                                                                 ``{"cmd": "ls -p <path>"}``
-================  =============================================  ==========================
+* ``read_file`` ``{"path": p}``: claude ``Read`` ``{"file_path": p}``, its result numbered
+  (``1\\t<text>``); codex ``exec_command`` ``{"cmd": "cat p"}``; gemini its own
+  ``read_file`` ``{"file_path": p}``, its result a read's display (``""``);
+* ``bash`` ``{"command": c}``: claude ``Bash`` ``{"command": c}`` (an empty output is
+  ``(Bash completed with no output)``); codex ``exec_command`` ``{"cmd": c}``; gemini
+  ``run_shell_command`` ``{"command": c}``;
+* ``list_files`` ``{"path": p}``: claude ``Bash`` and codex ``exec_command`` ``ls -p p``
+  (codex keeps the newline ``ls`` ends with); gemini ``list_directory`` ``{"dir_path":
+  p}``, with no output (its display is not text).
 
-and the scripted result as that tool reports it (claude's ``Read`` numbers the lines,
-``1\\t<text>``; its ``Bash`` names an empty output; ``ls`` ends a listing with a newline,
-which codex keeps). Any other name the binary lacks is played as the binary answers it (the
-fakes' own modules say how). ``stuntset.drift.native`` builds on this table for drift, where
-the real binary runs the tool in a prepared working directory.
+(Outputs observed on claude 2.1.332, codex-cli 0.163 and gemini-cli 0.61.0.) A gemini
+``read_file`` call with its ``file_path`` is already gemini's and stays as it is. Any other
+name the binary lacks is played as the binary answers it (the fakes' own modules say how).
+``stuntset.drift.native`` builds on this for drift, where the real binary runs the tool in a
+prepared working directory.
 
 Runs in the test process (the plan compilers), never in a fake's process.
 """
@@ -36,7 +35,14 @@ import msgspec
 
 from stuntset.script import Script, Step, ToolCall, ToolResult, Turn
 
-__all__ = ["NEUTRAL_TOOLS", "command", "native_call", "native_output", "native_tools"]
+__all__ = [
+    "NEUTRAL_TOOLS",
+    "command",
+    "native_call",
+    "native_output",
+    "native_tools",
+    "neutral",
+]
 
 #: The catalog's wire-neutral tools (see the module docs).
 NEUTRAL_TOOLS = ("read_file", "bash", "list_files")
@@ -53,20 +59,41 @@ def command(call: ToolCall) -> str:
     return str(call.input.get("command", ""))
 
 
+def neutral(program: str, call: ToolCall) -> bool:
+    """Whether ``call`` is one of the catalog's neutral tools (not ``program``'s own)."""
+    if call.name not in NEUTRAL_TOOLS:
+        return False
+    return not (program == "gemini" and call.name == "read_file" and "file_path" in call.input)
+
+
 def native_call(program: str, call: ToolCall, cwd: Path | None = None) -> ToolCall:
-    """The neutral ``call`` as ``program``'s (``claude`` or ``codex``) own tool; ``cwd``
-    makes claude's ``Read`` path absolute (as a model gives it)."""
+    """The neutral ``call`` as ``program``'s (``claude``, ``codex`` or ``gemini``) own tool;
+    ``cwd`` makes claude's ``Read`` path absolute (as a model gives it)."""
     if program == "claude":
         if call.name == "read_file":
             path = str(call.input.get("path", ""))
             given = {"file_path": path if cwd is None else str(cwd / path)}
             return msgspec.structs.replace(call, name="Read", input=given)
         return msgspec.structs.replace(call, name="Bash", input={"command": command(call)})
+    if program == "gemini":
+        path = str(call.input.get("path", ""))
+        if call.name == "read_file":
+            return msgspec.structs.replace(call, input={"file_path": path})
+        if call.name == "list_files":
+            return msgspec.structs.replace(
+                call, name="list_directory", input={"dir_path": path or "."}
+            )
+        shell = {"command": str(call.input.get("command", ""))}
+        return msgspec.structs.replace(call, name="run_shell_command", input=shell)
     return msgspec.structs.replace(call, name="exec_command", input={"cmd": command(call)})
 
 
 def native_output(program: str, call: ToolCall, output: Any) -> Any:
     """What ``program``'s tool reports for the neutral ``call`` that printed ``output``."""
+    if program == "gemini":
+        if call.name == "read_file":
+            return ""  # a read's display
+        return None if call.name == "list_files" else output  # a listing's is not text
     if not isinstance(output, str):
         return output
     if program == "claude":
@@ -86,28 +113,25 @@ def native_tools(script: Script, program: str) -> Script:
 
 
 def _native_turn(turn: Turn, program: str) -> Turn:
-    if not any(isinstance(s, ToolCall) and s.name in NEUTRAL_TOOLS for s in turn.steps):
+    if not any(isinstance(s, ToolCall) and neutral(program, s) for s in turn.steps):
         return turn
-    calls: dict[str, ToolCall] = {}  # neutral calls by id
-    waiting: list[ToolCall | None] = []  # every call still to be answered, in order
+    # every call still to be answered, in order: (its id, the call if neutral)
+    waiting: list[tuple[str | None, ToolCall | None]] = []
     steps: list[Step] = []
     for step in turn.steps:
         if isinstance(step, ToolCall):
-            neutral = step.name in NEUTRAL_TOOLS
-            if neutral and step.id is not None:
-                calls[step.id] = step
-            waiting.append(step if neutral else None)
-            steps.append(native_call(program, step) if neutral else step)
+            played = neutral(program, step)
+            waiting.append((step.id, step if played else None))
+            steps.append(native_call(program, step) if played else step)
             continue
         if isinstance(step, ToolResult) and waiting:
-            named = calls.get(step.tool_call_id) if step.tool_call_id is not None else None
-            answered = named if named is not None else waiting[0]
-            if named is not None and named in waiting:
-                waiting.remove(named)
-            elif named is None:
-                waiting.pop(0)
-            if answered is not None:
-                output = native_output(program, answered, step.output)
+            named = [
+                w for w in waiting if step.tool_call_id is not None and w[0] == step.tool_call_id
+            ]
+            answered = (named or waiting)[0]
+            waiting.remove(answered)
+            if answered[1] is not None:
+                output = native_output(program, answered[1], step.output)
                 step = msgspec.structs.replace(step, output=output)
         steps.append(step)
     return msgspec.structs.replace(turn, steps=tuple(steps))

@@ -11,7 +11,9 @@ text              stream-json: a ``message`` (``role: "assistant"``, ``delta: tr
                   delta; json: joined into ``response``; text: written as it comes
 reasoning         nothing (the headless CLI shows no thoughts)
 tool_call         stream-json ``tool_use`` (``tool_name``, ``tool_id`` = ``<name>__<call id>``,
-                  ``parameters``); the model response ends there. A call the CLI would not
+                  ``parameters``); the model response ends there. The catalog's tools are
+                  played as gemini's own (``_neutral``: ``read_file`` with ``file_path``,
+                  ``run_shell_command``, ``list_directory``). A call the CLI would not
                   run gets its ``tool_result`` error (on stderr too) and the scripted result is
                   skipped: one of its tools that needs approval (``run_shell_command``,
                   ``write_file``, ``replace``, ``web_fetch``…) without ``--yolo`` /
@@ -65,6 +67,7 @@ from http import HTTPStatus
 from typing import Any, assert_never
 
 from stuntset.doubles.cli._install import CliProgram
+from stuntset.doubles.cli._neutral import native_tools
 from stuntset.script import (
     ApprovalRequest,
     AuthExpired,
@@ -315,6 +318,7 @@ class GeminiProgram:
     )
 
     def compile(self, script: Script) -> dict[str, Any]:
+        script = native_tools(script, "gemini")
         turns = []
         for turn in script.turns:
             turns.append(
