@@ -4,7 +4,9 @@ claude, an ``mcpToolCall`` item with ``server`` and ``tool`` for codex)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -45,7 +47,9 @@ async def events_of(run: object) -> list[Event]:
 
 async def test_claude_code_names_the_mcp_server_of_a_tool_call(tmp_path: Path) -> None:
     cli = install_cli("claude", SCRIPT, bin_dir=tmp_path / "bin", time_scale=0)
-    provider = ClaudeCodeProvider(ClaudeAgentOptions(cli_path=cli.path))
+    # the server must be given: the real CLI has no tool of a server it was not given
+    files: Any = {"files": {"command": sys.executable, "args": ["-c", "pass"]}}
+    provider = ClaudeCodeProvider(ClaudeAgentOptions(cli_path=cli.path, mcp_servers=files))
     events = await events_of(provider.start("read a.txt"))
     await provider.aclose()
     started = [e for e in events if isinstance(e, ToolStarted)]

@@ -55,14 +55,17 @@ def config(**servers: Any) -> str:
     return json.dumps({"mcpServers": servers})
 
 
-def test_without_mcp_config_no_server_and_scripted_tools_stay_listed(cli: InstalledCli) -> None:
-    first = init(run(cli, *ALLOWED))
+def test_without_mcp_config_there_is_no_mcp_tool(cli: InstalledCli) -> None:
+    """No server given, the real CLI has no ``mcp__`` tool: none is listed, and each scripted
+    call of one is answered "No such tool available"."""
+    done = run(cli, *ALLOWED)
+    first = init(done)
     assert first["mcp_servers"] == []
-    assert first["tools"] == [
-        *DEFAULT_TOOLS,
-        "mcp__web__search",
-        "mcp__web__fetch",
-        "mcp__gone__ping",
+    assert first["tools"] == list(DEFAULT_TOOLS)
+    results = [m["message"]["content"][0] for m in messages(done) if m["type"] == "user"]
+    assert [(r["content"], r["is_error"]) for r in results] == [
+        (f"<tool_use_error>Error: No such tool available: {name}</tool_use_error>", True)
+        for name in ("mcp__web__search", "mcp__web__fetch", "mcp__gone__ping")
     ]
 
 

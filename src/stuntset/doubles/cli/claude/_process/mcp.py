@@ -129,8 +129,9 @@ def init_report(
     their ``name``, ``status`` and ``source``) and ``system/init``'s ``tools`` (``tools``:
     the built-in and scripted names without this report). As observed: servers in
     configuration order, the SDK's (``source: "sdk"``) after the others; the connected
-    servers' tools after the built-in ones, sorted; a configured server's scripted tools are
-    listed only if it connected. ``serverInfo``, which only a connection tells, is left
+    servers' tools after the built-in ones, sorted; a server's scripted tools are listed only
+    if it is configured and connected (the real CLI has no tool of a server it was not
+    given). ``serverInfo``, which only a connection tells, is left
     out."""
     report: list[dict[str, Any]] = []
     connected: list[str] = []
@@ -153,8 +154,7 @@ def init_report(
             named = sorted(t[len(prefix) :] for t in tools if t.startswith(prefix))
             entry["tools"] = [{"name": tool, "annotations": {}} for tool in named]
         report.append(entry)
-    prefixes = tuple(f"mcp__{name}__" for name in servers)
     ready = tuple(f"mcp__{name}__" for name in connected)
-    builtin = [t for t in tools if not t.startswith(prefixes)]
+    builtin = [t for t in tools if not t.startswith("mcp__")]  # no server, no tool of it
     found = sorted(t for t in tools if t.startswith(ready)) if ready else []
     return report, builtin + found

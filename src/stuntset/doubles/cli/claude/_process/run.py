@@ -506,6 +506,8 @@ def run(rt: Runtime) -> None:
         from stuntset.doubles.cli.claude._process.mcp import init_report
 
         session.mcp_servers, session.tools = init_report(mcp_servers, session.tools, rt.env)
+    else:  # no server given: no MCP tool (the real CLI answers "No such tool available")
+        session.tools = [t for t in session.tools if not t.startswith("mcp__")]
     session.open()
     if hooks:
         from stuntset.doubles.cli.claude._process.hooks import Hooks, session_event
