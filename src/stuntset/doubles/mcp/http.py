@@ -194,7 +194,7 @@ class McpHttpApp:
         data: Any
         try:
             data = msgspec.json.decode(body) if body else None
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # nested too deep: not JSON to play
             data = None
         if self.auth_token is not None and headers.get("authorization") != (
             f"Bearer {self.auth_token}"

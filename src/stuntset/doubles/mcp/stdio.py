@@ -117,7 +117,7 @@ async def serve_stdio(
                     continue
                 try:
                     data = msgspec.json.decode(line)
-                except msgspec.DecodeError:
+                except (msgspec.DecodeError, RecursionError):  # nested too deep, too
                     dispatcher.unparsed(line, session)
                     data = None
                 planned = dispatcher.on_message(data, session) if data is not None else None

@@ -344,3 +344,18 @@ def test_a_request_whose_head_arrived_outlives_the_header_deadline() -> None:
         assert response.status_code == 418  # answered after 0.6 s: past the head's deadline
     finally:
         double.close()
+
+
+def test_a_body_nested_too_deep_is_the_sdks_parse_error_not_a_500(
+    served: tuple[McpDouble, str],
+) -> None:
+    # issue #33 (found by tests/unit/doubles/mcp/test_fuzz_mcp.py): the double's own decode
+    # raised RecursionError before the SDK saw the body: a 500 and a traceback in the log
+    double, url = served
+    with httpx2.Client(headers=HEADERS, verify=shared_tls()) as client:
+        deep = client.post(
+            url, content=b"[" * 100_000, headers={"content-type": "application/json"}
+        )
+        assert 400 <= deep.status_code < 500, deep.text[:200]
+        assert client.post(url, json=call("limit")).status_code == 429  # served on
+    assert [c.outcome for c in double.tool_calls()] == ["fault:rate_limit"]

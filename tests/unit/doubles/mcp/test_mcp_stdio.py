@@ -232,3 +232,21 @@ async def test_non_object_params_are_a_json_rpc_error_and_the_server_serves_on(
         assert replies[3]["result"]["content"] == [{"type": "text", "text": "ok"}]
     else:
         assert replies[3]["error"]["code"] == -32602
+
+
+async def test_a_line_nested_too_deep_gets_an_answer_and_the_server_serves_on(
+    pipes: Any, tmp_path: Path
+) -> None:
+    # issue #33 (found by test_fuzz_mcp.py): the reader's decode raised RecursionError and
+    # the server stopped reading: every later message went unanswered
+    out = await exchange(
+        pipes,
+        tmp_path,
+        Script.of([ToolCall("t"), ToolResult("ok")]),
+        INIT,
+        b"[" * 100_000 + b"\n",
+        call(4, "t"),
+        until=b'"id":4',
+    )
+    replies = {json.loads(raw).get("id"): json.loads(raw) for raw in out.splitlines()}
+    assert replies[4]["result"]["content"] == [{"type": "text", "text": "ok"}]
