@@ -573,6 +573,7 @@ FAKE_CLI_NAME = tuple(
     for module in (
         "stuntset.cli",
         "stuntset.doubles.cli",
+        "stuntset.doubles.cli._neutral",  # the catalog's tools as each fake CLI's own
         "stuntset.doubles.cli.gemini",
         "stuntset.drift.gemini_cli",
         "stuntset.drift.native",
@@ -735,6 +736,9 @@ KNOWN_PRIVATE_IMPORTS = frozenset(
         "stuntset.drift.codex_exec -> stuntset.providers._codex_turn_items",
         "stuntset.drift.codex_exec -> stuntset.providers._crash_kinds",
         "stuntset.drift.gemini_cli -> stuntset.providers._crash_kinds",
+        # drift plays the catalog's neutral tools as the fake CLIs play them: their one table
+        "stuntset.drift.gemini_cli -> stuntset.doubles.cli._neutral",
+        "stuntset.drift.native -> stuntset.doubles.cli._neutral",
     }
 )
 

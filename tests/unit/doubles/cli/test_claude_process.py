@@ -706,3 +706,16 @@ def test_continue_without_a_session_and_a_session_id_in_use_fail_as_the_cli(
     again = run(cli, lines(INIT, user("two")), *STREAM, f"--session-id={sid}")
     assert again.returncode == 1
     assert again.messages[-1]["errors"] == [f"Error: Session ID {sid} is already in use."]
+
+
+@pytest.mark.parametrize("request_id", [[1], {"a": 1}, 7, None])
+def test_a_control_response_for_no_request_is_ignored_whatever_its_id(
+    tmp_path: Path, request_id: Any
+) -> None:
+    """A response to no request it sent (a list or an object as its id used to be exit 70,
+    "unhashable type", found by the stdin fuzz) is ignored; the turn is played."""
+    cli = install_cli("claude", scenarios.build("happy_path"), bin_dir=tmp_path)
+    answer = {"type": "control_response", "response": {"request_id": request_id}}
+    done = run(cli, lines(answer, user("hi")))
+    assert done.returncode == 0
+    assert done.messages[-1]["result"] == "Hello! How can I help you today?"

@@ -302,7 +302,8 @@ class Session:
         elif kind == "control_response":
             response = message.get("response")
             request_id = response.get("request_id") if isinstance(response, dict) else None
-            if isinstance(response, dict) and request_id in self.waiting:
+            # the ids it asked with are strings: any other (a list, an object) answers none
+            if isinstance(request_id, str) and request_id in self.waiting:
                 self.responses[str(request_id)] = response
             else:
                 self.rt.journal.write("ignored", reason="control_response for no request")
