@@ -192,7 +192,9 @@ def _section(entry: scenarios.Scenario, node_tier: Path | None = NODE_TIER) -> l
         "**Tools it calls:** "
         + (", ".join(f"`{t}`" for t in tools) if tools else "none")
         + (
-            " (an agent must declare them, or its SDK fails before the scenario plays)"
+            " (an agent must declare them, or its SDK fails before the scenario plays; the "
+            "fake CLIs play them as their own tools: claude `Read`/`Bash`, codex "
+            "`exec_command`, gemini `read_file`/`run_shell_command`/`list_directory`)"
             if tools
             else ""
         )
