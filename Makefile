@@ -41,7 +41,10 @@ demo: $(DEMO_STAMP)
 # targets below; a test that starts a real binary, node, a browser or a package build without
 # its tier's marker fails. `make ci` runs everything, as .ci/run does.
 FAST := not real_cli and not browser and not node and not wheel and not docs and not slow
-PYTEST := $(BIN)/pytest -p no:cacheprovider
+# every tier runs through the exit guard (stdlib only): a run that passes but leaves a resource
+# unclosed (`ResourceWarning: unclosed …`, at the interpreter's exit or in a worker) fails
+EXIT_CLEAN := $(PYTHON) tests/tools/exit_clean.py
+PYTEST := $(EXIT_CLEAN) $(BIN)/pytest -p no:cacheprovider
 # each pytest run keeps its durations (tests/_tiers.py), `make durations` prints the slowest 15
 # of each tier
 RESULTS := build/test-results
@@ -129,7 +132,7 @@ LEGACY := .venv-legacy
 LEGACY_STAMP := $(LEGACY)/.stuntset-synced
 
 legacy: $(LEGACY_STAMP)
-	$(LEGACY)/bin/pytest tests/legacy -q -p no:cacheprovider
+	$(EXIT_CLEAN) $(LEGACY)/bin/pytest tests/legacy -q -p no:cacheprovider
 
 $(LEGACY_STAMP): pyproject.toml uv.lock | $(UV)
 	UV_PROJECT_ENVIRONMENT=$(CURDIR)/$(LEGACY) $(UV) sync --locked --compile-bytecode --no-default-groups --group legacy --python $(PYTHON)
@@ -157,7 +160,7 @@ newest: | $(UV)
 	test -x $(NEWEST)/bin/python || $(UV) venv -q --python $(PYTHON) $(NEWEST)
 	$(UV) pip install -q --python $(NEWEST)/bin/python --compile-bytecode -e ".[$(EXTRAS)]" \
 		--group pyproject.toml:dev --overrides build/newest/package.txt
-	$(NEWEST)/bin/pytest -p no:cacheprovider -n auto -m "$(FAST)" \
+	$(EXIT_CLEAN) $(NEWEST)/bin/pytest -p no:cacheprovider -n auto -m "$(FAST)" \
 		--tier-durations=$(RESULTS)/newest.json
 
 # no cassette or JSONL file in the tree may hold a secret, and every committed cassette is in
