@@ -406,4 +406,4 @@ def test_a_failed_test_shows_the_events_of_the_run_it_drove(pytester: pytest.Pyt
     (deltas,) = [line for line in events if "message.delta" in line]  # one message: one row
     assert "message.delta x" in deltas, section
     assert "text='Working on it'" in deltas, section
-    assert any("tool.started " in line and "name='bash'" in line for line in events), section
+    assert any("tool.started " in line and "name='Bash'" in line for line in events), section
