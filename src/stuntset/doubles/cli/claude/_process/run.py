@@ -303,7 +303,8 @@ class Session:
             response = message.get("response")
             request_id = response.get("request_id") if isinstance(response, dict) else None
             # the ids it asked with are strings: any other (a list, an object) answers none
-            if isinstance(request_id, str) and request_id in self.waiting:
+            waited = isinstance(request_id, str) and request_id in self.waiting
+            if isinstance(response, dict) and waited:
                 self.responses[str(request_id)] = response
             else:
                 self.rt.journal.write("ignored", reason="control_response for no request")
