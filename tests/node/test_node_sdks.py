@@ -103,3 +103,17 @@ def test_every_scenario_ends_as_expected(
     )
     # no scenario hung: only ``stuck`` may meet its bound
     assert all(outcome != "bounded" for name, (outcome, _) in got.items() if name != "stuck")
+
+
+@pytest.mark.timeout(300)
+def test_a_cli_that_breaks_itself_ends_every_node_sdk_turn(
+    node_setup: NodeSetup, server: str, tmp_path: Path
+) -> None:
+    """``cli=True`` on the fake CLIs (their own output breaking, their process dying): the
+    TypeScript claude-agent-sdk's and codex SDK's turns end by themselves, none hangs."""
+    results = tmp_path / "results.jsonl"
+    done = run_suite(node_setup, "cli-breaks.test.mjs", server, results)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    seen = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(seen) == 10, seen  # five breaks x two SDKs
+    assert all(row["outcome"] != "bounded" for row in seen), seen
