@@ -51,12 +51,13 @@ def play_tool_op(run: TurnState, op: tuple[Any, ...]) -> None:
         run.close_message()
         _, tool, tool_input, call_id = op
         target = call_id or run.last_call
+        alone = target is None or target not in run.calls  # an approval of its own, no call
         if target is None or target not in run.calls:
             target = target or run.ids.token("toolu_01")
             run.calls[target] = {"name": tool or "unknown", "input": tool_input or {}}
             run.waiting.append(target)
-        if not _unavailable(run, run.calls[target]["name"]):  # the CLI asks for no such tool
-            _check_permission(run, target)
+        if alone or not _unavailable(run, run.calls[target]["name"]):
+            _check_permission(run, target)  # the CLI asks nothing for a call of no such tool
     else:
         _ask(run, op[1])
 
