@@ -121,8 +121,14 @@ def test_drift_the_real_cli_and_the_fake_play_the_catalog_alike(tmp_path: Path, 
     from stuntset.drift.normalize import normalize
     from stuntset.events import Event
 
+    from stuntset.drift.native import native_script, prepare
+
     assert REAL_GEMINI is not None
-    script = scenarios.build(name)
+    catalog = scenarios.build(name)
+    # as the drift column plays it: the catalog's tools as gemini's own, the real binary's
+    # working folder laid out so that its tools print the scripted results
+    prepare(catalog, tmp_path / "real-cwd")
+    script = native_script(catalog, "gemini", tmp_path / "real-cwd")
 
     async def events(provider: GeminiCliProvider) -> list[Event]:
         played: list[Event] = []

@@ -97,3 +97,28 @@ def test_harness_failures_exit_1_with_one_line(cli: CliRunner) -> None:
     result = cli.invoke(tool, ["check"])
     assert result.exit_code == 1
     assert result.output == "failed: broken stream\n"
+
+
+def test_a_daemon_command_run_in_process_leaves_the_gil_switch_interval(tmp_path: Path) -> None:
+    """``stuntset daemon`` switches the GIL every 0.5 ms while it serves; run inside another
+    process (here a ``CliRunner``, as the hostile corpus runs it) and refused, it leaves that
+    process's interval as it was (it used to set it for good, in every later test of the
+    worker)."""
+    import sys
+
+    before = sys.getswitchinterval()
+    argv = ["daemon", "--db", f"{tmp_path}/host.db", "--token-file", f"{tmp_path}/d.json"]
+    result = CliRunner().invoke(main, [*argv, "--port", "70000"])
+    assert result.exit_code == 2
+    assert sys.getswitchinterval() == before
+
+
+def test_quick_switching_puts_the_interval_back() -> None:
+    import sys
+
+    from stuntset.commands.daemon import SWITCH_INTERVAL, quick_switching
+
+    before = sys.getswitchinterval()
+    with quick_switching():
+        assert sys.getswitchinterval() == SWITCH_INTERVAL
+    assert sys.getswitchinterval() == before

@@ -39,7 +39,6 @@ def run_console_command(
 ) -> None:
     """Serve until SIGINT or SIGTERM."""
     folder = check_cassettes(cassettes)
-    quick_switching()
     database = db if db == ":memory:" else os.fspath(Path(db).absolute())
     double = ModelDouble(scenarios.build("happy_path"), cycle=True, keep=1000)
     server = LoopbackServer()
@@ -51,16 +50,17 @@ def run_console_command(
         echo(f"  session host: {info.ws_url} (same token); db {database}")
 
     try:
-        asyncio.run(
-            run_daemon(
-                db=database,
-                providers=scenario_registry(),
-                port=port,
-                handle_signals=True,
-                ready=ready,
-                console=daemon_console(double=lambda: double, cassettes=folder),
+        with quick_switching():
+            asyncio.run(
+                run_daemon(
+                    db=database,
+                    providers=scenario_registry(),
+                    port=port,
+                    handle_signals=True,
+                    ready=ready,
+                    console=daemon_console(double=lambda: double, cassettes=folder),
+                )
             )
-        )
     finally:
         double.close()
         server.close()

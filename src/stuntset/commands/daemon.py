@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from stuntset.runtime.daemon import ConsoleFactory, DaemonInfo, run_daemon
@@ -47,16 +48,24 @@ def default_db() -> Path:
 SWITCH_INTERVAL = 0.0005
 
 
-def quick_switching() -> None:
-    """In a daemon's own process: hand the GIL to a waiting thread every 0.5 ms, not 5 ms.
+@contextlib.contextmanager
+def quick_switching() -> Iterator[None]:
+    """While a daemon serves: hand the GIL to a waiting thread every 0.5 ms, not 5 ms.
 
     The console renders on worker threads (a 50 MB cassette's first page is seconds of
     CPU); at CPython's default interval the event loop thread waited up to 5 ms for the GIL
     at each of a request's hand-offs (every read, write and commit), so the daemon's other
     clients saw tens of milliseconds a call while a page rendered (p99 68 ms, measured
-    against 23 ms with it: tests/e2e/console/test_console_load.py). Only the commands set it:
-    a daemon started inside a user's process leaves that process's setting alone."""
+    against 23 ms with it: tests/e2e/console/test_console_load.py). Only the commands set it,
+    for as long as they serve, and the interval before is put back when they return: a
+    command run inside another process (a test's ``CliRunner``) leaves that process's
+    setting as it found it, as does a daemon started through the library."""
+    before = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def run_daemon_command(
@@ -71,7 +80,6 @@ def run_daemon_command(
     """Serve the daemon (providers: the catalog scenarios by name, and ``stuck``) until
     ``POST /shutdown``, SIGINT or SIGTERM."""
     origins = normalize_origins(allowed_origins, option="--allow-origin")
-    quick_switching()
     path = Path(token_file).absolute() if token_file else default_token_file()
     if db is None:
         database = default_db()
@@ -89,20 +97,21 @@ def run_daemon_command(
         if console:
             echo(f"console: {info.url}/console/?token=<the token in {path}>")
 
-    asyncio.run(
-        run_daemon(
-            db=database,
-            providers=scenario_registry(),
-            host=host,
-            port=port,
-            token_file=path,
-            private_runtime_dir=token_file is None,
-            handle_signals=True,
-            ready=ready,
-            console=_console() if console else None,
-            allowed_origins=origins,
+    with quick_switching():
+        asyncio.run(
+            run_daemon(
+                db=database,
+                providers=scenario_registry(),
+                host=host,
+                port=port,
+                token_file=path,
+                private_runtime_dir=token_file is None,
+                handle_signals=True,
+                ready=ready,
+                console=_console() if console else None,
+                allowed_origins=origins,
+            )
         )
-    )
 
 
 def _console() -> ConsoleFactory:
