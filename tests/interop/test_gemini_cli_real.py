@@ -118,10 +118,9 @@ def test_drift_the_real_cli_and_the_fake_play_the_catalog_alike(tmp_path: Path, 
     from stuntset import scenarios
     from stuntset.drift.compare import differences
     from stuntset.drift.gemini_cli import GeminiCliProvider, make_fake, make_real
+    from stuntset.drift.native import native_script, prepare
     from stuntset.drift.normalize import normalize
     from stuntset.events import Event
-
-    from stuntset.drift.native import native_script, prepare
 
     assert REAL_GEMINI is not None
     catalog = scenarios.build(name)
