@@ -178,7 +178,8 @@ def failure_of(message: str) -> tuple[CrashKind, bool]:
 def gemini_env(home: Path, base_url: str, *, attempts: int = 2) -> dict[str, str]:
     """The environment (and ``home/.gemini/settings.json``) that points a ``gemini`` at the
     model double's Gemini wire at ``base_url`` offline: the API-key auth method, a trusted
-    folder, ``attempts`` model attempts (the real default, 10, waits minutes of backoff)."""
+    folder, ``attempts`` model attempts (the real default, 10, waits minutes of backoff), and
+    no enclosing ``make``'s variables."""
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -193,6 +194,11 @@ def gemini_env(home: Path, base_url: str, *, attempts: int = 2) -> dict[str, str
         "GOOGLE_GEMINI_BASE_URL": base_url.rstrip("/"),
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
         "GEMINI_CLI_NO_RELAUNCH": "1",
+        # no enclosing make: its shell tool would run a scripted `make` as a sub-make
+        # ("make[1]: Entering directory …"), as runners.NO_ENCLOSING_MAKE says
+        "MAKELEVEL": "",
+        "MAKEFLAGS": "",
+        "MFLAGS": "",
     }
 
 
