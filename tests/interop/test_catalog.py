@@ -29,14 +29,15 @@ def expected_error(name: str, wire: Wire, stream: bool) -> tuple[type[BaseExcept
     if name == "auth_expired_mid_run":
         return (api.AuthenticationError,)
     if name in ("stream_cut", "crash_mid_turn"):
-        # streams: openai wraps the dropped connection, anthropic 2.14 raises httpx2's own
-        return (
-            (httpx2.RemoteProtocolError,)
-            if stream and wire == "anthropic"
-            else (api.APIConnectionError,)
-        )
+        # streams: openai wraps the dropped connection; anthropic 2.14 (the lock) raises
+        # httpx2's own, and the newest release (2.17, `make newest`) wraps it as openai does
+        if stream and wire == "anthropic":
+            return (httpx2.RemoteProtocolError, api.APIConnectionError)
+        return (api.APIConnectionError,)
     if name == "stuck":
-        return (httpx2.ReadTimeout,) if stream and wire == "anthropic" else (api.APITimeoutError,)
+        if stream and wire == "anthropic":  # the same: 2.14 httpx2's own, 2.17 wrapped
+            return (httpx2.ReadTimeout, api.APITimeoutError)
+        return (api.APITimeoutError,)
     if name == "malformed_json":
         return (json.JSONDecodeError,)
     if name == "garbage_bytes":
