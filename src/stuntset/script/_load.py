@@ -340,6 +340,8 @@ def load_script(path: str | Path, *, wire: Wire | None = None) -> Script:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ScriptError("no such file", source=str(file)) from None
+    except OSError as error:  # a part of the path is a file, no permission, …
+        raise ScriptError(f"cannot read it: {error.strerror or error}", source=str(file)) from None
     except UnicodeDecodeError as error:
         raise ScriptError(
             f"not UTF-8 text ({error.reason} at byte {error.start})", source=str(file)
