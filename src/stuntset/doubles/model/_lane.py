@@ -10,16 +10,32 @@ parser's callbacks: the body is collected, the double answers, and the response'
 body leave in one write, with the bytes uvicorn would have sent (its status line and default
 ``date``/``server`` headers).
 
+A fault-free stream — a streamed reply of writes only (no pause, stall, drop or delayed
+status line), its head encoded — is written here too, one write per event as uvicorn's path
+writes it (the framing a real provider shows): the status line, the default headers, the
+reply's head lines and ``transfer-encoding: chunked`` leave with the first event's chunk;
+each later event is its own write, as ``%x\r\n<event>\r\n``; the last one carries the
+terminating ``0\r\n\r\n`` (uvicorn's path sends it as one write more; the bytes are the
+same). When the transport pauses writing mid-stream (its buffer over the high-water mark: a
+client that does not read), the rest waits for ``resume_writing`` — nothing more is
+buffered meanwhile — and the connection counts as busy: a request arriving on it is
+pipelined behind the stream (uvicorn's path, as for any response in flight), and a
+shutdown closes it once the stream is out. As ``ModelApp`` does, the journal records when
+the stream ended (``Journal.ended``: here just before its last write, so a client that has
+read the terminating chunk finds it there), and a stream that waits is open for the leak
+checks (``STREAMS``) until then.
+
 Everything else takes uvicorn's own path, as before: anything that is not a ``POST`` with a
 ``Content-Length`` within ``max_body`` to a model route over a keep-alive HTTP/1.1 connection
 (413s, chunked bodies, a stage named by the ``x-stuntset-stage`` header, ``Expect:
 100-continue``, ``Connection: close``, upgrades, percent-encoded paths, the console, the
 control API), a request pipelined behind one still in flight, and a
-connection whose writes are paused. A reply the lane cannot send whole (streams, pauses,
-stalls, drops, a delayed status line, a reply without pre-encoded headers) — or an error the
-double raised — goes to uvicorn's path *with the reply already made*: ``ModelApp`` plays it
-(or raises the error, so uvicorn logs it and answers 500) instead of asking the double again,
-so a turn is never consumed twice and the journal holds the request once.
+connection whose writes are paused. A reply the lane cannot send itself (pauses, stalls,
+drops, a delayed status line, a reply without pre-encoded headers, framing stress) — or an
+error the double raised — goes to uvicorn's path *with the reply already made*:
+``ModelApp`` plays it (or raises the error, so uvicorn logs it and answers 500) instead of
+asking the double again, so a turn is never consumed twice and the journal holds the
+request once.
 """
 
 from __future__ import annotations
@@ -29,13 +45,50 @@ from typing import Any, ClassVar, cast
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from stuntset._resources import STREAMS
 from stuntset.wires import Reply
 
 from ._template import BAD_HEADER_NAME, BAD_HEADER_VALUE
 from .app import ANSWER_KEY, ModelApp
 from .double import ModelDouble, is_model_route
 
-__all__ = ["lane_protocol", "written_whole"]
+__all__ = ["lane_protocol", "written_stream", "written_whole"]
+
+#: The chunk that ends a chunked body.
+_LAST_CHUNK = b"0\r\n\r\n"
+
+
+class _Waiting:
+    """A stream the lane is writing, waiting for the paused transport: the events left, and
+    what its end must record. Also what uvicorn's protocol sees as ``self.cycle`` meanwhile
+    (a response in flight: a request arriving is pipelined behind it; ``shutdown`` clears
+    ``keep_alive``, so the connection closes when the stream is out)."""
+
+    __slots__ = (
+        "disconnected",
+        "double",
+        "events",
+        "index",
+        "keep_alive",
+        "message_event",
+        "next",
+        "response_complete",
+        "token",
+    )
+
+    def __init__(
+        self, double: ModelDouble, events: list[bytes], at: int, index: int, what: str
+    ) -> None:
+        self.double = double
+        self.events = events
+        self.next = at
+        self.index = index
+        self.token = STREAMS.opened(what)
+        # what uvicorn's protocol reads and sets on ``self.cycle``
+        self.response_complete = False
+        self.disconnected = False
+        self.keep_alive = True
+        self.message_event = asyncio.Event()
 
 
 class LaneProtocol(HttpToolsProtocol):
@@ -59,6 +112,8 @@ class LaneProtocol(HttpToolsProtocol):
     #: When the connection last became idle (its response done), ``None`` while a request is
     #: on it: the keep-alive timer's reference point.
     _idle_since: float | None = None
+    #: The stream waiting for the paused transport, if one is.
+    _waiting: _Waiting | None = None
 
     # --- keep-alive: one timer per idle period, not one per request ---
     # uvicorn arms a timer when a response is done and cancels it when data arrives: a
@@ -104,7 +159,17 @@ class LaneProtocol(HttpToolsProtocol):
         if task is not None:
             task.cancel()
             self.timeout_keep_alive_task = None
+        waiting = self._waiting
+        if waiting is not None:  # the client went away mid-stream: not ended
+            self._waiting = None
+            STREAMS.ended(waiting.token, released=not waiting.double.closing.is_set())
         super().connection_lost(exc)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        waiting = self._waiting
+        if waiting is not None:
+            self._write_events(waiting.double, waiting.events, waiting.next, waiting.index)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -203,22 +268,95 @@ class LaneProtocol(HttpToolsProtocol):
             return
         if isinstance(answer, tuple):
             status = STATUS_LINE[200]
+            head, rest = answer
+            if isinstance(rest, list):  # a stream's head lines and events
+                self._start_stream(double, status, head, rest)
+                return
+            body = rest
         else:
             whole = written_whole(answer)
             if whole is None:
-                self._hand_over(answer)
+                stream = written_stream(answer)
+                if stream is None:
+                    self._hand_over(answer)
+                    return
+                self._start_stream(double, *stream)
                 return
-            status, answer = whole
-        # uvicorn's default headers (``date``, ``server``), encoded again when its server
-        # replaces them (once a second)
+            status, (head, body) = whole
+        transport = self._direct
+        if not transport.is_closing():
+            transport.write(b"".join((status, self._default_lines(), head, body)))
+        self.on_response_complete()
+
+    def _default_lines(self) -> bytes:
+        """uvicorn's default headers (``date``, ``server``) as head lines, encoded again when
+        its server replaces them (once a second)."""
         defaults = self.server_state.default_headers
         seen, encoded = self._defaults
         if seen is not defaults:
             encoded = b"".join(b"%s: %s\r\n" % pair for pair in defaults)
             self._defaults = (defaults, encoded)
+        return encoded
+
+    def _start_stream(
+        self, double: ModelDouble, status: bytes, head: bytes, events: list[bytes]
+    ) -> None:
+        """Write a stream (``written_stream``'s parts): the head with the first event's chunk
+        in one write, then one write per event."""
+        # the request the reply answers, as ``ModelApp`` finds it (journaled just now)
+        index = double.journal.count - 1
         transport = self._direct
-        if not transport.is_closing():
-            transport.write(b"".join((status, encoded, answer[0], answer[1])))
+        if transport.is_closing():  # the client is gone: nothing to write, nothing ended
+            self.on_response_complete()
+            return
+        first = b"".join((status, self._default_lines(), head))
+        if len(events) > 1:
+            event = events[0]
+            transport.write(b"%b%x\r\n%b\r\n" % (first, len(event), event))
+            self._write_events(double, events, 1, index)
+            return
+        # the stream's end is journaled just before its last write, so a client that has
+        # read the terminating chunk finds it there
+        double.journal.ended(index)
+        if events:
+            event = events[0]
+            transport.write(b"%b%x\r\n%b\r\n0\r\n\r\n" % (first, len(event), event))
+        else:
+            transport.write(first + _LAST_CHUNK)
+        self.on_response_complete()
+
+    def _write_events(self, double: ModelDouble, events: list[bytes], at: int, index: int) -> None:
+        """Write ``events[at:]``, one write each (the last with the terminating chunk), while
+        the transport takes them; if it pauses, wait for ``resume_writing``."""
+        transport = self._direct
+        flow = self.flow
+        last = len(events) - 1
+        while at <= last:
+            if transport.is_closing():  # the client went away: ``connection_lost`` follows
+                return
+            if flow.write_paused:
+                waiting = self._waiting
+                if waiting is None:
+                    path = self._where[0].decode("latin-1")
+                    what = f"{path} (streamed response over loopback)"
+                    waiting = self._waiting = _Waiting(double, events, at, index, what)
+                    self.cycle = waiting  # type: ignore[assignment]
+                waiting.next = at
+                return
+            event = events[at]
+            if at == last:
+                double.journal.ended(index)  # before the last write (``_start_stream``)
+                transport.write(b"%x\r\n%b\r\n0\r\n\r\n" % (len(event), event))
+            else:
+                transport.write(b"%x\r\n%b\r\n" % (len(event), event))
+            at += 1
+        waiting = self._waiting
+        if waiting is not None:  # a stream that waited: its end as uvicorn's cycle ends
+            self._waiting = None
+            waiting.response_complete = True
+            STREAMS.ended(waiting.token, released=not double.closing.is_set())
+            if not waiting.keep_alive:  # the server is shutting down
+                transport.close()
         self.on_response_complete()
 
     def _hand_over(self, answer: Any) -> None:
@@ -273,6 +411,42 @@ def written_whole(reply: Reply) -> tuple[bytes, tuple[bytes, bytes]] | None:
         lines += (name.lower(), b": ", value, b"\r\n")
     lines.append(b"\r\n")
     return STATUS_LINE[reply.status], (b"".join(lines), actions[0])
+
+
+def written_stream(reply: Reply) -> tuple[bytes, bytes, list[bytes]] | None:
+    """The status line, the head lines (``transfer-encoding: chunked`` and the blank line
+    included) and the events the lane writes for ``reply`` — what uvicorn's path sends — if
+    it is a fault-free stream with its head encoded: a streamed reply whose every action is
+    a write; ``None`` for anything uvicorn's path must play (no head yet, a wait, a pause, a
+    stall, a drop, a status uvicorn sends no body with, a header uvicorn refuses or one that
+    changes the framing or the connection). Empty writes are left out (uvicorn's path
+    writes nothing for them)."""
+    head = reply.encoded
+    status = STATUS_LINE.get(reply.status) if reply.status not in (None, 204, 304) else None
+    if head is None or reply.wait or not reply.streaming or status is None:
+        return None
+    events: list[bytes] = []
+    for action in reply.actions:
+        if not isinstance(action, bytes):
+            return None
+        if action:
+            events.append(action)
+    lines: list[bytes] = []
+    for name, value in head:
+        lowered = name.lower()
+        if (
+            BAD_HEADER_NAME.search(name)
+            or BAD_HEADER_VALUE.search(value)
+            or lowered in _FRAMING_HEADERS
+        ):
+            return None
+        lines += (lowered, b": ", value, b"\r\n")
+    lines.append(b"transfer-encoding: chunked\r\n\r\n")
+    return status, b"".join(lines), events
+
+
+#: Head lines after which uvicorn frames a body otherwise, or closes the connection.
+_FRAMING_HEADERS = frozenset((b"connection", b"content-length", b"transfer-encoding"))
 
 
 def _lane_url(url: bytes) -> tuple[bytes, bytes] | None:

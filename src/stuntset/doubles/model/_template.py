@@ -21,13 +21,14 @@ from typing import Any
 
 import msgspec
 
-from stuntset.ids import IdGenerator
+from stuntset.ids import IdGenerator, RandomIds
 from stuntset.wires import Action, Plan, RenderContext, Reply, WireCodec, render
 
 __all__ = [
     "BAD_HEADER_NAME",
     "BAD_HEADER_VALUE",
     "LaneTemplate",
+    "StreamLane",
     "Template",
     "head_lines",
     "lane_template",
@@ -75,6 +76,7 @@ class Template:
         "plan",
         "prefixes",
         "reply",
+        "stream",
     )
 
     def __init__(self, plan: Plan, reply: Reply, prefixes: list[str]) -> None:
@@ -103,6 +105,8 @@ class Template:
             self.encoded = [(k.encode(), v.encode()) for k, v in reply.headers]
         #: The reply as the server's fast lane writes it, if it can (``lane_template``).
         self.lane = lane_template(self)
+        #: The stream as the server's fast lane writes it, if it can (``stream_lane``).
+        self.stream = stream_lane(self)
 
     def fill(self, ids: IdGenerator, created: int) -> Reply:
         """A fresh ``Reply`` with newly minted ids and ``created`` in place of the
@@ -207,6 +211,93 @@ class LaneTemplate:
         if not value.isprintable():
             return self.template.fill_minted(minted, created)
         return self.head % (value.encode(), len(body)), body
+
+
+class StreamLane:
+    """A template's stream as the server's fast lane writes it (``_lane``): after uvicorn's
+    status line and default headers, the reply's head lines — a %-format with the slot of
+    the request id — and its events, each a %-format with the slots of the ids and the
+    second (or bytes without any). Made only for a fault-free ``200`` stream of writes whose
+    headers uvicorn accepts and does not frame by (``stream_lane``); the bytes are those
+    uvicorn's path sends for ``Template.fill``. ``transfer-encoding: chunked`` and the
+    blank line are the lane's to add (after the rate limits' lines, as uvicorn's path)."""
+
+    __slots__ = ("events", "head", "head_slot", "prefixes", "template")
+
+    def __init__(self, template: Template) -> None:
+        self.template = template
+        self.prefixes = template.prefixes
+        count = len(self.prefixes)
+        #: per event: its bytes, or (its %-format, the values' order)
+        self.events: list[bytes | tuple[bytes, tuple[int, ...]]] = []
+        for action in template.reply.actions:
+            assert isinstance(action, bytes)
+            if not action:
+                continue  # uvicorn's path writes nothing for it
+            if _TOKEN_BYTES in action or _CREATED_BYTES in action:
+                self.events.append(_format(action, count))
+            else:
+                self.events.append(action)
+        forms: list[bytes] = []
+        slots: list[int] = []
+        for name, value in template.reply.headers:
+            form, found = _format(value.encode(), count)
+            forms.append(name.lower().encode() + b": " + form + b"\r\n")
+            slots += found
+        self.head = b"".join(forms)
+        #: the id in the head (the request id header: ``stream_lane`` wants exactly one)
+        self.head_slot = slots[0]
+
+    def fill(self, ids: IdGenerator, created: int) -> tuple[bytes, list[bytes]] | Reply:
+        """The head lines and the events, with newly minted ids and ``created`` in place; a
+        ``Reply`` (``Template.fill_minted``, for uvicorn's path) when the request id is not
+        fit for a header (a custom id generator's control character: uvicorn refuses it)."""
+        minted = list(map(ids.new, self.prefixes))
+        value = minted[self.head_slot]
+        if type(ids) is RandomIds:  # our prefixes, a dash and hex digits: nothing to escape
+            values = [m.encode() for m in minted]
+        else:
+            if not value.isprintable():
+                return self.template.fill_minted(minted, created)
+            values = [_escape(m)[1:-1] for m in minted]
+        values.append(b"%d" % created)
+        take = values.__getitem__
+        events = []
+        for event in self.events:
+            if isinstance(event, bytes):
+                events.append(event)
+            else:
+                form, order = event
+                events.append(form % tuple(map(take, order)))
+        return self.head % value.encode(), events
+
+
+def stream_lane(template: Template) -> StreamLane | None:
+    """``template`` as the fast lane streams it, or ``None`` where uvicorn's path must play
+    it (not a ``200`` stream, pauses, a fault, a wait, a header uvicorn refuses or one that
+    changes the framing or the connection) or ``Template.fill`` fill it (a head whose ids are
+    not just the request id)."""
+    reply = template.reply
+    if (
+        reply.status != 200
+        or not reply.streaming
+        or reply.wait
+        or not all(isinstance(a, bytes) for a in reply.actions)
+    ):
+        return None
+    slots = 0
+    for name, value in reply.headers:
+        slots += len(_SLOT.findall(value))
+        if str(CREATED) in value:
+            return None
+        check = _TOKEN.join(_SLOT.split(value)[::2])  # the ids' slots are checked per fill
+        if (
+            name.lower() in ("connection", "content-length", "transfer-encoding")
+            or BAD_HEADER_NAME.search(name.encode())
+            or BAD_HEADER_VALUE.search(check.encode())
+        ):
+            return None
+    return StreamLane(template) if slots == 1 else None  # the request id, and only it
 
 
 def _quick_fill(

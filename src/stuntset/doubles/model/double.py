@@ -87,6 +87,8 @@ _UNREADABLE = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 _UNDECODED = object()
 #: Raw paths whose route the fast lane remembers per double (a client asks a few paths).
 _LANE_LIMIT = 256
+#: The head line uvicorn adds to a stream (no ``Content-Length``), and the blank line.
+_CHUNKED = b"transfer-encoding: chunked\r\n\r\n"
 #: Templates kept per double before they are dropped (a client asking for many models).
 _TEMPLATE_LIMIT = 256
 
@@ -240,7 +242,7 @@ class ModelDouble:
             self._pending: deque[_Pending] = deque()
             #: The fast lane's routes by raw path, and its memo of turns (``lane``).
             self._lanes: dict[bytes, tuple[WireCodec, Route, ModelDouble] | None] = {}
-            self._lane_turns: dict[tuple[int, WireCodec, bool, str], _LaneTurn] = {}
+            self._lane_turns: dict[tuple[int, WireCodec, bool, str, bool], _LaneTurn] = {}
 
     def new_stage(self, script: Script, *, cycle: bool = False) -> ModelDouble:
         """A stage of this double (the control API's): a double of its own with this one's
@@ -341,12 +343,13 @@ class ModelDouble:
 
     def lane(
         self, path: bytes, query: bytes, headers: list[tuple[bytes, bytes]], body: bytes
-    ) -> tuple[bytes, bytes] | Reply:
+    ) -> tuple[bytes, bytes] | tuple[bytes, list[bytes]] | Reply:
         """``handle`` for a ``POST`` on the server's fast lane (``_lane``), with the request as
         it came off the wire: the raw path (no query), the query, the headers (lower-case
         names) and the body. A whole, fault-free reply comes back ready to write: its head
-        lines (after the status line ``200 OK``) and its body; anything else as the ``Reply``
-        ``handle`` would give. The same turn, ids and journal entry either way; no
+        lines (after the status line ``200 OK``) and its body; a fault-free stream too: its
+        head lines (``transfer-encoding: chunked`` and the blank line included) and its
+        events, one write each; anything else as the ``Reply`` ``handle`` would give. The same turn, ids and journal entry either way; no
         ``TurnRequest`` is made for a request answered here (``player.played`` makes it
         when read) and the journal keeps the request's bytes."""
         if path.startswith(_STAGE_PREFIX_BYTES) and self.control:
@@ -375,8 +378,17 @@ class ModelDouble:
         except BadRequest:
             return self._handle_raw(path, query, headers, body, parsed)
         data: dict[str, Any] = parsed
-        if codec.streams(data) or (tool_results and target._pending):
+        if tool_results and target._pending:
             return self._handle_raw(path, query, headers, body, parsed)
+        streaming = codec.streams(data)
+        if streaming:
+            # a stream's form may hang on the query (Gemini's ``alt=sse``, or none: a JSON
+            # array): the codec ``handle`` finds with it
+            asked = codec_for(where.path, query.decode("latin-1"))
+            if asked is not codec:
+                if asked is None or not asked.streams(data):
+                    return self._handle_raw(path, query, headers, body, parsed)
+                codec = asked
         options = data.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         model = model or "stuntset"
@@ -388,10 +400,10 @@ class ModelDouble:
         kept = False
         try:
             # the turn's segments, plan and template, found in one lookup
-            key = (id(turn), codec, include_usage, model)
+            key = (id(turn), codec, include_usage, model, streaming)
             hit = target._lane_turns.get(key)
             if hit is None or hit[0] is not turn:
-                hit = target._lane_turn(key, turn, codec, include_usage, model)
+                hit = target._lane_turn(key, turn, codec, include_usage, model, streaming)
             _, segments, template, limits, extra = hit
             if len(segments) > 1:  # the rest wait for the tool results
                 target._first_segment(index, turn, limits)
@@ -401,7 +413,20 @@ class ModelDouble:
             else:
                 created = int(target.clock.now())
                 fast = template.lane
-                if fast is None or extra is None:
+                stream = template.stream
+                if stream is not None and extra is not None:  # a stream, written by the lane
+                    events = stream.fill(target.ids, created)
+                    if isinstance(events, tuple):
+                        # the turn's rate limits after the reply's own lines, as ``handle``
+                        streamed = (events[0] + extra + _CHUNKED, events[1])
+                        self.journal.add_raw(
+                            where.path, query, headers, body, codec.wire.name, index,
+                            where.scenario, streamed,
+                        )  # fmt: skip
+                        kept = True
+                        return streamed
+                    reply = events
+                elif fast is None or extra is None:
                     reply = template.fill(target.ids, created)
                 else:
                     ids = target.ids
@@ -439,20 +464,22 @@ class ModelDouble:
 
     def _lane_turn(
         self,
-        key: tuple[int, WireCodec, bool, str],
+        key: tuple[int, WireCodec, bool, str, bool],
         turn: Turn,
         codec: WireCodec,
         include_usage: bool,
         model: str,
+        streaming: bool = False,
     ) -> _LaneTurn:
         """The fast lane's memo of a turn: its segments, its first segment's template
-        (``None`` for a fault), its rate limits and the head lines they add on this wire
-        (``b""`` for none; ``None`` for lines uvicorn would refuse: ``handle``'s path)."""
+        (``None`` for a fault, or a stream this wire does not template), its rate limits
+        and the head lines they add on this wire (``b""`` for none; ``None`` for lines
+        uvicorn would refuse: ``handle``'s path)."""
         segments = self._segments(turn)
         plan = self._plan(segments[0])
         template = None
-        if plan.fault is None and codec.templated:
-            template = self._template(codec, plan, False, include_usage, model, 0)
+        if plan.fault is None and codec.templated and (codec.templated_streams or not streaming):
+            template = self._template(codec, plan, streaming, include_usage, model, 0)
         limits = self._limits(turn)
         extra: bytes | None = b""
         if limits is not None and codec.sends_rate_limits:

@@ -116,8 +116,10 @@ def _reply(kept: Any) -> Any:
     headers = []
     for line in head.decode("latin-1").split("\r\n"):
         name, _, value = line.partition(": ")
-        if name and name != "content-length":
+        if name and name not in ("content-length", "transfer-encoding"):
             headers.append((name, value))
+    if isinstance(body, list):  # a stream: its events
+        return Reply(200, headers, list(body), streaming=True)
     return Reply(200, headers, [body])
 
 
@@ -226,11 +228,12 @@ class Journal:
         wire: str,
         turn: int,
         scenario: str | None,
-        reply: tuple[bytes, bytes],
+        reply: tuple[bytes, bytes] | tuple[bytes, list[bytes]],
     ) -> None:
         """``add`` for a ``POST`` answered ``200`` on the server's fast lane, kept as it came
         off the wire: the query, headers (lower-case names) and body as bytes (a body that
-        parses as JSON), and the reply as its head lines and body. Decoded when read."""
+        parses as JSON), and the reply as its head lines and body (a stream: its events).
+        Decoded when read."""
         with self._lock:
             self._entries.append(
                 (self._count, "POST", path, query, headers, body, wire, turn, 200, scenario, reply)

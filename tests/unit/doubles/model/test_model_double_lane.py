@@ -14,6 +14,7 @@ import pytest
 
 from stuntset import scenarios
 from stuntset.clock import FakeClock
+from stuntset.doubles.model._lane import written_stream
 from stuntset.doubles.model.double import ModelDouble
 from stuntset.ids import RandomIds, SequentialIds
 from stuntset.script import (
@@ -150,11 +151,14 @@ def pair(
     return make(), make()
 
 
-def written(reply: Reply) -> tuple[bytes, bytes] | None:
+def written(reply: Reply) -> tuple[bytes, bytes] | tuple[bytes, list[bytes]] | None:
     """What the lane would return for ``reply``: its head lines and body, if it is a whole
-    reply with its head encoded."""
-    if reply.encoded is None or reply.streaming or reply.status != 200:
+    reply with its head encoded; its head lines and events if it is a fault-free stream."""
+    if reply.encoded is None or reply.status != 200:
         return None
+    if reply.streaming:
+        stream = written_stream(reply)
+        return None if stream is None else stream[1:]
     head = b"".join(b"%s: %s\r\n" % pair for pair in reply.encoded) + b"\r\n"
     assert len(reply.actions) == 1
     body = reply.actions[0]
