@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, unquote_plus, urlencode
 
 import msgspec
 
+from stuntset.cassettes.candidates import Candidates
 from stuntset.cassettes.decoded import (
     NOT_JSON,
     Fragment,
@@ -189,6 +190,10 @@ class Scrubber:
     Shapes come from the one table (``stuntset.cassettes.secrets.SHAPES``); secret values are
     those of ``extra_values`` and of the environment (``env``, default ``os.environ``): the
     variables ``env_names`` and every one whose name ends in KEY, TOKEN, SECRET or PASSWORD.
+
+    Texts are first read by a cheap prefilter (``stuntset.cassettes.candidates``): the full
+    decode-and-scan runs only on those that may hold a secret. ``prefilter=False`` runs it on
+    every text (what the prefilter is checked against; it finds the same).
     """
 
     def __init__(
@@ -198,6 +203,7 @@ class Scrubber:
         extra_patterns: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
         env_names: Iterable[str] = SECRET_ENV,
+        prefilter: bool = True,
     ) -> None:
         values = {
             *env_secrets(env, env_names),
@@ -208,6 +214,7 @@ class Scrubber:
             Shape(name, re.compile(pattern)) for name, pattern in (extra_patterns or {}).items()
         )
         self._allowed = set(ALLOWED_HEADERS)
+        self._candidates = Candidates(self._values, self._shapes) if prefilter else None
 
     def allow_header(self, name: str) -> None:
         """Keep ``name`` in cassettes (denied headers stay denied)."""
@@ -215,7 +222,24 @@ class Scrubber:
 
     def find(self, text: str) -> list[Hit]:
         """Every secret in ``text`` (by shape or by value), in order."""
+        if self._candidates is not None and not self._candidates.may_hold(text):
+            return []
+        return self._find(text)
+
+    def _find(self, text: str) -> list[Hit]:
         return find_secrets(text, values=self._values, shapes=self._shapes)
+
+    def find_each(self, texts: list[str]) -> list[list[Hit]]:
+        """``find`` of each of ``texts``, in one pass over those that may hold a secret."""
+        return find_many(texts, self._find, self._holding)
+
+    def channel_hits(self, channels: list[list[str]]) -> list[list[Hit]]:
+        """The hits in each channel (``stuntset.cassettes.secrets.channel_hits``)."""
+        return channel_hits(channels, self._find, self._holding)
+
+    @property
+    def _holding(self) -> Callable[[list[str]], set[int]] | None:
+        return None if self._candidates is None else self._candidates.holding
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         """Only allow-listed headers, their values scrubbed."""
@@ -259,7 +283,7 @@ class Scrubber:
                 stack.extend(item.values())
             elif isinstance(item, list):
                 stack.extend(item)
-        for text, hits in zip(plain, find_many(plain, self.find), strict=True):
+        for text, hits in zip(plain, self.find_each(plain), strict=True):
             if hits:
                 found[text] = redact(text, hits)
         changed = {text: clean for text, clean in found.items() if clean != text}
@@ -353,7 +377,7 @@ class Scrubber:
         grouped = channels(decoded)
         changed: set[int] = set()
         for fragments, hits in zip(
-            grouped, channel_hits([[f.text for f in g] for g in grouped], self.find), strict=True
+            grouped, self.channel_hits([[f.text for f in g] for g in grouped]), strict=True
         ):
             for position, text in redact_fragments(fragments, hits).items():
                 fragment = fragments[position]
@@ -364,8 +388,7 @@ class Scrubber:
                     set_at(decoded[fragment.frame], fragment.path, text)
         texts = [d[0] for d in decoded if isinstance(d, tuple)]
         clean_texts = iter(
-            redact(text, hits)
-            for text, hits in zip(texts, find_many(texts, self.find), strict=True)
+            redact(text, hits) for text, hits in zip(texts, self.find_each(texts), strict=True)
         )
         documents = [d for d in decoded if not isinstance(d, tuple)]
         clean_documents = iter(self.value(documents, strict=True))
@@ -431,7 +454,7 @@ def _scan_line(number: int, line: str, scrubber: Scrubber, join_streams: bool) -
         for text in _readings(value, nested=id(value) not in in_streams):
             paths.append(path)
             texts.append(text)
-    for path, text, hits in zip(paths, texts, find_many(texts, scrubber.find), strict=True):
+    for path, text, hits in zip(paths, texts, scrubber.find_each(texts), strict=True):
         for hit in hits:
             add(text[hit.start : hit.end], hit.kind, f"field {_dotted(path)}")
     for path, key, value in _fields(document):
@@ -455,7 +478,7 @@ def _scan_line(number: int, line: str, scrubber: Scrubber, join_streams: bool) -
                     if path and not is_key:
                         places.append(where)
                         texts.append(text)
-        for where, text, hits in zip(places, texts, find_many(texts, scrubber.find), strict=True):
+        for where, text, hits in zip(places, texts, scrubber.find_each(texts), strict=True):
             for hit in hits:
                 add(text[hit.start : hit.end], hit.kind, where)
         return _ordered(found)
@@ -464,7 +487,7 @@ def _scan_line(number: int, line: str, scrubber: Scrubber, join_streams: bool) -
     for (name, fragments), text, hits in zip(
         grouped,
         channel_texts,
-        channel_hits([[f.text for f in g] for _, g in grouped], scrubber.find),
+        scrubber.channel_hits([[f.text for f in g] for _, g in grouped]),
         strict=True,
     ):
         for hit in hits:

@@ -434,15 +434,19 @@ def _merged(found: list[tuple[int, int, int, str]]) -> list[Hit]:
     return hits
 
 
-def channel_hits(channels: list[list[str]], find: Callable[[str], list[Hit]]) -> list[list[Hit]]:
+def channel_hits(
+    channels: list[list[str]],
+    find: Callable[[str], list[Hit]],
+    holding: Callable[[list[str]], set[int]] | None = None,
+) -> list[list[Hit]]:
     """The hits in each channel's joined text (its fragments, frame by frame): found in the
     joined text, and in each fragment alone — joined, a value's body can run into the next
     fragment's value and hide its prefix (``…gsk_abc`` then ``xai-…``) — a hit alone that
     reaches its fragment's end read on into the next ones. One pass for all joined texts and
-    one for all fragments."""
+    one for all fragments (``holding``: see ``find_many``)."""
     joined_texts = ["".join(parts) for parts in channels]
-    found = find_many(joined_texts, find)
-    alone = iter(find_many([part for parts in channels for part in parts], find))
+    found = find_many(joined_texts, find, holding)
+    alone = iter(find_many([part for parts in channels for part in parts], find, holding))
     out: list[list[Hit]] = []
     for parts, text, hits in zip(channels, joined_texts, found, strict=True):
         extra: list[Hit] = []
@@ -487,10 +491,17 @@ def redact(text: str, hits: list[Hit]) -> str:
 _SEPARATOR = "\x00\n"
 
 
-def find_many(texts: list[str], find: Callable[[str], list[Hit]]) -> list[list[Hit]]:
+def find_many(
+    texts: list[str],
+    find: Callable[[str], list[Hit]],
+    holding: Callable[[list[str]], set[int]] | None = None,
+) -> list[list[Hit]]:
     """``find`` applied to each of ``texts``, in one pass over them all: a regex pass per shape,
     not per shape and per string, whatever the number of strings. They are joined by NUL and
-    newline, which no shape's body crosses (a hit is clipped to its own text all the same)."""
+    newline, which no shape's body crosses (a hit is clipped to its own text all the same).
+
+    ``holding`` (a prefilter: ``Candidates.holding``) names the texts that may hold a secret;
+    ``find`` reads only those, the others have none."""
     if not texts:
         return []
     # a stream repeats most of its strings frame after frame (an id, a model, an object
@@ -498,18 +509,52 @@ def find_many(texts: list[str], find: Callable[[str], list[Hit]]) -> list[list[H
     distinct = dict.fromkeys(texts)
     if len(distinct) < len(texts):
         unique = list(distinct)
-        by_text = dict(zip(unique, find_many(unique, find), strict=True))
+        by_text = dict(zip(unique, find_many(unique, find, holding), strict=True))
         return [list(by_text[text]) for text in texts]
+    if holding is not None:
+        candidates = holding(texts)
+        if len(candidates) < len(texts):
+            out: list[list[Hit]] = [[] for _ in texts]
+            if not candidates:
+                return out
+            chosen = sorted(candidates)
+            # each chosen text keeps what was around it: the separator, or the joined
+            # text's start or end (a rule's ``$`` must not match where it did not)
+            found = _joined_hits(
+                [texts[i] for i in chosen],
+                find,
+                lead=chosen[0] > 0,
+                trail=chosen[-1] < len(texts) - 1,
+            )
+            for index, hits in zip(chosen, found, strict=True):
+                out[index] = hits
+            return out
+    return _joined_hits(texts, find)
+
+
+def _joined_hits(
+    texts: list[str], find: Callable[[str], list[Hit]], *, lead: bool = False, trail: bool = False
+) -> list[list[Hit]]:
+    """``find`` of ``texts`` joined by the separator (``lead``, ``trail``: one before the first,
+    after the last), each hit clipped to its text."""
+    base_offset = len(_SEPARATOR) if lead else 0
     starts: list[int] = []
-    offset = 0
+    offset = base_offset
     for text in texts:
         starts.append(offset)
         offset += len(text) + len(_SEPARATOR)
-    out: list[list[Hit]] = [[] for _ in texts]
-    for hit in find(_SEPARATOR.join(texts)):
+    joined = _SEPARATOR.join(texts)
+    if lead:
+        joined = _SEPARATOR + joined
+    if trail:
+        joined += _SEPARATOR
+    found: list[list[Hit]] = [[] for _ in texts]
+    for hit in find(joined):
         index = bisect.bisect_right(starts, hit.start) - 1
+        if index < 0:
+            continue  # in the leading separator
         base = starts[index]
         end = min(hit.end, base + len(texts[index]))
         if end > hit.start:
-            out[index].append(Hit(hit.start - base, end - base, hit.kind))
-    return out
+            found[index].append(Hit(hit.start - base, end - base, hit.kind))
+    return found
