@@ -325,47 +325,48 @@ def _write_atomically(target: Path, data: bytes, mode: int) -> None:
 #: environment of the already loaded ``posix`` module: a user's spawn imports nothing more.
 #: ``-IS`` ignores ``site`` (and coverage's ``.pth`` hook), hence the explicit path; the fake
 #: ends with ``posix._exit`` (no ``atexit``) or by signalling itself (a replayed run a signal
-#: ended), hence the wrappers that save the data first.
+#: ended), hence the wrappers that save the data first. It lives in the state directory
+#: (``MEASURE_FILE``), not in the launcher: a launcher is a script, compiled on every spawn, and
+#: compiling the hook cost a user's spawn about 2M instructions (6% of one) for nothing.
+MEASURE_FILE = "measure.py"
 _MEASURE = """\
-import posix
-if b"STUNTSET_COVERAGE_PROCESS_START" in posix.environ:
-    sys.path.append(posix.environ[b"STUNTSET_COVERAGE_PATH"].decode())
-    import coverage
-    _config = posix.environ[b"STUNTSET_COVERAGE_PROCESS_START"].decode()
-    _partial = posix.environ.get(b"STUNTSET_COVERAGE_PARTIAL")
-    if _partial is None:
-        _measure = coverage.Coverage(config_file=_config, data_suffix=True)
-    else:
-        # saved into a folder of its own, then renamed beside the run's data: a process killed
-        # while saving leaves its half-written file there, never where combine reads
-        _partial = _partial.decode() + "/" + str(posix.getpid())
-        posix.mkdir(_partial)
-        _measure = coverage.Coverage(
-            config_file=_config, data_file=_partial + "/.coverage", data_suffix=True
-        )
-    _measure.start()
-    def _save(_measure=_measure, _partial=_partial, _saved=[]):
-        # once: a SIGTERM handled while saving at exit kills the process through the
-        # wrapped posix.kill below, which would save a second time into a closed database
-        if _saved:
-            return
-        _saved.append(True)
-        _measure.stop()
-        _measure.save()
-        if _partial is not None:
-            _final = posix.environ[b"STUNTSET_COVERAGE_DATA"].decode()
-            for _name in posix.listdir(_partial):
-                posix.rename(_partial + "/" + _name, _final + _name[len(".coverage"):])
-            posix.rmdir(_partial)
-    def _save_then_exit(code, _exit=posix._exit, _save=_save):
+sys.path.append(posix.environ[b"STUNTSET_COVERAGE_PATH"].decode())
+import coverage
+_config = posix.environ[b"STUNTSET_COVERAGE_PROCESS_START"].decode()
+_partial = posix.environ.get(b"STUNTSET_COVERAGE_PARTIAL")
+if _partial is None:
+    _measure = coverage.Coverage(config_file=_config, data_suffix=True)
+else:
+    # saved into a folder of its own, then renamed beside the run's data: a process killed
+    # while saving leaves its half-written file there, never where combine reads
+    _partial = _partial.decode() + "/" + str(posix.getpid())
+    posix.mkdir(_partial)
+    _measure = coverage.Coverage(
+        config_file=_config, data_file=_partial + "/.coverage", data_suffix=True
+    )
+_measure.start()
+def _save(_measure=_measure, _partial=_partial, _saved=[]):
+    # once: a SIGTERM handled while saving at exit kills the process through the
+    # wrapped posix.kill below, which would save a second time into a closed database
+    if _saved:
+        return
+    _saved.append(True)
+    _measure.stop()
+    _measure.save()
+    if _partial is not None:
+        _final = posix.environ[b"STUNTSET_COVERAGE_DATA"].decode()
+        for _name in posix.listdir(_partial):
+            posix.rename(_partial + "/" + _name, _final + _name[len(".coverage"):])
+        posix.rmdir(_partial)
+def _save_then_exit(code, _exit=posix._exit, _save=_save):
+    _save()
+    _exit(code)
+def _save_then_kill(pid, signal, _kill=posix.kill, _save=_save):
+    if pid == posix.getpid():
         _save()
-        _exit(code)
-    def _save_then_kill(pid, signal, _kill=posix.kill, _save=_save):
-        if pid == posix.getpid():
-            _save()
-        _kill(pid, signal)
-    posix._exit = _save_then_exit
-    posix.kill = _save_then_kill
+    _kill(pid, signal)
+posix._exit = _save_then_exit
+posix.kill = _save_then_kill
 """
 
 
@@ -386,6 +387,7 @@ def _packages(modules: tuple[str, ...]) -> list[tuple[str, str]]:
 def launcher(plan_path: Path, module: str, name: str) -> str:
     """The executable's text: absolute-interpreter shebang, package mapping, main."""
     interpreter = sys.executable
+    measure = str(plan_path.with_name(MEASURE_FILE))
     packages = _packages(("stuntset.doubles.cli._runtime", module))
     shebang = f"#!{interpreter} -IS"
     if len(shebang) > _MAX_SHEBANG or any(c.isspace() for c in interpreter):
@@ -399,7 +401,10 @@ def launcher(plan_path: Path, module: str, name: str) -> str:
         f"    _module = type(sys)(_name)\n"
         f"    _module.__path__ = [_path]\n"
         f"    sys.modules[_name] = _module\n"
-        f"{_MEASURE}"
+        f"import posix\n"
+        f'if b"STUNTSET_COVERAGE_PROCESS_START" in posix.environ:\n'
+        f"    with open({measure!r}) as _file:\n"
+        f"        exec(compile(_file.read(), {measure!r}, 'exec'))\n"
         f"from stuntset.doubles.cli._runtime import main\n"
         f"main({str(plan_path)!r}, {module!r})\n"
     )
@@ -451,6 +456,7 @@ def write_launcher(path: Path, state_dir: Path, module: str, plan: dict[str, Any
         head["turn_count"] = len(turns)
     plan_path = state_dir / "plan.marshal"
     _write_atomically(plan_path, marshal.dumps(head), 0o644)
+    _write_atomically(state_dir / MEASURE_FILE, _MEASURE.encode(), 0o644)
     _write_atomically(path, launcher(plan_path, module, path.name).encode(), 0o755)
 
 

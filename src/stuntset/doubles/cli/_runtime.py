@@ -182,6 +182,16 @@ class Journal:
         fields["event"] = event
         posix.write(self.fd, utf8(dumps(fields) + "\n"))
 
+    def write_encoded(self, event: str, key: str, encoded: str) -> None:
+        """``write(event, key=value)`` for a value already encoded as ``encoded`` (the same
+        line, without encoding the value a second time)."""
+        if self.fd < 0:
+            return
+        posix.write(self.fd, utf8(f'{{"{key}":{encoded},"event":{dumps(event)}}}\n'))
+
+
+#: The characters of a record key that may name its file as it is.
+_SAFE = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_"
 
 # --- the double's shared state --------------------------------------------------------------
 
@@ -193,10 +203,70 @@ class SharedState:
 
     Written in place with one ``pwrite`` from offset 0, padded with spaces so it never gets
     shorter (JSON ignores the trailing blanks): no truncation window, and no rename (which
-    costs milliseconds on overlay file systems, twice per invocation)."""
+    costs milliseconds on overlay file systems, twice per invocation).
+
+    What grows with every session the double has seen (claude's sessions, codex's threads)
+    is kept out of it, as *records*: one small JSON file each, in a folder per kind, read
+    and written inside ``update``'s change (under its lock). A spawn reads the records it
+    asks for, so its time does not grow with the sessions before it."""
 
     def __init__(self, directory: str) -> None:
+        self.directory = directory
         self.path = directory + "/state.json"
+
+    def _record_path(self, kind: str, key: str) -> str:
+        # a key in a file-name-safe alphabet names its file (a uuid, as the CLIs make them);
+        # any other is written in hex after "=", which no safe key has: never a path, never
+        # two keys for one file
+        if 0 < len(key) <= 100 and not key.strip(_SAFE):
+            return f"{self.directory}/{kind}/{key}.json"
+        return f"{self.directory}/{kind}/={key.encode('utf-8', 'surrogatepass').hex()}.json"
+
+    def record(self, kind: str, key: str) -> Any:
+        """Record ``key`` of ``kind``, or ``None`` if there is none."""
+        try:
+            fd = posix.open(self._record_path(kind, key), posix.O_RDONLY)
+        except OSError:  # none: not written, or a key too long to name a file
+            return None
+        try:
+            data = b""
+            while chunk := posix.read(fd, 65536):
+                data += chunk
+        finally:
+            posix.close(fd)
+        text = data.decode("utf-8")
+        return loads(text) if text.strip() else None
+
+    def write_record(self, kind: str, key: str, value: Any) -> None:
+        """Write record ``key`` of ``kind`` (replacing it), as the state is written: one
+        ``pwrite`` from offset 0, padded to the old length, so that a process killed at any
+        point leaves the old record or the new one, never a part (a file created but not yet
+        written reads as no record)."""
+        path = self._record_path(kind, key)
+        data = utf8(dumps(value))
+        try:
+            fd = posix.open(path, posix.O_RDWR | posix.O_CREAT, 0o644)
+        except FileNotFoundError:  # the kind's first record: its folder
+            posix.mkdir(f"{self.directory}/{kind}", 0o755)
+            fd = posix.open(path, posix.O_RDWR | posix.O_CREAT, 0o644)
+        try:
+            posix.pwrite(fd, data.ljust(posix.fstat(fd).st_size), 0)
+        finally:
+            posix.close(fd)
+
+    def records(self, kind: str) -> list[Any]:
+        """Every record of ``kind`` (in no particular order)."""
+        try:
+            names = posix.listdir(f"{self.directory}/{kind}")
+        except FileNotFoundError:
+            return []
+        found = []
+        for name in names:
+            with open(f"{self.directory}/{kind}/{name}", "rb") as file:
+                text = file.read().decode("utf-8")
+            if text.strip():
+                found.append(loads(text))
+        return found
 
     def update(self, change: Callable[[dict[str, Any]], Any]) -> Any:
         """Apply ``change`` to the state atomically; returns what ``change`` returned."""
@@ -344,7 +414,7 @@ class Runtime:
     def send(self, message: dict[str, Any]) -> None:
         """One stream-json line on stdout, journaled."""
         line = dumps(message)
-        self.journal.write("stdout", message=message)
+        self.journal.write_encoded("stdout", "message", line)
         self.write_bytes(utf8(line + "\n"))
 
     def stderr(self, text: str) -> None:
@@ -466,8 +536,8 @@ def take_turn(
         played = state.get("played", 0) + 1
         state["played"] = played
         if session_id is not None:
-            sessions = state.setdefault("sessions", {})
-            sessions[session_id] = sessions.get(session_id, 0) + 1
+            turns = rt.state.record("sessions", session_id) or 0
+            rt.state.write_record("sessions", session_id, turns + 1)
         used: dict[str, int] = state.setdefault("used", {})
         for index in range(state.get("first", 0), count):
             key = str(index)

@@ -17,7 +17,7 @@ import pytest
 from stuntset import scenarios
 from stuntset.doubles.cli import InstalledCli, install_cli
 from stuntset.doubles.cli.claude._client import StreamJsonClient
-from stuntset.script import ApprovalRequest, Script, Text, ToolCall, ToolResult, Usage
+from stuntset.script import ApprovalRequest, Script, Text, ToolCall, ToolResult, Turn, Usage
 
 STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 INIT = {"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize"}}
@@ -719,3 +719,62 @@ def test_a_control_response_for_no_request_is_ignored_whatever_its_id(
     done = run(cli, lines(answer, user("hi")))
     assert done.returncode == 0
     assert done.messages[-1]["result"] == "Hello! How can I help you today?"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--session-id=notauuid"], "Error: Invalid session ID. Must be a valid UUID."),
+        (["--session-id=6f1e1c52-4a57-4f5e-9d1a-3b0e2a7c1d1"], "Error: Invalid session ID."),
+        (["--session-id=6f1e1c52_4a57-4f5e-9d1a-3b0e2a7c1d11"], "Error: Invalid session ID."),
+        (["--session-id=6g1e1c52-4a57-4f5e-9d1a-3b0e2a7c1d11"], "Error: Invalid session ID."),
+        (
+            ["--session-id=notauuid", "--dangerously-skip-permissions"],
+            "Error: Invalid session ID.",
+        ),
+        (
+            ["--session-id=notauuid", "--resume", "abc"],
+            "Error: --session-id with --continue or --resume also needs --fork-session.",
+        ),
+        (
+            ["--session-id=6f1e1c52-4a57-4f5e-9d1a-3b0e2a7c1d11", "--continue"],
+            "Error: --session-id with --continue or --resume also needs --fork-session.",
+        ),
+    ],
+)
+def test_a_session_id_is_checked_as_the_cli_checks_it(
+    happy: InstalledCli, args: list[str], said: str
+) -> None:
+    """Observed (Claude Code 2.1.332): ``--session-id`` must be a UUID, and goes with
+    ``--continue``/``--resume`` only beside ``--fork-session``, checked before the root check:
+    one line on stderr, nothing on stdout, exit 1."""
+    done = run(happy, lines(INIT, user("hi")), *STREAM, *args)
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr.decode().startswith(said)
+    assert done.stderr.count(b"\n") == 1
+
+
+def test_an_upper_case_uuid_is_a_session_id(happy: InstalledCli) -> None:
+    sid = "6F1E1C52-4A57-4F5E-9D1A-3B0E2A7C1D11"
+    done = run(happy, lines(INIT, user("hi")), *STREAM, f"--session-id={sid}")
+    assert done.returncode == 0
+    assert done.messages[-1]["session_id"] == sid
+
+
+def test_the_shared_state_does_not_grow_with_the_sessions_seen(tmp_path: Path) -> None:
+    """Each session is a record of its own: ``state.json`` stays the size it had after the
+    first session (a spawn reads the session it resumes, not every one before it), and the
+    first session still resumes with its turn count after many others."""
+    script = Script.of(Turn(steps=(Text("hi"),), times=40), name="s")
+    cli = install_cli("claude", script, bin_dir=tmp_path)
+    first = run(cli, lines(INIT, user("one")), *STREAM)
+    sid = first.messages[-1]["session_id"]
+    state = cli.state_dir / "state.json"
+    size = len(state.read_bytes().rstrip())
+    for _ in range(12):
+        assert run(cli, lines(INIT, user("more")), *STREAM).returncode == 0
+    assert len(state.read_bytes().rstrip()) <= size + 4  # counters gain digits, nothing more
+    assert len(list((cli.state_dir / "sessions").iterdir())) == 13
+    again = run(cli, lines(INIT, user("two")), *STREAM, "--resume", sid)
+    assert (again.returncode, again.messages[-1]["session_id"]) == (0, sid)
+    assert again.messages[-1]["num_turns"] == 1

@@ -24,7 +24,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["OPTIONS", "ArgumentError", "check_root", "js_number", "js_string", "parse"]
+__all__ = [
+    "OPTIONS",
+    "ArgumentError",
+    "check_root",
+    "check_session_id",
+    "js_number",
+    "js_string",
+    "parse",
+]
 
 #: name → (canonical key, arity, metavar, choices). Arity: 0 a switch, 1 a value, "?" an
 #: optional value, "+" one or more values (commander's ``<x...>``: taken up to the next
@@ -297,6 +305,25 @@ def check_root(
         "--dangerously-skip-permissions cannot be used with root/sudo privileges for "
         "security reasons"
     )
+
+
+def check_session_id(options: dict[str, Any]) -> None:
+    """``--session-id`` as Claude Code 2.1.332 checks it (observed), before the root check:
+    beside ``--continue`` or ``--resume`` only with ``--fork-session``, and a UUID (hex of
+    either case). One line on stderr, nothing on stdout, exit 1."""
+    explicit = options.get("session_id")
+    if explicit is None:
+        return
+    if (options.get("continue") or options.get("resume")) and not options.get("fork_session"):
+        raise ArgumentError(
+            "Error: --session-id with --continue or --resume also needs --fork-session."
+        )
+    parts = explicit.split("-")
+    if [len(part) for part in parts] != [8, 4, 4, 4, 12] or "".join(parts).strip(_HEX):
+        raise ArgumentError("Error: Invalid session ID. Must be a valid UUID.")
+
+
+_HEX = "0123456789abcdefABCDEF"
 
 
 def split_list(values: Any) -> list[str]:

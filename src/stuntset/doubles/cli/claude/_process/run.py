@@ -57,7 +57,13 @@ from __future__ import annotations
 
 import time
 
-from stuntset.doubles.cli.claude._process.args import ArgumentError, check_root, parse, split_list
+from stuntset.doubles.cli.claude._process.args import (
+    ArgumentError,
+    check_root,
+    check_session_id,
+    parse,
+    split_list,
+)
 from stuntset.doubles.cli.claude._process.common import Abort, usage
 
 TYPE_CHECKING = False
@@ -225,33 +231,38 @@ class Session:
         resume = options.get("resume")
 
         def choose(state: dict[str, Any]) -> tuple[str, str | None, int]:
-            sessions: dict[str, int] = state.setdefault("sessions", {})
+            # a session's turn count is a record of its own (SharedState.record): a spawn
+            # reads the session it resumes, never every session the double has seen
+            sessions = self.rt.state
             wanted: str | None = None
+            turns: int | None = None
             if resume is True:
                 return "", "Error: --resume requires a valid session ID or session title", 0
             if isinstance(resume, str):
-                if resume not in sessions:
+                turns = sessions.record("sessions", resume)
+                if turns is None:
                     return resume, f"No conversation found with session ID: {resume}", 0
                 wanted = resume
             elif options.get("continue"):
                 wanted = state.get("latest")
                 if wanted is None:
                     return "", "No conversation found to continue", 0
+                turns = sessions.record("sessions", wanted) or 0
             if wanted is not None and not options.get("fork_session"):
                 state["latest"] = wanted
-                return wanted, None, sessions[wanted]
+                return wanted, None, turns or 0
             explicit = options.get("session_id")
             if isinstance(explicit, str):
-                if explicit in sessions:
+                if sessions.record("sessions", explicit) is not None:
                     return explicit, f"Error: Session ID {explicit} is already in use.", 0
                 new = explicit
             else:
                 created = state.get("created", 0) + 1
                 state["created"] = created
                 new = self.rt.ids(f"session/{created}").uuid()
-            sessions[new] = sessions[wanted] if wanted is not None else 0
+            sessions.write_record("sessions", new, turns or 0)
             state["latest"] = new
-            return new, None, sessions[new]
+            return new, None, turns or 0
 
         session_id, error, turns = self.rt.state.update(choose)
         self.session_id = session_id
@@ -478,6 +489,7 @@ def run(rt: Runtime) -> None:
     settings: dict[str, Any] | None = None
     hooks: dict[str, Any] = {}
     try:
+        check_session_id(options)
         if isinstance(options.get("settings"), str):
             from stuntset.doubles.cli.claude._process.hook_settings import load_settings
 

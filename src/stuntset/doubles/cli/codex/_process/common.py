@@ -157,7 +157,9 @@ class Clock:
 
 
 class Threads:
-    """The double's threads, in its shared state: id → {usage, turns, preview, …}."""
+    """The double's threads: id → {usage, turns, preview, …}, each a record of the shared
+    state (``SharedState.record``: a spawn reads the thread it resumes, not every thread
+    the double has seen), the latest one's id in the state itself."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
@@ -179,7 +181,7 @@ class Threads:
                 "usage": [0, 0, 0, 0],
                 "history": [],
             }
-            state.setdefault("threads", {})[thread["id"]] = thread
+            rt.state.write_record("threads", thread["id"], thread)
             state["latest"] = thread["id"]
             return thread
 
@@ -190,9 +192,8 @@ class Threads:
         """A thread by id (``None``: the latest one), or ``None``."""
 
         def change(state: dict[str, Any]) -> dict[str, Any] | None:
-            threads = state.get("threads") or {}
             wanted = thread_id if thread_id is not None else state.get("latest")
-            found = threads.get(wanted) if isinstance(wanted, str) else None
+            found = self.rt.state.record("threads", wanted) if isinstance(wanted, str) else None
             if found is not None:
                 state["latest"] = wanted
             return found
@@ -201,15 +202,18 @@ class Threads:
         return result
 
     def all(self) -> list[dict[str, Any]]:
+        """Every thread, oldest first."""
+
         def change(state: dict[str, Any]) -> list[dict[str, Any]]:
-            return list((state.get("threads") or {}).values())
+            threads: list[dict[str, Any]] = self.rt.state.records("threads")
+            return sorted(threads, key=lambda thread: thread.get("number", 0))
 
         result: list[dict[str, Any]] = self.rt.state.update(change)
         return result
 
     def save(self, thread: dict[str, Any]) -> None:
         def change(state: dict[str, Any]) -> None:
-            state.setdefault("threads", {})[thread["id"]] = thread
+            self.rt.state.write_record("threads", thread["id"], thread)
 
         self.rt.state.update(change)
 
