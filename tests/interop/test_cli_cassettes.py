@@ -148,8 +148,16 @@ async def test_the_real_claude_recorded_against_the_model_double_replays(tmp_pat
 
 
 def _close(codex: Codex) -> None:
-    """``Codex.close()`` leaves the child's stdout and stderr pipes to the GC: close them."""
+    """``Codex.close()`` leaves the child's stdout and stderr pipes to the GC: close them.
+
+    Before it, the child is let end by itself at the end of its input: ``close()`` sends
+    SIGTERM and SIGKILLs 2 s later (openai-codex 0.1), and a recorder whose exit (writing the
+    cassette, measuring its coverage) takes longer on a loaded machine lost its cassette
+    ("no such cassette") and was left unreaped."""
     process = codex._client._proc
+    if process is not None and process.stdin is not None:
+        process.stdin.close()
+        process.wait(timeout=120)  # a hang guard only: it ends at once at EOF
     codex.close()
     if process is not None:
         for stream in (process.stdout, process.stderr):

@@ -213,8 +213,9 @@ async def play(
 
     With ``interrupt_when_quiet``, a run has stalled as soon as ``stalled(events)`` holds
     (everything its script emits before the stall has arrived: no waiting) or, failing that,
-    once no event came for ``stall_after`` s of real time — the upper bound, for runs whose
-    events cannot be predicted (``stalled`` is ``None``) or that fall short of them."""
+    once no event came for ``stall_after`` s of real time after the first — the upper bound,
+    for runs whose events cannot be predicted (``stalled`` is ``None``) or that fall short of
+    them. A run that sends no event at all ends at ``timeout``."""
     played = Played()
     progress = anyio.Event()
     interrupting = False
@@ -276,7 +277,10 @@ async def play(
                 done = played.ended or played.error is not None
                 if stop_after is not None and len(played.events) >= stop_after:
                     done = True
-                quiet = len(played.events) == seen and not played.terminals
+                # quiet: a run that has begun (an event came) and then stopped; before its
+                # first event it is starting up, however long that takes on a loaded machine
+                # (a fake CLI measuring its coverage: seconds), which ``timeout`` bounds
+                quiet = 0 < seen == len(played.events) and not played.terminals
                 if not done and quiet and interrupt_when_quiet:
                     await interrupt("quiet")
             group.cancel_scope.cancel()
